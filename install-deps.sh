@@ -1,0 +1,34 @@
+#!/bin/sh
+# Installs everything Panda-OVS needs to build, test and run its testbed on
+# Debian 12 (bookworm).  Safe to run again; needs root.
+set -e
+
+APT_PACKAGES="
+  build-essential autoconf automake libtool pkg-config rsync patch
+  openvswitch-source libssl-dev libcap-ng-dev libunbound-dev libnuma-dev
+  python3 python3-six python3-pytest python3-matplotlib python3-os-ken
+  libcmocka-dev libpcap-dev libmemcached-dev memcached
+  iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
+  ansible ansible-lint
+"
+
+if [ "$(id -u)" != 0 ]; then
+    echo "install-deps.sh: run as root (apt-get needs it)" >&2
+    exit 1
+fi
+
+missing=
+for p in $APT_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
+        || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "install-deps.sh: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    # tshark asks whether non-root users may capture; the answer is no.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" \
+        | debconf-set-selections
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends $missing
+fi
+echo "install-deps.sh: all dependencies present"

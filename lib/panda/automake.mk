@@ -1,0 +1,16 @@
+# lib/panda: the Panda algorithm and model, plain C, no OVS headers.
+noinst_LIBRARIES += lib/panda/libpanda.a
+lib_panda_libpanda_a_CFLAGS = $(AM_CFLAGS) -fPIC
+lib_panda_libpanda_a_SOURCES = \
+	lib/panda/cdf.c \
+	lib/panda/cdf.h \
+	lib/panda/model.c \
+	lib/panda/model.h \
+	lib/panda/panda.h \
+	lib/panda/policy.c \
+	lib/panda/table.c \
+	lib/panda/util.c \
+	lib/panda/util.h
+-include $(srcdir)/lib/panda/solver.mk
+
+PANDA_LIBADD = lib/panda/libpanda.a $(LIBS)

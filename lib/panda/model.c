@@ -1,0 +1,176 @@
+/* Thesis chapter 3 model helpers: map(k), R^T and the data ratio E_T. */
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void
+panda_hist_init(struct panda_hist *h)
+{
+    memset(h, 0, sizeof *h);
+}
+
+void
+panda_hist_destroy(struct panda_hist *h)
+{
+    free(h->size);
+    free(h->weight);
+    panda_hist_init(h);
+}
+
+void
+panda_hist_add(struct panda_hist *h, uint32_t size, double weight)
+{
+    size_t lo = 0, hi = h->n;
+
+    /* Fast path: appending in order (or repeating the last size). */
+    if (h->n && h->size[h->n - 1] == size) {
+        h->weight[h->n - 1] += weight;
+        return;
+    }
+    if (!h->n || h->size[h->n - 1] < size) {
+        lo = h->n;
+    } else {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+
+            if (h->size[mid] < size) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if (h->size[lo] == size) {
+            h->weight[lo] += weight;
+            return;
+        }
+    }
+    if (h->n == h->allocated) {
+        h->allocated = h->allocated ? 2 * h->allocated : 64;
+        h->size = panda_xrealloc(h->size, h->allocated * sizeof *h->size);
+        h->weight = panda_xrealloc(h->weight,
+                                   h->allocated * sizeof *h->weight);
+    }
+    memmove(&h->size[lo + 1], &h->size[lo], (h->n - lo) * sizeof *h->size);
+    memmove(&h->weight[lo + 1], &h->weight[lo],
+            (h->n - lo) * sizeof *h->weight);
+    h->size[lo] = size;
+    h->weight[lo] = weight;
+    h->n++;
+}
+
+double
+panda_hist_total(const struct panda_hist *h)
+{
+    double total = 0;
+    size_t i;
+
+    for (i = 0; i < h->n; i++) {
+        total += h->weight[i];
+    }
+    return total;
+}
+
+uint32_t
+panda_map(uint32_t size, uint32_t mss, uint32_t header_len)
+{
+    uint32_t payload;
+
+    if (!mss || size <= header_len + mss) {
+        return 1;
+    }
+    payload = size - header_len;
+    return (payload + mss - 1) / mss;
+}
+
+double
+panda_small_ratio(const struct panda_hist *h, uint32_t T,
+                  uint32_t mss, uint32_t header_len)
+{
+    double small = 0, all = 0;
+    size_t i;
+
+    for (i = 0; i < h->n; i++) {
+        double segs = h->weight[i] * panda_map(h->size[i], mss, header_len);
+
+        all += segs;
+        if (h->size[i] < T) {
+            small += segs;
+        }
+    }
+    return all > 0 ? small / all : 0.0;
+}
+
+void
+panda_split(const struct panda_hist *h, uint32_t T, int large_inclusive,
+            struct panda_split *s)
+{
+    double total = panda_hist_total(h);
+    double n_small = 0, b_small = 0, n_large = 0, b_large = 0;
+    size_t i;
+
+    for (i = 0; i < h->n; i++) {
+        int large = large_inclusive ? h->size[i] >= T : h->size[i] > T;
+
+        if (large) {
+            n_large += h->weight[i];
+            b_large += h->weight[i] * h->size[i];
+        } else {
+            n_small += h->weight[i];
+            b_small += h->weight[i] * h->size[i];
+        }
+    }
+    memset(s, 0, sizeof *s);
+    if (total <= 0) {
+        return;
+    }
+    s->avg = (b_small + b_large) / total;
+    s->pr_small = n_small / total;
+    s->pr_large = n_large / total;
+    s->avg_small = n_small > 0 ? b_small / n_small : 0;
+    s->avg_large = n_large > 0 ? b_large / n_large : 0;
+}
+
+double
+panda_data_ratio_noncomp(const struct panda_hist *alpha,
+                         const struct panda_hist *beta, uint32_t T)
+{
+    struct panda_split a, b;
+
+    panda_split(alpha, T, 0, &a);
+    panda_split(beta, T, 0, &b);
+    if (a.pr_large <= 0 || a.avg_large <= 0) {
+        return HUGE_VAL;
+    }
+    if (b.avg <= 0) {
+        return 0.0;
+    }
+    /* Eq. 3-13. */
+    return (a.avg / b.avg) * (b.avg_large / a.avg_large)
+           * (b.pr_large / a.pr_large);
+}
+
+double
+panda_data_ratio_comp(const struct panda_hist *alpha,
+                      const struct panda_hist *beta, uint32_t T)
+{
+    struct panda_split a, b;
+    double ga, gb;
+
+    panda_split(alpha, T, 1, &a);
+    panda_split(beta, T, 1, &b);
+    /* Counter growth per packet (eq. 3-18): avg - T Pr^s. */
+    ga = a.avg - (double) T * a.pr_small;
+    gb = b.avg - (double) T * b.pr_small;
+    if (ga <= 0) {
+        return HUGE_VAL;
+    }
+    if (gb <= 0 || b.avg <= 0) {
+        return 0.0;
+    }
+    /* Eq. 3-20, first line. */
+    return (a.avg / b.avg) * (gb / ga);
+}

@@ -1,0 +1,31 @@
+/* Small helpers shared by lib/panda and the tools. */
+#ifndef PANDA_UTIL_H
+#define PANDA_UTIL_H 1
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PANDA_PRINTF(FMT, ARGS) __attribute__((__format__(printf, FMT, ARGS)))
+#else
+#define PANDA_PRINTF(FMT, ARGS)
+#endif
+
+/* Allocation that aborts with a message on failure. */
+void *panda_xmalloc(size_t);
+void *panda_xcalloc(size_t, size_t);
+void *panda_xrealloc(void *, size_t);
+
+/* malloc()ed formatted strings. */
+char *panda_asprintf(const char *fmt, ...) PANDA_PRINTF(1, 2);
+char *panda_vasprintf(const char *fmt, va_list);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* util.h */

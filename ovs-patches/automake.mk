@@ -1,0 +1,35 @@
+# Build of the patched Open vSwitch, in $(builddir)/ovs:
+#   ovs/pristine  ovs/staging  ovs/src   (see build-aux/ovs-prepare.sh)
+#   ovs/build     out-of-tree OVS build, configured once; afterwards OVS's
+#                 own makefile reconfigures itself when its inputs change.
+EXTRA_DIST += ovs-patches/series $(wildcard $(srcdir)/ovs-patches/*.patch)
+dist_noinst_SCRIPTS += build-aux/ovs-prepare.sh
+
+if BUILD_OVS
+OVS_PATCH_FILES = $(wildcard $(srcdir)/ovs-patches/*.patch)
+OVS_BUILDDIR = $(abs_top_builddir)/ovs/build
+
+ovs/prepared.stamp: $(OVS_TARBALL) $(srcdir)/ovs-patches/series \
+		$(OVS_PATCH_FILES) $(srcdir)/build-aux/ovs-prepare.sh
+	$(AM_V_GEN)$(SHELL) $(srcdir)/build-aux/ovs-prepare.sh \
+		$(OVS_TARBALL) $(srcdir)/ovs-patches ovs && touch $@
+
+ovs/configured.stamp: ovs/prepared.stamp lib/panda/libpanda.a
+	$(AM_V_GEN)if test ! -f ovs/build/config.status; then \
+		$(MKDIR_P) ovs/build && (cd ovs/build && \
+		../src/configure --enable-silent-rules \
+			PANDA_CFLAGS="-I$(abs_top_srcdir)/lib" \
+			PANDA_LIBS="$(abs_top_builddir)/lib/panda/libpanda.a" \
+			$(OVS_CONFIGURE_FLAGS) > configure.log 2>&1) \
+		|| { tail -30 ovs/build/configure.log; exit 1; }; \
+	fi && touch $@
+
+# Always descend: OVS's makefile knows what is out of date.
+ovs-build: ovs/configured.stamp lib/panda/libpanda.a
+	$(AM_V_at)$(MAKE) -C ovs/build
+.PHONY: ovs-build ovs-clean
+all-local: ovs-build
+
+ovs-clean:
+	rm -rf ovs
+endif
