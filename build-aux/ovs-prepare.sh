@@ -36,19 +36,30 @@ cp -a "$out/pristine" "$out/staging"
 rm -f "$out/staging/.tarball-sha256"
 
 regen=no
-# series: one patch file name per line; '#' starts a comment.
-sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$patch_dir/series" | while read -r p; do
-    [ -n "$p" ] || continue
-    [ -r "$patch_dir/$p" ] || die "series names $p, which does not exist"
+# series: one patch file name per line ('#' starts a comment); a line naming
+# a file that ends in .series includes that file's list (one per topic).
+list_patches() {
+    sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$1" | while read -r p; do
+        [ -n "$p" ] || continue
+        case $p in
+            *.series)
+                [ -r "$patch_dir/$p" ] || die "$1 names $p, which does not exist"
+                list_patches "$patch_dir/$p" ;;
+            *)
+                [ -r "$patch_dir/$p" ] || die "$1 names $p, which does not exist"
+                echo "$p" ;;
+        esac
+    done
+}
+patches=$(list_patches "$patch_dir/series")
+for p in $patches; do
     if ! patch -d "$out/staging" -p1 -s -N -F0 --no-backup-if-mismatch < "$patch_dir/$p"; then
         die "patch $p does not apply"
     fi
+    if grep -Eq '^\+\+\+ b/(.*configure\.ac|.*\.m4|.*Makefile\.am|.*automake\.mk)' "$patch_dir/$p"; then
+        regen=yes
+    fi
 done
-if sed -e 's/#.*//' "$patch_dir/series" | while read -r p; do
-       [ -n "$p" ] && cat "$patch_dir/$p"
-   done | grep -Eq '^\+\+\+ b/(.*configure\.ac|.*\.m4|.*Makefile\.am|.*automake\.mk)'; then
-    regen=yes
-fi
 if [ $regen = yes ]; then
     (cd "$out/staging" && autoreconf --install --force >/dev/null 2>&1) \
         || die "autoreconf failed in $out/staging"

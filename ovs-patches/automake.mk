@@ -2,11 +2,11 @@
 #   ovs/pristine  ovs/staging  ovs/src   (see build-aux/ovs-prepare.sh)
 #   ovs/build     out-of-tree OVS build, configured once; afterwards OVS's
 #                 own makefile reconfigures itself when its inputs change.
-EXTRA_DIST += ovs-patches/series $(wildcard $(srcdir)/ovs-patches/*.patch)
+EXTRA_DIST += ovs-patches/series $(wildcard $(srcdir)/ovs-patches/*.patch $(srcdir)/ovs-patches/*.series)
 dist_noinst_SCRIPTS += build-aux/ovs-prepare.sh
 
 if BUILD_OVS
-OVS_PATCH_FILES = $(wildcard $(srcdir)/ovs-patches/*.patch)
+OVS_PATCH_FILES = $(wildcard $(srcdir)/ovs-patches/*.patch $(srcdir)/ovs-patches/*.series)
 OVS_BUILDDIR = $(abs_top_builddir)/ovs/build
 
 ovs/prepared.stamp: $(OVS_TARBALL) $(srcdir)/ovs-patches/series \
