@@ -29,4 +29,3 @@ else
 check-local:
 	@echo "cmocka not found: run ./install-deps.sh" >&2; exit 1
 endif
--include $(srcdir)/tests/extra.mk

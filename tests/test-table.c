@@ -277,9 +277,12 @@ test_capacity_evicts(void **state)
     uint32_t i;
 
     (void) state;
-    panda_table_stats(t, &before);
-    assert_true(before.capacity >= 64 && before.capacity <= 128);
     for (i = 0; i < 5000; i++) {
+        if (i == 1) {
+            /* Slots are allocated on the first packet of a family. */
+            panda_table_stats(t, &before);
+            assert_true(before.capacity >= 64 && before.capacity <= 128);
+        }
         struct panda_pkt k = tcp4("10.0.0.1", 0, "10.0.0.2", 80, 0, 100);
 
         k.sport = htons(i + 1);

@@ -4,4 +4,4 @@ tools_panda_bench_SOURCES = tools/panda-bench.c
 tools_panda_bench_LDADD = $(PANDA_LIBADD)
 tools_panda_demo_SOURCES = tools/panda-demo.c
 tools_panda_demo_LDADD = $(PANDA_LIBADD)
--include $(srcdir)/tools/model.mk
+include tools/model.mk

@@ -11,6 +11,6 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/table.c \
 	lib/panda/util.c \
 	lib/panda/util.h
--include $(srcdir)/lib/panda/solver.mk
+include lib/panda/solver.mk
 
 PANDA_LIBADD = lib/panda/libpanda.a $(LIBS)

@@ -14,9 +14,11 @@
  * table per policy id.
  *
  * Replacement.  A new connection takes, in order: a free slot among its 2 x
- * PANDA_WAYS candidates, a slot whose connection has been idle longer than
- * the idle timeout (counted as "expired"), or the least recently seen
- * candidate (counted as "evicted").  Memory never grows after creation.
+ * PANDA_WAYS candidates, a candidate whose connection has been idle longer
+ * than the idle timeout (counted as "expired"), a slot freed by moving a
+ * candidate to its other bucket (cuckoo displacement, two levels deep), or
+ * the least recently seen candidate (counted as "evicted").  Memory never
+ * grows after creation.
  */
 #include "panda.h"
 
@@ -29,6 +31,7 @@
 
 #define PANDA_WAYS 4
 #define CACHE_LINE 64
+#define OVS_UNLIKELY_(x) __builtin_expect(!!(x), 0)
 
 struct entry_hdr {
     int64_t counter;
@@ -52,6 +55,7 @@ struct subtable {
     struct shard *shards;
     void *raw;                  /* Allocation backing all shards' slots. */
     size_t raw_size;
+    int ready;                  /* Slots allocated (atomic; see below). */
 };
 
 struct panda_table {
@@ -59,6 +63,7 @@ struct panda_table {
     unsigned int shard_bits;
     uint64_t seed;
     struct subtable v4, v6;
+    pthread_mutex_t alloc_mutex;                /* Lazy slot allocation. */
     uint64_t ctl_packets[PANDA_MAX_LEVELS];     /* Stateless, atomics. */
 };
 
@@ -185,7 +190,94 @@ is_idle(uint32_t now, uint32_t last_seen, uint32_t timeout)
     return timeout && (int32_t) (now - last_seen) > (int32_t) timeout;
 }
 
-/* Chooses a slot for a new connection, reclaiming or evicting if needed. */
+/* Returns a free slot in 'bucket', or NULL. */
+static struct entry_hdr *
+bucket_free_slot(const struct subtable *st, const struct shard *sh,
+                 uint32_t bucket)
+{
+    unsigned int w;
+
+    for (w = 0; w < PANDA_WAYS; w++) {
+        struct entry_hdr *e = slot_at(st, sh, bucket, w);
+
+        if (!e->tag) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* The candidate bucket of 'e' other than 'bucket'. */
+static uint32_t
+alt_bucket(const struct panda_table *t, const struct subtable *st,
+           const struct entry_hdr *e, uint32_t bucket)
+{
+    struct probe pr;
+
+    probe_init(t, st, e->key, &pr);
+    return pr.b[0] == bucket ? pr.b[1] : pr.b[0];
+}
+
+static void
+entry_move(const struct subtable *st, struct entry_hdr *dst,
+           struct entry_hdr *src)
+{
+    memcpy(dst, src, st->entry_size);
+    src->tag = 0;
+}
+
+/* Both candidate buckets are full: try to make room by moving one of their
+ * entries to its other bucket (or, two levels deep, one of that bucket's
+ * entries to its own other bucket), as in cuckoo hashing.  Returns the
+ * freed slot or NULL.  This lets the table fill to about 95% before
+ * anything is evicted. */
+static struct entry_hdr *
+make_room(const struct panda_table *t, const struct subtable *st,
+          const struct probe *pr)
+{
+    struct shard *sh = pr->shard;
+    unsigned int b, w, w2;
+
+    for (b = 0; b < 2; b++) {
+        for (w = 0; w < PANDA_WAYS; w++) {
+            struct entry_hdr *e = slot_at(st, sh, pr->b[b], w);
+            uint32_t alt = alt_bucket(t, st, e, pr->b[b]);
+            struct entry_hdr *free_slot = bucket_free_slot(st, sh, alt);
+
+            if (free_slot) {
+                entry_move(st, free_slot, e);
+                return e;
+            }
+        }
+    }
+    for (b = 0; b < 2; b++) {
+        for (w = 0; w < PANDA_WAYS; w++) {
+            struct entry_hdr *e = slot_at(st, sh, pr->b[b], w);
+            uint32_t alt = alt_bucket(t, st, e, pr->b[b]);
+
+            for (w2 = 0; w2 < PANDA_WAYS; w2++) {
+                struct entry_hdr *e2 = slot_at(st, sh, alt, w2);
+                uint32_t alt2 = alt_bucket(t, st, e2, alt);
+                struct entry_hdr *free_slot;
+
+                if (alt2 == pr->b[0] || alt2 == pr->b[1]) {
+                    continue;
+                }
+                free_slot = bucket_free_slot(st, sh, alt2);
+                if (free_slot) {
+                    entry_move(st, free_slot, e2);
+                    entry_move(st, e2, e);
+                    return e;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Chooses a slot for a new connection: a free candidate slot, room made by
+ * moving entries, an idle candidate (expired), or the least recently seen
+ * candidate (evicted), in that order. */
 static struct entry_hdr *
 probe_insert(const struct panda_table *t, const struct subtable *st,
              const struct probe *pr, const uint32_t *key, uint32_t now)
@@ -211,15 +303,18 @@ probe_insert(const struct panda_table *t, const struct subtable *st,
             }
         }
     }
-    if (e) {
-        sh->n_live++;
-    } else {
+    if (!e && is_idle(now, victim->last_seen, t->cfg.idle_timeout_ms)) {
         e = victim;
-        if (is_idle(now, victim->last_seen, t->cfg.idle_timeout_ms)) {
-            sh->expired++;
-        } else {
+        sh->expired++;
+    } else if (!e) {
+        e = make_room(t, st, pr);
+        if (!e) {
+            e = victim;
             sh->evicted++;
         }
+    }
+    if (!e->tag) {
+        sh->n_live++;
     }
     e->tag = pr->tag;
     e->counter = 0;
@@ -235,6 +330,35 @@ entry_remove(struct shard *sh, struct entry_hdr *e)
     e->tag = 0;
     sh->n_live--;
     sh->removed++;
+}
+
+static inline bool
+subtable_ready(const struct subtable *st)
+{
+    return __atomic_load_n(&st->ready, __ATOMIC_ACQUIRE);
+}
+
+/* Allocates the slots of 'st' on first use, so that a family that never
+ * shows up (IPv6, often) costs no memory. */
+static void
+subtable_alloc(struct panda_table *t, struct subtable *st)
+{
+    pthread_mutex_lock(&t->alloc_mutex);
+    if (!st->ready) {
+        size_t shard_bytes = (size_t) st->n_buckets * PANDA_WAYS
+                             * st->entry_size;
+        uintptr_t base;
+        unsigned int i;
+
+        st->raw = panda_xcalloc(1, st->raw_size);
+        base = ((uintptr_t) st->raw + CACHE_LINE - 1)
+               & ~(uintptr_t) (CACHE_LINE - 1);
+        for (i = 0; i < t->cfg.n_shards; i++) {
+            st->shards[i].slots = (uint8_t *) base + i * shard_bytes;
+        }
+        __atomic_store_n(&st->ready, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&t->alloc_mutex);
 }
 
 void
@@ -256,6 +380,9 @@ panda_classify(struct panda_table *t, const struct panda_policy *p,
     }
 
     st = pkt_key(t, pkt, key);
+    if (OVS_UNLIKELY_(!subtable_ready(st))) {
+        subtable_alloc(t, st);
+    }
     probe_init(t, st, key, &pr);
     pthread_mutex_lock(&pr.shard->mutex);
     e = probe_find(st, &pr, key);
@@ -310,6 +437,9 @@ panda_table_lookup(struct panda_table *t, const struct panda_pkt *pkt,
     struct entry_hdr *e;
     struct probe pr;
 
+    if (!subtable_ready(st)) {
+        return false;
+    }
     probe_init(t, st, key, &pr);
     pthread_mutex_lock(&pr.shard->mutex);
     e = probe_find(st, &pr, key);
@@ -327,7 +457,6 @@ subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
               uint32_t capacity, unsigned int n_shards)
 {
     uint64_t per_shard = (capacity + n_shards - 1) / n_shards;
-    size_t shard_bytes;
     unsigned int i;
 
     st->key_words = key_words;
@@ -336,22 +465,15 @@ subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
     if (st->n_buckets < 2) {
         st->n_buckets = 2;
     }
-    shard_bytes = (size_t) st->n_buckets * PANDA_WAYS * entry_size;
-    st->raw_size = shard_bytes * n_shards + CACHE_LINE;
-    /* calloc() so that a large, unused table (e.g. IPv6) costs address
-     * space but no resident memory until connections arrive. */
-    st->raw = panda_xcalloc(1, st->raw_size);
+    st->raw_size = (size_t) st->n_buckets * PANDA_WAYS * entry_size
+                   * n_shards + CACHE_LINE;
     if (posix_memalign((void **) &st->shards, CACHE_LINE,
                        n_shards * sizeof *st->shards)) {
         abort();
     }
     memset(st->shards, 0, n_shards * sizeof *st->shards);
     for (i = 0; i < n_shards; i++) {
-        uintptr_t base = ((uintptr_t) st->raw + CACHE_LINE - 1)
-                         & ~(uintptr_t) (CACHE_LINE - 1);
-
         pthread_mutex_init(&st->shards[i].mutex, NULL);
-        st->shards[i].slots = (uint8_t *) base + i * shard_bytes;
     }
 }
 
@@ -396,10 +518,11 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
     }
     n_shards = cfg->n_shards;
     if (!n_shards) {
-        /* Enough shards that threads rarely meet, few enough that a small
-         * table still has buckets to choose from in each. */
-        n_shards = cfg->capacity >= 64 * 1024 ? 64
-                   : cfg->capacity >= 1024 ? 16 : 1;
+        /* Enough shards that threads rarely meet, few enough that each has
+         * thousands of slots (a shard is filled independently: with few
+         * slots, random imbalance between shards would overflow some). */
+        n_shards = cfg->capacity / 8192;
+        n_shards = n_shards > 64 ? 64 : n_shards ? n_shards : 1;
     }
     while ((1u << bits) < n_shards && bits < 10) {
         bits++;
@@ -413,6 +536,7 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
     clock_gettime(CLOCK_REALTIME, &ts);
     t->seed = mix64((uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 30)
                     ^ (uintptr_t) t);
+    pthread_mutex_init(&t->alloc_mutex, NULL);
     subtable_init(&t->v4, 3, panda_table_entry_size(4), cfg->capacity,
                   n_shards);
     subtable_init(&t->v6, 9, panda_table_entry_size(6), cfg->capacity,
@@ -426,6 +550,7 @@ panda_table_destroy(struct panda_table *t)
     if (t) {
         subtable_destroy(&t->v4, t->cfg.n_shards);
         subtable_destroy(&t->v6, t->cfg.n_shards);
+        pthread_mutex_destroy(&t->alloc_mutex);
         free(t);
     }
 }
@@ -436,6 +561,9 @@ subtable_flush(struct subtable *st, unsigned int n_shards)
     size_t bytes = (size_t) st->n_buckets * PANDA_WAYS * st->entry_size;
     unsigned int i;
 
+    if (!subtable_ready(st)) {
+        return;
+    }
     for (i = 0; i < n_shards; i++) {
         struct shard *sh = &st->shards[i];
 
@@ -476,7 +604,8 @@ subtable_stats(const struct subtable *st, unsigned int n_shards,
         }
         pthread_mutex_unlock(&sh->mutex);
     }
-    s->bytes_allocated += st->raw_size + n_shards * sizeof *st->shards;
+    s->bytes_allocated += (subtable_ready(st) ? st->raw_size : 0)
+                          + n_shards * sizeof *st->shards;
 }
 
 void
@@ -503,6 +632,10 @@ subtable_foreach(struct subtable *st, unsigned int n_shards, int family,
     uint32_t n_slots = st->n_buckets * PANDA_WAYS;
     unsigned int i;
     uint32_t s;
+
+    if (!subtable_ready(st)) {
+        return true;
+    }
 
     for (i = 0; i < n_shards; i++) {
         struct shard *sh = &st->shards[i];

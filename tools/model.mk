@@ -1,0 +1,1 @@
+# panda-model (issue 7): program, unit tests and benchmark.
