@@ -1,0 +1,840 @@
+/* Threshold solvers of the Panda offline model: eq. 3-9, eq. 3-23 and
+ * Appendix B.  See solver.h. */
+#include "solver.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* ---- Samples. ---- */
+
+void
+panda_samples_init(struct panda_samples *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void
+panda_samples_destroy(struct panda_samples *s)
+{
+    size_t i;
+
+    for (i = 0; i < s->n; i++) {
+        panda_hist_destroy(&s->flows[i].hist);
+    }
+    free(s->flows);
+    panda_samples_init(s);
+}
+
+size_t
+panda_samples_new_flow(struct panda_samples *s)
+{
+    struct panda_flow_samples *f;
+
+    if (s->n == s->allocated) {
+        s->allocated = s->allocated ? 2 * s->allocated : 16;
+        s->flows = panda_xrealloc(s->flows,
+                                  s->allocated * sizeof *s->flows);
+    }
+    f = &s->flows[s->n];
+    memset(f, 0, sizeof *f);
+    panda_hist_init(&f->hist);
+    f->weight = 1.0;
+    return s->n++;
+}
+
+void
+panda_samples_add(struct panda_samples *s, size_t flow, uint32_t size,
+                  double count, uint32_t header_len)
+{
+    struct panda_flow_samples *f = &s->flows[flow];
+
+    panda_hist_add(&f->hist, size, count);
+    f->packets += count;
+    if (size > header_len) {
+        f->bytes += count * (size - header_len);
+    }
+}
+
+double
+panda_samples_packets(const struct panda_samples *s)
+{
+    double total = 0;
+    size_t i;
+
+    for (i = 0; i < s->n; i++) {
+        total += s->flows[i].packets;
+    }
+    return total;
+}
+
+void
+panda_samples_aggregate(const struct panda_samples *s, struct panda_hist *out)
+{
+    size_t i, j;
+
+    for (i = 0; i < s->n; i++) {
+        const struct panda_hist *h = &s->flows[i].hist;
+
+        for (j = 0; j < h->n; j++) {
+            panda_hist_add(out, h->size[j], h->weight[j]);
+        }
+    }
+}
+
+size_t
+panda_samples_prune(struct panda_samples *s)
+{
+    size_t i, n = 0, removed = 0;
+
+    for (i = 0; i < s->n; i++) {
+        if (s->flows[i].packets > 0 && s->flows[i].hist.n) {
+            s->flows[n++] = s->flows[i];
+        } else {
+            panda_hist_destroy(&s->flows[i].hist);
+            removed++;
+        }
+    }
+    s->n = n;
+    return removed;
+}
+
+void
+panda_samples_set_weights(struct panda_samples *s,
+                          enum panda_flow_weighting how)
+{
+    size_t i;
+
+    for (i = 0; i < s->n; i++) {
+        struct panda_flow_samples *f = &s->flows[i];
+
+        f->weight = (how == PANDA_WEIGH_PACKETS ? f->packets
+                     : how == PANDA_WEIGH_BYTES ? f->bytes
+                     : 1.0);
+    }
+}
+
+const char *
+panda_flow_weighting_name(enum panda_flow_weighting how)
+{
+    return (how == PANDA_WEIGH_PACKETS ? "packets"
+            : how == PANDA_WEIGH_BYTES ? "bytes"
+            : "equal");
+}
+
+/* ---- Eq. 3-9 / 3-23. ---- */
+
+/* Adds, for every size k, sign x w_f / (W x segs_f) x count_f(k) x map(k)
+ * into 'acc' (eq. 3-6 numerators scaled by the eq. 3-8 weights).  Returns
+ * false if the group has no usable weight. */
+static bool
+accumulate(const struct panda_flow_samples *const *g, size_t n,
+           double *acc, uint32_t mss, uint32_t header_len)
+{
+    double W = 0;
+    size_t i, j;
+
+    for (i = 0; i < n; i++) {
+        if (g[i]->hist.n && g[i]->weight > 0) {
+            W += g[i]->weight;
+        }
+    }
+    if (!(W > 0)) {
+        return false;
+    }
+    for (i = 0; i < n; i++) {
+        const struct panda_hist *h = &g[i]->hist;
+        double segs = 0, c;
+
+        if (!h->n || !(g[i]->weight > 0)) {
+            continue;
+        }
+        for (j = 0; j < h->n; j++) {
+            segs += h->weight[j] * panda_map(h->size[j], mss, header_len);
+        }
+        if (!(segs > 0)) {
+            continue;
+        }
+        c = g[i]->weight / (W * segs);
+        for (j = 0; j < h->n; j++) {
+            acc[h->size[j]] += c * h->weight[j]
+                               * panda_map(h->size[j], mss, header_len);
+        }
+    }
+    return true;
+}
+
+static bool
+group_range(const struct panda_flow_samples *const *g, size_t n,
+            uint32_t *s_min, uint32_t *s_max)
+{
+    bool any = false;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        const struct panda_hist *h = &g[i]->hist;
+
+        if (h->n) {
+            if (!any || h->size[0] < *s_min) {
+                *s_min = h->size[0];
+            }
+            if (!any || h->size[h->n - 1] > *s_max) {
+                *s_max = h->size[h->n - 1];
+            }
+            any = true;
+        }
+    }
+    return any;
+}
+
+char *
+panda_separate(const struct panda_flow_samples *const *a, size_t n_a,
+               const struct panda_flow_samples *const *b, size_t n_b,
+               uint32_t lo, uint32_t hi, uint32_t mss, uint32_t header_len,
+               enum panda_tie tie, struct panda_separation *out)
+{
+    uint32_t s_min = 0, s_max = 0, bmin = 0, bmax = 0, x, best_x;
+    double *acc_a, *acc_b, *tv, pa = 0, pb = 0, best;
+    const double eps = 1e-9;
+    size_t len;
+    uint32_t plo, phi;
+
+    memset(out, 0, sizeof *out);
+    if (!mss) {
+        return panda_asprintf("mss: must be positive");
+    }
+    if (!group_range(a, n_a, &s_min, &s_max)) {
+        return panda_asprintf("first group of flows has no packet samples");
+    }
+    if (!group_range(b, n_b, &bmin, &bmax)) {
+        return panda_asprintf("second group of flows has no packet samples");
+    }
+    s_min = bmin < s_min ? bmin : s_min;
+    s_max = bmax > s_max ? bmax : s_max;
+    if (s_max > PANDA_SOLVER_MAX_SIZE) {
+        return panda_asprintf("packet size %" PRIu32 " too large (at most %d"
+                              " bytes with headers)", s_max,
+                              PANDA_SOLVER_MAX_SIZE);
+    }
+    out->s_min = s_min;
+    out->s_max = s_max;
+    lo = lo > s_min ? lo : s_min;
+    hi = hi < s_max ? hi : s_max;
+    if (lo > hi) {
+        return panda_asprintf("no candidate threshold: search range [%"
+                              PRIu32 ", %" PRIu32 "] is empty", lo, hi);
+    }
+
+    len = (size_t) s_max + 2;
+    acc_a = panda_xcalloc(len, sizeof *acc_a);
+    acc_b = panda_xcalloc(len, sizeof *acc_b);
+    if (!accumulate(a, n_a, acc_a, mss, header_len)
+        || !accumulate(b, n_b, acc_b, mss, header_len)) {
+        free(acc_a);
+        free(acc_b);
+        return panda_asprintf("a group of flows has only zero weights");
+    }
+
+    /* t(x) = sum_{k < x} (acc_a[k] - acc_b[k]). */
+    for (x = 0; x < lo; x++) {
+        pa += acc_a[x];
+        pb += acc_b[x];
+    }
+    tv = panda_xmalloc(((size_t) hi - lo + 1) * sizeof *tv);
+    best = -HUGE_VAL;
+    for (x = lo; ; x++) {
+        tv[x - lo] = pa - pb;
+        if (tv[x - lo] > best) {
+            best = tv[x - lo];
+        }
+        if (x == hi) {
+            break;
+        }
+        pa += acc_a[x];
+        pb += acc_b[x];
+    }
+
+    best_x = lo;
+    if (tie == PANDA_TIE_LOW) {
+        for (x = lo; x <= hi; x++) {
+            if (tv[x - lo] >= best - eps) {
+                best_x = x;
+                break;
+            }
+        }
+    } else {
+        for (x = hi; ; x--) {
+            if (tv[x - lo] >= best - eps) {
+                best_x = x;
+                break;
+            }
+            if (x == lo) {
+                break;
+            }
+        }
+    }
+    for (plo = best_x; plo > lo && tv[plo - 1 - lo] >= best - eps; plo--) {
+        continue;
+    }
+    for (phi = best_x; phi < hi && tv[phi + 1 - lo] >= best - eps; phi++) {
+        continue;
+    }
+    if (tie == PANDA_TIE_MID) {
+        best_x = plo + (phi - plo) / 2;
+    }
+
+    out->x = best_x;
+    out->t = tv[best_x - lo];
+    out->plateau_lo = plo;
+    out->plateau_hi = phi;
+    pa = pb = 0;
+    for (x = 0; x < best_x; x++) {
+        pa += acc_a[x];
+        pb += acc_b[x];
+    }
+    out->r_a = pa;
+    out->r_b = pb;
+
+    free(tv);
+    free(acc_a);
+    free(acc_b);
+    return NULL;
+}
+
+static const struct panda_flow_samples **
+flow_ptrs(const struct panda_samples *s)
+{
+    const struct panda_flow_samples **p;
+    size_t i;
+
+    p = panda_xmalloc((s->n ? s->n : 1) * sizeof *p);
+    for (i = 0; i < s->n; i++) {
+        p[i] = &s->flows[i];
+    }
+    return p;
+}
+
+char *
+panda_solve_T(const struct panda_samples *flt, const struct panda_samples *fht,
+              uint32_t mss, uint32_t header_len, enum panda_tie tie,
+              struct panda_separation *out)
+{
+    const struct panda_flow_samples **a, **b;
+    char *err;
+
+    if (!flt->n || !(panda_samples_packets(flt) > 0)) {
+        return panda_asprintf("no FLT samples (latency-sensitive traffic):"
+                              " the model needs its packet sizes");
+    }
+    if (!fht->n || !(panda_samples_packets(fht) > 0)) {
+        return panda_asprintf("no FHT samples (throughput traffic): the"
+                              " model needs its packet sizes");
+    }
+    a = flow_ptrs(flt);
+    b = flow_ptrs(fht);
+    err = panda_separate(a, flt->n, b, fht->n, 0, UINT32_MAX, mss,
+                         header_len, tie, out);
+    free(a);
+    free(b);
+    return err;
+}
+
+static double
+weighted_r(const struct panda_samples *s, uint32_t x, uint32_t mss,
+           uint32_t header_len)
+{
+    double num = 0, W = 0;
+    size_t i;
+
+    for (i = 0; i < s->n; i++) {
+        const struct panda_flow_samples *f = &s->flows[i];
+
+        if (f->hist.n && f->weight > 0) {
+            num += f->weight * panda_small_ratio(&f->hist, x, mss,
+                                                 header_len);
+            W += f->weight;
+        }
+    }
+    return W > 0 ? num / W : 0.0;
+}
+
+double
+panda_t_of(const struct panda_samples *a, const struct panda_samples *b,
+           uint32_t x, uint32_t mss, uint32_t header_len)
+{
+    return (weighted_r(a, x, mss, header_len)
+            - weighted_r(b, x, mss, header_len));
+}
+
+/* ---- Eq. 3-23. ---- */
+
+static void
+add_note(char **notes, const char *fmt, ...) PANDA_PRINTF(2, 3);
+
+static void
+add_note(char **notes, const char *fmt, ...)
+{
+    va_list args;
+    char *msg, *joined;
+
+    va_start(args, fmt);
+    msg = panda_vasprintf(fmt, args);
+    va_end(args);
+    if (*notes) {
+        joined = panda_asprintf("%s; %s", *notes, msg);
+        free(*notes);
+        free(msg);
+        *notes = joined;
+    } else {
+        *notes = msg;
+    }
+}
+
+char *
+panda_solve_subthresholds(const struct panda_samples *fht,
+                          const double *bounds, size_t n_bounds, uint32_t T,
+                          uint32_t mss, uint32_t header_len,
+                          enum panda_tie tie, struct panda_subthresholds *out)
+{
+    const struct panda_flow_samples **cls[PANDA_MAX_CLASSES];
+    uint32_t prev = T;
+    size_t i, c;
+    char *err = NULL;
+
+    memset(out, 0, sizeof *out);
+    if (n_bounds > PANDA_MAX_WEIGHTS) {
+        return panda_asprintf("class bounds: %zu given, at most %d",
+                              n_bounds, PANDA_MAX_WEIGHTS);
+    }
+    for (i = 0; i < n_bounds; i++) {
+        if (!(bounds[i] > 0) || !isfinite(bounds[i])) {
+            return panda_asprintf("class bounds: %g is not a positive flow"
+                                  " size", bounds[i]);
+        }
+        if (i && bounds[i] <= bounds[i - 1]) {
+            return panda_asprintf("class bounds: not strictly ascending (%g"
+                                  " after %g)", bounds[i], bounds[i - 1]);
+        }
+        out->bound[i] = bounds[i];
+    }
+    out->m = n_bounds + 1;
+    for (c = 0; c < out->m; c++) {
+        cls[c] = panda_xmalloc((fht->n ? fht->n : 1) * sizeof *cls[c]);
+    }
+    for (i = 0; i < fht->n; i++) {
+        const struct panda_flow_samples *f = &fht->flows[i];
+
+        if (!f->hist.n) {
+            continue;
+        }
+        for (c = 0; c < n_bounds && f->bytes >= bounds[c]; c++) {
+            continue;
+        }
+        cls[c][out->n_flows[c]++] = f;
+    }
+    for (c = 0; c + 1 < out->m; c++) {
+        struct panda_separation sep;
+
+        if (!out->n_flows[c] || !out->n_flows[c + 1]) {
+            add_note(&out->notes, "no sub-threshold between flow-size classes"
+                     " %zu and %zu: class %zu has no flows", c + 1, c + 2,
+                     out->n_flows[c] ? c + 2 : c + 1);
+            continue;
+        }
+        if (prev == UINT32_MAX) {
+            break;
+        }
+        err = panda_separate(cls[c], out->n_flows[c], cls[c + 1],
+                             out->n_flows[c + 1], prev + 1, UINT32_MAX, mss,
+                             header_len, tie, &sep);
+        if (err) {
+            add_note(&out->notes, "no sub-threshold between flow-size classes"
+                     " %zu and %zu: %s", c + 1, c + 2, err);
+            free(err);
+            err = NULL;
+            continue;
+        }
+        if (!(sep.t > 1e-9)) {
+            add_note(&out->notes, "no sub-threshold between flow-size classes"
+                     " %zu and %zu: packet sizes do not separate them above"
+                     " %" PRIu32 " (best t = %.4g)", c + 1, c + 2, prev,
+                     sep.t);
+            continue;
+        }
+        out->sub[out->n].cls = c;
+        out->sub[out->n].sep = sep;
+        out->n++;
+        prev = sep.x;
+    }
+    for (c = 0; c < out->m; c++) {
+        free(cls[c]);
+    }
+    return err;
+}
+
+void
+panda_subthresholds_destroy(struct panda_subthresholds *s)
+{
+    free(s->notes);
+    s->notes = NULL;
+}
+
+void
+panda_class_eta(const struct panda_samples *fht, const double *bounds,
+                size_t n_bounds, const struct panda_policy *p,
+                uint32_t header_len, double *eta)
+{
+    double bytes[PANDA_MAX_CLASSES] = { 0 }, x[PANDA_MAX_CLASSES] = { 0 };
+    size_t i, j, c;
+
+    n_bounds = n_bounds > PANDA_MAX_WEIGHTS ? PANDA_MAX_WEIGHTS : n_bounds;
+    for (i = 0; i < fht->n; i++) {
+        const struct panda_flow_samples *f = &fht->flows[i];
+        const struct panda_hist *h = &f->hist;
+
+        for (c = 0; c < n_bounds && f->bytes >= bounds[c]; c++) {
+            continue;
+        }
+        for (j = 0; j < h->n; j++) {
+            uint32_t payload;
+
+            if (h->size[j] <= header_len) {
+                continue;
+            }
+            payload = h->size[j] - header_len;
+            if (p->kind == PANDA_KIND_PANDA && payload < p->threshold) {
+                continue;
+            }
+            bytes[c] += h->weight[j] * payload;
+            x[c] += h->weight[j] * payload
+                    * (p->kind == PANDA_KIND_PANDA
+                       ? panda_policy_weight(p, payload) : PANDA_WEIGHT_ONE)
+                    / PANDA_WEIGHT_ONE;
+        }
+    }
+    for (c = 0; c <= n_bounds; c++) {
+        eta[c] = x[c] > 0 ? bytes[c] / x[c] : 1.0;
+    }
+}
+
+/* ---- Appendix B. ---- */
+
+double
+panda_alpha_objective(const double *S, int K, double rho)
+{
+    double sum = 0, prev = 0;
+    int l;
+
+    for (l = 1; l <= K; l++) {
+        double cur = l < K ? S[l - 1] : 1.0;
+        double theta = cur - prev;
+
+        sum += rho * theta * (1 - prev) / (1 - rho * prev);
+        prev = cur;
+    }
+    return sum;
+}
+
+void
+panda_alpha_closed_form(int K, double rho, double *S)
+{
+    double r = pow(1 - rho, 1.0 / K);
+    int l;
+
+    for (l = 1; l < K; l++) {
+        S[l - 1] = (1 - pow(r, l)) / rho;
+    }
+}
+
+char *
+panda_cdf_check(const struct panda_cdf *cdf)
+{
+    size_t i;
+
+    if (!cdf || !cdf->n) {
+        return panda_asprintf("flow-size CDF: empty (no data points)");
+    }
+    for (i = 0; i < cdf->n; i++) {
+        if (!isfinite(cdf->value[i]) || cdf->value[i] < 0) {
+            return panda_asprintf("flow-size CDF: point %zu has invalid value"
+                                  " %g", i + 1, cdf->value[i]);
+        }
+        if (!(cdf->prob[i] >= 0 && cdf->prob[i] <= 1)) {
+            return panda_asprintf("flow-size CDF: point %zu has probability"
+                                  " %g outside [0, 1]", i + 1, cdf->prob[i]);
+        }
+        if (i && cdf->value[i] < cdf->value[i - 1]) {
+            return panda_asprintf("flow-size CDF: values not sorted (%g after"
+                                  " %g)", cdf->value[i], cdf->value[i - 1]);
+        }
+        if (i && cdf->prob[i] < cdf->prob[i - 1]) {
+            return panda_asprintf("flow-size CDF: probabilities decrease (%g"
+                                  " after %g)", cdf->prob[i],
+                                  cdf->prob[i - 1]);
+        }
+    }
+    if (fabs(cdf->prob[cdf->n - 1] - 1.0) > 1e-6) {
+        return panda_asprintf("flow-size CDF: last probability is %g, not 1",
+                              cdf->prob[cdf->n - 1]);
+    }
+    if (!(cdf->value[cdf->n - 1] > 0)) {
+        return panda_asprintf("flow-size CDF: all flow sizes are 0");
+    }
+    return NULL;
+}
+
+struct alpha_ctx {
+    const struct panda_cdf *cdf;
+    double scale;
+    double rho;
+    int K;
+    uint64_t top;               /* alpha_K: above every flow. */
+};
+
+static double
+F_bytes(const struct alpha_ctx *c, uint64_t bytes)
+{
+    return panda_cdf_eval(c->cdf, (double) bytes / c->scale);
+}
+
+static uint64_t
+quantile_bytes(const struct alpha_ctx *c, double u)
+{
+    double v = panda_cdf_quantile(c->cdf, u < 0 ? 0 : u > 1 ? 1 : u);
+
+    return (uint64_t) llround(v * c->scale);
+}
+
+static double
+objective_of(const struct alpha_ctx *c, const uint64_t *alpha, double *S)
+{
+    double tmp[PANDA_MAX_LEVELS - 1];
+    int j;
+
+    S = S ? S : tmp;
+    for (j = 0; j + 1 < c->K; j++) {
+        S[j] = F_bytes(c, alpha[j]);
+    }
+    return panda_alpha_objective(S, c->K, c->rho);
+}
+
+/* Forces 1 <= alpha_1 < alpha_2 < ...; returns the number of thresholds
+ * moved. */
+static int
+make_ascending(uint64_t *alpha, int n)
+{
+    int j, moved = 0;
+
+    for (j = 0; j < n; j++) {
+        uint64_t min = j ? alpha[j - 1] + 1 : 1;
+
+        if (alpha[j] < min) {
+            alpha[j] = min;
+            moved++;
+        }
+    }
+    return moved;
+}
+
+static void
+try_candidate(const struct alpha_ctx *c, uint64_t *alpha, int j,
+              uint64_t cand, uint64_t lo, uint64_t hi, double *best,
+              uint64_t *best_a)
+{
+    uint64_t save = alpha[j];
+    double v;
+
+    if (cand < lo || cand > hi) {
+        return;
+    }
+    alpha[j] = cand;
+    v = objective_of(c, alpha, NULL);
+    alpha[j] = save;
+    if (v < *best - 1e-15) {
+        *best = v;
+        *best_a = cand;
+    }
+}
+
+/* Coordinate descent over integer byte thresholds: each threshold in turn
+ * moves to the best position between its neighbours, found by golden-section
+ * search on the continuous objective followed by an exact check of the
+ * nearby integers and of the CDF's breakpoints (where F may jump).  Starts
+ * from 'alpha' (strictly ascending) and only ever accepts improvements. */
+static double
+coordinate_descent(const struct alpha_ctx *c, uint64_t *alpha, int *sweeps)
+{
+    double cur = objective_of(c, alpha, NULL);
+    int n = c->K - 1, it;
+
+    for (it = 0; it < 1000; it++) {
+        double before = cur;
+        int j;
+
+        for (j = 0; j < n; j++) {
+            uint64_t lo = j ? alpha[j - 1] + 1 : 1;
+            uint64_t hi = j + 1 < n ? alpha[j + 1] - 1 : c->top - 1;
+            double S[PANDA_MAX_LEVELS - 1], sa, sb, x1, x2, f1, f2;
+            const double g = (sqrt(5.0) - 1) / 2;
+            uint64_t best_a = alpha[j], q;
+            double best = cur;
+            size_t i;
+            int k;
+
+            if (lo > hi) {
+                continue;
+            }
+            objective_of(c, alpha, S);
+            sa = F_bytes(c, lo);
+            sb = F_bytes(c, hi);
+            x1 = sb - g * (sb - sa);
+            x2 = sa + g * (sb - sa);
+            S[j] = x1;
+            f1 = panda_alpha_objective(S, c->K, c->rho);
+            S[j] = x2;
+            f2 = panda_alpha_objective(S, c->K, c->rho);
+            for (k = 0; k < 80 && sb - sa > 1e-13; k++) {
+                if (f1 <= f2) {
+                    sb = x2;
+                    x2 = x1;
+                    f2 = f1;
+                    x1 = sb - g * (sb - sa);
+                    S[j] = x1;
+                    f1 = panda_alpha_objective(S, c->K, c->rho);
+                } else {
+                    sa = x1;
+                    x1 = x2;
+                    f1 = f2;
+                    x2 = sa + g * (sb - sa);
+                    S[j] = x2;
+                    f2 = panda_alpha_objective(S, c->K, c->rho);
+                }
+            }
+            q = quantile_bytes(c, (sa + sb) / 2);
+            try_candidate(c, alpha, j, q, lo, hi, &best, &best_a);
+            try_candidate(c, alpha, j, q + 1, lo, hi, &best, &best_a);
+            if (q) {
+                try_candidate(c, alpha, j, q - 1, lo, hi, &best, &best_a);
+            }
+            try_candidate(c, alpha, j, lo, lo, hi, &best, &best_a);
+            try_candidate(c, alpha, j, hi, lo, hi, &best, &best_a);
+            for (i = 0; i < c->cdf->n; i++) {
+                double v = c->cdf->value[i] * c->scale;
+                uint64_t fl = (uint64_t) floor(v);
+
+                try_candidate(c, alpha, j, fl, lo, hi, &best, &best_a);
+                try_candidate(c, alpha, j, fl + 1, lo, hi, &best, &best_a);
+                if (fl) {
+                    try_candidate(c, alpha, j, fl - 1, lo, hi, &best,
+                                  &best_a);
+                }
+            }
+            if (best < cur) {
+                alpha[j] = best_a;
+                cur = best;
+            }
+        }
+        if (!(cur < before - 1e-15)) {
+            it++;
+            break;
+        }
+    }
+    *sweeps += it;
+    return cur;
+}
+
+char *
+panda_solve_alpha(const struct panda_cdf *cdf, double scale, double rho,
+                  int K, struct panda_alpha_result *out)
+{
+    struct alpha_ctx c;
+    uint64_t start[PANDA_MAX_LEVELS - 1];
+    double obj_start;
+    char *err;
+    int j, n = K - 1;
+
+    memset(out, 0, sizeof *out);
+    if (!(rho > 0 && rho < 1)) {
+        return panda_asprintf("load: rho = %g is outside (0, 1)", rho);
+    }
+    if (K < 1 || K > PANDA_MAX_LEVELS) {
+        return panda_asprintf("levels: K = %d is outside 1..%d", K,
+                              PANDA_MAX_LEVELS);
+    }
+    if (!(scale > 0) || !isfinite(scale)) {
+        return panda_asprintf("CDF scale %g must be positive", scale);
+    }
+    err = panda_cdf_check(cdf);
+    if (err) {
+        return err;
+    }
+
+    out->K = K;
+    out->rho = rho;
+    out->scale = scale;
+    c.cdf = cdf;
+    c.scale = scale;
+    c.rho = rho;
+    c.K = K;
+    c.top = (uint64_t) ceil(cdf->value[cdf->n - 1] * scale) + K + 1;
+
+    if (K == 1) {
+        out->obj_ideal = out->obj_cf = out->obj_num = out->obj_num_uniform
+            = panda_alpha_objective(NULL, 1, rho);
+        return NULL;
+    }
+
+    /* Closed form. */
+    panda_alpha_closed_form(K, rho, out->S_ideal);
+    out->obj_ideal = panda_alpha_objective(out->S_ideal, K, rho);
+    for (j = 0; j < n; j++) {
+        out->alpha_cf[j] = quantile_bytes(&c, out->S_ideal[j]);
+    }
+    {
+        uint64_t before[PANDA_MAX_LEVELS - 1];
+
+        memcpy(before, out->alpha_cf, sizeof before);
+        out->n_adjusted = make_ascending(out->alpha_cf, n);
+        for (j = 0; j < n; j++) {
+            if (before[j] != out->alpha_cf[j]) {
+                add_note(&out->notes, "closed-form threshold %d raised from"
+                         " %" PRIu64 " to %" PRIu64 " bytes: CDF quantiles"
+                         " collide (flow sizes concentrate there)", j + 1,
+                         before[j], out->alpha_cf[j]);
+            }
+        }
+    }
+    out->obj_cf = objective_of(&c, out->alpha_cf, out->S_cf);
+
+    /* Numerical minimisation, from a uniform start (theta_l = 1/K)... */
+    for (j = 0; j < n; j++) {
+        start[j] = quantile_bytes(&c, (double) (j + 1) / K);
+    }
+    make_ascending(start, n);
+    out->obj_num_uniform = coordinate_descent(&c, start, &out->iterations);
+
+    /* ...and from the closed form; keep the better. */
+    memcpy(out->alpha_num, out->alpha_cf, sizeof out->alpha_num);
+    obj_start = coordinate_descent(&c, out->alpha_num, &out->iterations);
+    if (out->obj_num_uniform < obj_start) {
+        memcpy(out->alpha_num, start, sizeof out->alpha_num);
+    }
+    out->obj_num = objective_of(&c, out->alpha_num, out->S_num);
+
+    out->numeric_chosen = out->obj_num < out->obj_cf - 1e-12;
+    memcpy(out->alpha, out->numeric_chosen ? out->alpha_num : out->alpha_cf,
+           sizeof out->alpha);
+    return NULL;
+}
+
+void
+panda_alpha_result_destroy(struct panda_alpha_result *r)
+{
+    free(r->notes);
+    r->notes = NULL;
+}
