@@ -1,0 +1,1123 @@
+/*
+ * panda-fg-client: the flow generator's client.  Starts flows (requests to
+ * panda-fg-server for a number of bytes drawn from a flow-size CDF) either
+ * in a closed loop (a fixed number in flight) or an open loop (Poisson
+ * arrivals at a target load), from one epoll loop, and reports each flow's
+ * completion time (FCT).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "cdf.h"
+#include "lg-common.h"
+
+#define RECV_BUF (256 * 1024)
+#define RECV_BUDGET (4 * 1024 * 1024)   /* Bytes per connection per wakeup. */
+#define CLOSE_WAIT_NS 2000000000ull     /* How long to wait for the server's
+                                         * FIN after a flow completed. */
+#define HOUSEKEEPING_NS 100000000ull
+
+/* FCT buckets (thesis section 4.4): (0, 100KB], (100KB, 10MB], > 10MB. */
+#define SMALL_MAX 100000ull
+#define MEDIUM_MAX 10000000ull
+enum { B_SMALL, B_MEDIUM, B_LARGE, B_ALL, N_BUCKETS };
+static const char *const bucket_names[N_BUCKETS] = {
+    "small", "medium", "large", "all"
+};
+
+struct options {
+    const char *server, *port, *bind;
+    const char *cdf_file;
+    uint64_t fixed_size;
+    bool open_loop;
+    unsigned int concurrency;
+    double load_mbps;
+    uint64_t flows;             /* 0: no limit. */
+    double duration;            /* Seconds, 0: no limit. */
+    bool pool;
+    uint64_t seed;
+    int dscp;                   /* -1: leave alone. */
+    const char *output, *json;
+    double drain_timeout;
+    double flow_timeout;        /* 0: none. */
+    uint64_t max_failures;      /* 0: never give up. */
+    uint64_t max_inflight;
+    bool dry_run;
+    int progress;               /* -1 auto. */
+    bool quiet;
+};
+
+enum conn_state { CONNECTING, SENDING, RECEIVING, IDLE, CLOSING };
+
+struct conn {
+    int fd;
+    enum conn_state state;
+    size_t idx;                 /* In run.conns. */
+    size_t idle_idx;            /* In run.idle, when IDLE. */
+    bool has_flow;
+    uint64_t id, size, received, start_ns;
+    uint8_t req[LG_FG_REQ_LEN];
+    size_t sent;
+    uint64_t close_deadline;
+};
+
+/* Failure reasons, as written in the per-flow file and the summary. */
+enum reason {
+    R_REFUSED, R_RESET, R_EOF, R_TIMEOUT, R_ERROR, R_FLOW_TIMEOUT,
+    R_DRAIN_TIMEOUT, R_INTERRUPTED, N_REASONS
+};
+static const char *const reason_names[N_REASONS] = {
+    "refused", "reset", "eof", "timeout", "error", "flow_timeout",
+    "drain_timeout", "interrupted"
+};
+
+static struct run {
+    struct options o;
+    struct panda_cdf cdf;
+    double mean_size;
+    struct panda_rng size_rng, arrival_rng;
+    struct sockaddr_storage server, bind;
+    socklen_t server_len, bind_len;
+
+    int epfd, tfd, sfd;
+    uint64_t timer_armed;
+    struct lg_clock clk;
+    struct lg_progress progress;
+    FILE *out;
+
+    struct conn **conns;
+    size_t n_conns, conns_cap;
+    struct conn **idle;
+    size_t n_idle, idle_cap;
+
+    uint64_t start_ns, gen_end_ns, end_ns;
+    uint64_t started, completed, unfinished, failures;
+    uint64_t reasons[N_REASONS];
+    uint64_t bytes_requested, bytes_received, conns_opened;
+    uint64_t inflight, max_inflight;
+    double inflight_integral;
+    uint64_t inflight_since;
+    uint64_t late_arrivals;
+    bool aborted, interrupted;
+
+    struct lg_vec fct[N_BUCKETS];
+    uint64_t bucket_unfinished[N_BUCKETS];
+} run;
+
+static int epoll_timer_tag, epoll_signal_tag;
+
+static void
+usage(void)
+{
+    printf("\
+Usage: panda-fg-client [OPTION]...\n\
+Flow generator client: requests flows from panda-fg-server and reports each\n\
+flow's completion time (FCT).\n\
+\n\
+Where:\n\
+  -s, --server=HOST        server address (default 127.0.0.1)\n\
+  -p, --port=PORT          server port (default 5001)\n\
+      --bind=ADDR          local address for the client's connections\n\
+Flow sizes (one of):\n\
+  -c, --cdf=FILE           draw sizes from a CDF file (\"bytes cdf\" lines)\n\
+      --size=BYTES         fixed size (suffixes K, M, G = 10^3.., Ki, Mi..)\n\
+Load (one of; default --concurrency=1):\n\
+  -n, --concurrency=N      closed loop: keep N flows in flight\n\
+  -l, --load=MBPS          open loop: Poisson arrivals at MBPS Mbit/s\n\
+Limits (at least one):\n\
+  -f, --flows=N            start N flows\n\
+  -d, --duration=SECONDS   start flows for SECONDS\n\
+      --drain-timeout=S    then wait up to S seconds for flows in flight\n\
+                           (default 60)\n\
+      --flow-timeout=S     give up on a flow after S seconds (default: never)\n\
+      --max-failures=N     stop starting flows after N failed ones\n\
+                           (default 100, 0 = never stop)\n\
+      --max-inflight=N     open loop: at most N flows in flight, later\n\
+                           arrivals wait (default 4096)\n\
+Connections:\n\
+      --pool               reuse persistent connections (default: one new\n\
+                           TCP connection per flow)\n\
+      --dscp=N             DSCP (0..63) for both directions of every flow\n\
+Output:\n\
+  -o, --output=FILE        one line per flow (\"-\" for stdout)\n\
+  -j, --json=FILE          JSON summary (\"-\" for stdout)\n\
+      --seed=N             random seed (default 1): same seed, same flows\n\
+      --dry-run            print the flow sequence (id, size, arrival) to\n\
+                           --output or stdout without connecting; needs\n\
+                           --flows\n\
+      --progress, --no-progress\n\
+                           progress line on stderr (default: if a terminal)\n\
+  -q, --quiet              no summary line on stderr\n\
+  -h, --help               show this help\n\
+\n\
+Exit status: 0 if every flow completed, 2 if some did not (or were never\n\
+started because of --max-failures), 1 on bad arguments or setup errors.\n\
+See load_generator/README.md for the file formats.\n");
+    exit(0);
+}
+
+static void
+parse_options(int argc, char *argv[], struct options *o)
+{
+    enum {
+        OPT_BIND = 256, OPT_SIZE, OPT_DRAIN, OPT_FLOW_TIMEOUT,
+        OPT_MAX_FAILURES, OPT_MAX_INFLIGHT, OPT_POOL, OPT_DSCP, OPT_SEED,
+        OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS,
+    };
+    static const struct option longopts[] = {
+        { "server", required_argument, NULL, 's' },
+        { "port", required_argument, NULL, 'p' },
+        { "bind", required_argument, NULL, OPT_BIND },
+        { "cdf", required_argument, NULL, 'c' },
+        { "size", required_argument, NULL, OPT_SIZE },
+        { "concurrency", required_argument, NULL, 'n' },
+        { "load", required_argument, NULL, 'l' },
+        { "flows", required_argument, NULL, 'f' },
+        { "duration", required_argument, NULL, 'd' },
+        { "drain-timeout", required_argument, NULL, OPT_DRAIN },
+        { "flow-timeout", required_argument, NULL, OPT_FLOW_TIMEOUT },
+        { "max-failures", required_argument, NULL, OPT_MAX_FAILURES },
+        { "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
+        { "pool", no_argument, NULL, OPT_POOL },
+        { "dscp", required_argument, NULL, OPT_DSCP },
+        { "output", required_argument, NULL, 'o' },
+        { "json", required_argument, NULL, 'j' },
+        { "seed", required_argument, NULL, OPT_SEED },
+        { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+        { "progress", no_argument, NULL, OPT_PROGRESS },
+        { "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool have_conc = false, have_load = false;
+    int c;
+
+    memset(o, 0, sizeof *o);
+    o->server = "127.0.0.1";
+    o->port = "5001";
+    o->concurrency = 1;
+    o->seed = 1;
+    o->dscp = -1;
+    o->drain_timeout = 60;
+    o->max_failures = 100;
+    o->max_inflight = 4096;
+    o->progress = -1;
+    while ((c = getopt_long(argc, argv, "s:p:c:n:l:f:d:o:j:qh", longopts,
+                            NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o->server = optarg;
+            break;
+        case 'p':
+            lg_parse_u64("--port", optarg, 1, 65535);
+            o->port = optarg;
+            break;
+        case OPT_BIND:
+            o->bind = optarg;
+            break;
+        case 'c':
+            o->cdf_file = optarg;
+            break;
+        case OPT_SIZE:
+            o->fixed_size = lg_parse_bytes("--size", optarg, 1,
+                                           LG_FG_MAX_SIZE);
+            break;
+        case 'n':
+            o->concurrency = lg_parse_u64("--concurrency", optarg, 1,
+                                          100000);
+            have_conc = true;
+            break;
+        case 'l':
+            o->load_mbps = lg_parse_double("--load", optarg, 1e-6, 1e7);
+            have_load = true;
+            break;
+        case 'f':
+            o->flows = lg_parse_u64("--flows", optarg, 1, UINT64_MAX / 2);
+            break;
+        case 'd':
+            o->duration = lg_parse_double("--duration", optarg, 1e-3, 1e7);
+            break;
+        case OPT_DRAIN:
+            o->drain_timeout = lg_parse_double("--drain-timeout", optarg,
+                                               0, 1e7);
+            break;
+        case OPT_FLOW_TIMEOUT:
+            o->flow_timeout = lg_parse_double("--flow-timeout", optarg,
+                                              1e-3, 1e7);
+            break;
+        case OPT_MAX_FAILURES:
+            o->max_failures = lg_parse_u64("--max-failures", optarg, 0,
+                                           UINT64_MAX);
+            break;
+        case OPT_MAX_INFLIGHT:
+            o->max_inflight = lg_parse_u64("--max-inflight", optarg, 1,
+                                           1000000);
+            break;
+        case OPT_POOL:
+            o->pool = true;
+            break;
+        case OPT_DSCP:
+            o->dscp = lg_parse_u64("--dscp", optarg, 0, 63);
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case 'j':
+            o->json = optarg;
+            break;
+        case OPT_SEED:
+            o->seed = lg_parse_u64("--seed", optarg, 0, UINT64_MAX);
+            break;
+        case OPT_DRY_RUN:
+            o->dry_run = true;
+            break;
+        case OPT_PROGRESS:
+            o->progress = 1;
+            break;
+        case OPT_NO_PROGRESS:
+            o->progress = 0;
+            break;
+        case 'q':
+            o->quiet = true;
+            break;
+        case 'h':
+            usage();
+            break;
+        default:
+            fprintf(stderr, "Try 'panda-fg-client --help'.\n");
+            exit(1);
+        }
+    }
+    if (optind < argc) {
+        lg_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
+    }
+    if (!o->cdf_file == !o->fixed_size) {
+        lg_fatal("give exactly one of --cdf=FILE and --size=BYTES");
+    }
+    if (have_conc && have_load) {
+        lg_fatal("--concurrency (closed loop) and --load (open loop) "
+                 "exclude each other");
+    }
+    o->open_loop = have_load;
+    if (!o->flows && !o->duration) {
+        lg_fatal("give --flows=N and/or --duration=SECONDS");
+    }
+    if (o->dry_run && !o->flows) {
+        lg_fatal("--dry-run needs --flows=N");
+    }
+}
+
+/* ---- Flow sequence. ---- */
+
+static uint64_t
+next_size(void)
+{
+    double s;
+
+    if (run.o.fixed_size) {
+        return run.o.fixed_size;
+    }
+    s = llround(panda_cdf_sample(&run.cdf, &run.size_rng));
+    if (s < 1) {
+        return 1;
+    }
+    return s > (double) LG_FG_MAX_SIZE ? LG_FG_MAX_SIZE : (uint64_t) s;
+}
+
+/* Mean time between open-loop arrivals, in nanoseconds. */
+static double
+mean_interarrival_ns(void)
+{
+    return run.mean_size * 8 / (run.o.load_mbps * 1e6) * 1e9;
+}
+
+static int
+dry_run(void)
+{
+    const char *name = run.o.output ? run.o.output : "-";
+    FILE *f = lg_open_output(name);
+    double t = 0;
+    uint64_t i;
+
+    fprintf(f, "# id size_bytes arrival_s\n");
+    for (i = 0; i < run.o.flows; i++) {
+        uint64_t size = next_size();
+
+        if (run.o.open_loop) {
+            t += panda_rng_exp(&run.arrival_rng, mean_interarrival_ns());
+            fprintf(f, "%llu %llu %.9f\n", (unsigned long long) i,
+                    (unsigned long long) size, t / 1e9);
+        } else {
+            fprintf(f, "%llu %llu -\n", (unsigned long long) i,
+                    (unsigned long long) size);
+        }
+    }
+    lg_close_output(f, name);
+    return 0;
+}
+
+/* ---- Bookkeeping. ---- */
+
+static void
+inflight_change(uint64_t now, int delta)
+{
+    run.inflight_integral += (double) run.inflight
+                             * (double) (now - run.inflight_since);
+    run.inflight_since = now;
+    run.inflight += delta;
+    if (run.inflight > run.max_inflight) {
+        run.max_inflight = run.inflight;
+    }
+}
+
+static int
+bucket_of(uint64_t size)
+{
+    return size <= SMALL_MAX ? B_SMALL : size <= MEDIUM_MAX ? B_MEDIUM
+                                                            : B_LARGE;
+}
+
+static enum reason
+reason_from_errno(int error)
+{
+    switch (error) {
+    case ECONNREFUSED:
+        return R_REFUSED;
+    case ECONNRESET:
+    case EPIPE:
+    case ECONNABORTED:
+        return R_RESET;
+    case ETIMEDOUT:
+        return R_TIMEOUT;
+    default:
+        return R_ERROR;
+    }
+}
+
+/* Records the end of a flow; 'ok' false means it did not complete. */
+static void
+flow_end(uint64_t id, uint64_t size, uint64_t received, uint64_t start_ns,
+         uint64_t now, bool ok, enum reason why)
+{
+    int b = bucket_of(size);
+
+    inflight_change(now, -1);
+    run.bytes_received += received;
+    if (ok) {
+        double fct_us = (now - start_ns) / 1e3;
+
+        run.completed++;
+        lg_vec_push(&run.fct[b], fct_us);
+        lg_vec_push(&run.fct[B_ALL], fct_us);
+        if (run.out) {
+            fprintf(run.out, "%llu %llu %.6f %.6f %.3f %llu 1 -\n",
+                    (unsigned long long) id, (unsigned long long) size,
+                    lg_clock_real_s(&run.clk, start_ns),
+                    lg_clock_real_s(&run.clk, now), fct_us,
+                    (unsigned long long) received);
+        }
+    } else {
+        run.unfinished++;
+        run.reasons[why]++;
+        run.bucket_unfinished[b]++;
+        run.bucket_unfinished[B_ALL]++;
+        if (why != R_DRAIN_TIMEOUT && why != R_INTERRUPTED) {
+            run.failures++;
+        }
+        if (run.out) {
+            fprintf(run.out, "%llu %llu %.6f - - %llu 0 %s\n",
+                    (unsigned long long) id, (unsigned long long) size,
+                    lg_clock_real_s(&run.clk, start_ns),
+                    (unsigned long long) received, reason_names[why]);
+        }
+    }
+}
+
+/* ---- Connections. ---- */
+
+static void
+conn_watch(struct conn *c, int op, uint32_t events)
+{
+    struct epoll_event ev = { .events = events, .data.ptr = c };
+
+    if (epoll_ctl(run.epfd, op, c->fd, &ev)) {
+        lg_fatal("epoll_ctl: %s", strerror(errno));
+    }
+}
+
+static void
+idle_remove(struct conn *c)
+{
+    struct conn *last = run.idle[--run.n_idle];
+
+    run.idle[c->idle_idx] = last;
+    last->idle_idx = c->idle_idx;
+}
+
+static void
+conn_close(struct conn *c)
+{
+    struct conn *last;
+
+    if (c->state == IDLE) {
+        idle_remove(c);
+    }
+    close(c->fd);               /* Also removes it from the epoll set. */
+    last = run.conns[--run.n_conns];
+    run.conns[c->idx] = last;
+    last->idx = c->idx;
+    free(c);
+}
+
+/* Ends the flow on 'c' as failed and closes 'c'. */
+static void
+conn_fail(struct conn *c, uint64_t now, enum reason why)
+{
+    if (c->has_flow) {
+        flow_end(c->id, c->size, c->received, c->start_ns, now, false, why);
+    }
+    conn_close(c);
+}
+
+/* Opens a new connection.  Returns NULL and sets errno on failure. */
+static struct conn *
+conn_open(void)
+{
+    struct conn *c;
+    int one = 1;
+    int fd, error;
+
+    fd = socket(run.server.ss_family,
+                SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return NULL;
+    }
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (run.o.dscp >= 0) {
+        lg_set_dscp(fd, run.server.ss_family, run.o.dscp);
+    }
+    if (run.o.bind) {
+#ifdef IP_BIND_ADDRESS_NO_PORT
+        setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+#endif
+        if (bind(fd, (struct sockaddr *) &run.bind, run.bind_len)) {
+            error = errno;
+            close(fd);
+            errno = error;
+            return NULL;
+        }
+    }
+    c = panda_xcalloc(1, sizeof *c);
+    c->fd = fd;
+    if (!connect(fd, (struct sockaddr *) &run.server, run.server_len)) {
+        c->state = SENDING;
+    } else if (errno == EINPROGRESS) {
+        c->state = CONNECTING;
+    } else {
+        error = errno;
+        close(fd);
+        free(c);
+        errno = error;
+        return NULL;
+    }
+    run.conns_opened++;
+    if (run.n_conns == run.conns_cap) {
+        run.conns_cap = run.conns_cap ? 2 * run.conns_cap : 64;
+        run.conns = panda_xrealloc(run.conns,
+                                   run.conns_cap * sizeof *run.conns);
+    }
+    c->idx = run.n_conns;
+    run.conns[run.n_conns++] = c;
+    conn_watch(c, EPOLL_CTL_ADD, EPOLLOUT);
+    return c;
+}
+
+static void
+conn_send(struct conn *c, uint64_t now)
+{
+    while (c->sent < sizeof c->req) {
+        ssize_t n = send(c->fd, c->req + c->sent, sizeof c->req - c->sent,
+                         MSG_NOSIGNAL);
+
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) {
+                conn_watch(c, EPOLL_CTL_MOD, EPOLLOUT);
+                return;
+            }
+            conn_fail(c, now, reason_from_errno(errno));
+            return;
+        }
+        c->sent += n;
+    }
+    c->state = RECEIVING;
+    conn_watch(c, EPOLL_CTL_MOD, EPOLLIN);
+}
+
+static void
+flow_start(uint64_t now)
+{
+    struct lg_fg_req req;
+    struct conn *c;
+    uint64_t id = run.started++;
+    uint64_t size = next_size();
+
+    run.bytes_requested += size;
+    inflight_change(now, +1);
+    if (run.o.pool && run.n_idle > 0) {
+        c = run.idle[run.n_idle - 1];
+        idle_remove(c);
+        c->state = SENDING;
+    } else {
+        c = conn_open();
+        if (!c) {
+            flow_end(id, size, 0, now, now, false,
+                     reason_from_errno(errno));
+            return;
+        }
+    }
+    c->has_flow = true;
+    c->id = id;
+    c->size = size;
+    c->received = 0;
+    c->start_ns = now;
+    c->sent = 0;
+    req.flags = (run.o.pool ? 0 : LG_FG_CLOSE)
+                | (run.o.dscp >= 0 ? LG_FG_DSCP : 0);
+    req.dscp = run.o.dscp >= 0 ? run.o.dscp : 0;
+    req.flow_id = id;
+    req.size = size;
+    lg_fg_req_encode(&req, c->req);
+    if (c->state == SENDING) {
+        conn_send(c, now);
+    }
+}
+
+static void
+flow_done(struct conn *c, uint64_t now)
+{
+    flow_end(c->id, c->size, c->received, c->start_ns, now, true, 0);
+    c->has_flow = false;
+    if (run.o.pool) {
+        c->state = IDLE;
+        if (run.n_idle == run.idle_cap) {
+            run.idle_cap = run.idle_cap ? 2 * run.idle_cap : 64;
+            run.idle = panda_xrealloc(run.idle,
+                                      run.idle_cap * sizeof *run.idle);
+        }
+        c->idle_idx = run.n_idle;
+        run.idle[run.n_idle++] = c;
+    } else {
+        /* Wait for the server's FIN, so the server side keeps TIME_WAIT
+         * and the client's ports are free again at once. */
+        c->state = CLOSING;
+        c->close_deadline = now + CLOSE_WAIT_NS;
+    }
+}
+
+static void
+conn_receive(struct conn *c, uint64_t now)
+{
+    static uint8_t buf[RECV_BUF];
+    uint64_t got = 0;
+
+    while (got < RECV_BUDGET) {
+        size_t want = RECV_BUF;
+        ssize_t n;
+
+        if (c->state == RECEIVING && c->size - c->received < want) {
+            want = c->size - c->received;
+        }
+        n = recv(c->fd, buf, want, 0);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) {
+                return;
+            }
+            if (c->state == RECEIVING) {
+                conn_fail(c, now, reason_from_errno(errno));
+            } else {
+                conn_close(c);
+            }
+            return;
+        }
+        if (n == 0) {
+            if (c->state == RECEIVING) {
+                conn_fail(c, now, R_EOF);
+            } else {
+                conn_close(c);  /* Server's FIN or an idle pool conn gone. */
+            }
+            return;
+        }
+        if (c->state != RECEIVING) {
+            lg_warn("server sent unexpected data, closing the connection");
+            conn_close(c);
+            return;
+        }
+        got += n;
+        c->received += n;
+        if (c->received == c->size) {
+            flow_done(c, lg_mono_ns());
+            return;
+        }
+    }
+}
+
+static void
+conn_event(struct conn *c)
+{
+    uint64_t now = lg_mono_ns();
+
+    switch (c->state) {
+    case CONNECTING: {
+        int error = 0;
+        socklen_t len = sizeof error;
+
+        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &error, &len);
+        if (error) {
+            conn_fail(c, now, reason_from_errno(error));
+            return;
+        }
+        c->state = SENDING;
+    }
+        /* Fall through. */
+    case SENDING:
+        conn_send(c, now);
+        break;
+    case RECEIVING:
+    case IDLE:
+    case CLOSING:
+        conn_receive(c, now);
+        break;
+    }
+}
+
+static void
+housekeeping(uint64_t now)
+{
+    uint64_t flow_timeout = run.o.flow_timeout * 1e9;
+    size_t i = 0;
+
+    while (i < run.n_conns) {
+        struct conn *c = run.conns[i];
+
+        if (c->state == CLOSING && now >= c->close_deadline) {
+            conn_close(c);
+        } else if (c->has_flow && flow_timeout
+                   && now - c->start_ns >= flow_timeout) {
+            conn_fail(c, now, R_FLOW_TIMEOUT);
+        } else {
+            i++;
+        }
+    }
+}
+
+/* ---- Main loop. ---- */
+
+static bool
+limit_reached(void)
+{
+    return run.o.flows && run.started >= run.o.flows;
+}
+
+/* Waits for events until 'wake' (monotonic ns, 0: no deadline). */
+static void
+wait_events(uint64_t now, uint64_t wake)
+{
+    struct epoll_event events[256];
+    int timeout = -1;
+    int n, i;
+
+    if (wake && wake <= now) {
+        timeout = 0;
+    } else if (wake != run.timer_armed) {
+        struct itimerspec its;
+
+        memset(&its, 0, sizeof its);
+        its.it_value.tv_sec = wake / 1000000000u;
+        its.it_value.tv_nsec = wake % 1000000000u;
+        if (timerfd_settime(run.tfd, TFD_TIMER_ABSTIME, &its, NULL)) {
+            lg_fatal("timerfd_settime: %s", strerror(errno));
+        }
+        run.timer_armed = wake;
+    }
+    n = epoll_wait(run.epfd, events, 256, timeout);
+    if (n < 0 && errno != EINTR) {
+        lg_fatal("epoll_wait: %s", strerror(errno));
+    }
+    for (i = 0; i < n; i++) {
+        void *p = events[i].data.ptr;
+
+        if (p == &epoll_timer_tag) {
+            uint64_t expirations;
+
+            if (read(run.tfd, &expirations, sizeof expirations) < 0) {
+                /* Nothing to do: the timer may have been re-armed. */
+            }
+            run.timer_armed = 0;
+        } else if (p == &epoll_signal_tag) {
+            run.interrupted = true;
+        } else {
+            /* Handling one connection's event never closes another one
+             * and no connection is opened here, so 'p' is still valid. */
+            struct conn *c = p;
+
+            conn_event(c);
+        }
+    }
+}
+
+static uint64_t
+min_wake(uint64_t a, uint64_t b)
+{
+    return !a ? b : !b ? a : a < b ? a : b;
+}
+
+static void
+run_loop(void)
+{
+    uint64_t next_arrival = 0, drain_deadline = 0, next_housekeeping = 0;
+    double mean_iat = run.o.open_loop ? mean_interarrival_ns() : 0;
+    bool generating = true;
+
+    run.start_ns = lg_mono_ns();
+    run.inflight_since = run.start_ns;
+    lg_clock_init(&run.clk);
+    run.clk.mono0 = run.start_ns;
+    if (run.o.open_loop) {
+        next_arrival = run.start_ns
+                       + panda_rng_exp(&run.arrival_rng, mean_iat);
+    }
+    run.gen_end_ns = run.o.duration
+                     ? run.start_ns + (uint64_t) (run.o.duration * 1e9) : 0;
+
+    for (;;) {
+        uint64_t now = lg_mono_ns();
+        uint64_t wake = 0;
+
+        if (run.interrupted) {
+            break;
+        }
+        if (generating) {
+            if ((run.gen_end_ns && now >= run.gen_end_ns)
+                || (run.o.max_failures
+                    && run.failures >= run.o.max_failures)) {
+                run.aborted = !(run.gen_end_ns && now >= run.gen_end_ns);
+                generating = false;
+            } else if (!run.o.open_loop) {
+                while (run.inflight < run.o.concurrency && !limit_reached()
+                       && !(run.o.max_failures
+                            && run.failures >= run.o.max_failures)) {
+                    flow_start(now);
+                }
+            } else {
+                while (next_arrival <= now && !limit_reached()) {
+                    if (run.inflight >= run.o.max_inflight) {
+                        run.late_arrivals++;
+                        break;
+                    }
+                    flow_start(now);
+                    next_arrival += panda_rng_exp(&run.arrival_rng,
+                                                  mean_iat);
+                }
+            }
+            if (generating && limit_reached()) {
+                generating = false;
+            }
+            if (!generating) {
+                run.gen_end_ns = now;
+                drain_deadline = now
+                                 + (uint64_t) (run.o.drain_timeout * 1e9);
+                continue;
+            }
+        } else if (run.inflight == 0 || now >= drain_deadline) {
+            break;
+        }
+
+        if (now >= next_housekeeping) {
+            housekeeping(now);
+            next_housekeeping = now + HOUSEKEEPING_NS;
+        }
+        if (run.progress.enabled) {
+            if (run.o.flows) {
+                lg_progress_update(&run.progress, now,
+                                   "%llu/%llu flows done, %llu in flight, "
+                                   "%.1f s",
+                                   (unsigned long long) (run.completed
+                                                         + run.unfinished),
+                                   (unsigned long long) run.o.flows,
+                                   (unsigned long long) run.inflight,
+                                   (now - run.start_ns) / 1e9);
+            } else {
+                lg_progress_update(&run.progress, now,
+                                   "%llu flows done, %llu in flight, "
+                                   "%.1f/%.1f s",
+                                   (unsigned long long) (run.completed
+                                                         + run.unfinished),
+                                   (unsigned long long) run.inflight,
+                                   (now - run.start_ns) / 1e9,
+                                   run.o.duration);
+            }
+            wake = min_wake(wake, run.progress.next_ns);
+        }
+
+        if (generating) {
+            if (run.o.open_loop && run.inflight < run.o.max_inflight) {
+                wake = min_wake(wake, next_arrival);
+            }
+            wake = min_wake(wake, run.gen_end_ns);
+        } else {
+            wake = min_wake(wake, drain_deadline);
+        }
+        if (run.n_conns > 0
+            && (run.o.flow_timeout || run.n_conns > run.inflight)) {
+            wake = min_wake(wake, next_housekeeping);
+        }
+        wait_events(now, wake);
+    }
+
+    run.end_ns = lg_mono_ns();
+    if (!run.gen_end_ns || run.gen_end_ns > run.end_ns) {
+        run.gen_end_ns = run.end_ns;
+    }
+    /* Flows still in flight did not finish. */
+    while (run.n_conns > 0) {
+        struct conn *c = run.conns[run.n_conns - 1];
+
+        if (c->has_flow) {
+            conn_fail(c, run.end_ns, run.interrupted ? R_INTERRUPTED
+                                                     : R_DRAIN_TIMEOUT);
+        } else {
+            conn_close(c);
+        }
+    }
+    inflight_change(run.end_ns, 0);
+    lg_progress_end(&run.progress);
+}
+
+/* ---- Summary. ---- */
+
+static void
+write_json(void)
+{
+    static const double lo[N_BUCKETS] = { 0, SMALL_MAX, MEDIUM_MAX, 0 };
+    static const double hi[N_BUCKETS] = { SMALL_MAX, MEDIUM_MAX, NAN, NAN };
+    double elapsed = (run.end_ns - run.start_ns) / 1e9;
+    double gen = (run.gen_end_ns - run.start_ns) / 1e9;
+    FILE *f = lg_open_output(run.o.json);
+    struct lg_json j;
+    int b, r;
+
+    lg_json_start(&j, f);
+    lg_json_str(&j, "program", "panda-fg-client");
+    lg_json_str(&j, "mode", run.o.open_loop ? "open" : "closed");
+    if (run.o.open_loop) {
+        lg_json_null(&j, "concurrency");
+        lg_json_double(&j, "load_mbps", run.o.load_mbps);
+    } else {
+        lg_json_u64(&j, "concurrency", run.o.concurrency);
+        lg_json_null(&j, "load_mbps");
+    }
+    lg_json_str(&j, "connections", run.o.pool ? "pool" : "per-flow");
+    lg_json_str(&j, "server", lg_addr_str(&run.server, run.server_len));
+    lg_json_u64(&j, "seed", run.o.seed);
+    lg_json_str(&j, "cdf", run.o.cdf_file);
+    if (run.o.fixed_size) {
+        lg_json_u64(&j, "fixed_size", run.o.fixed_size);
+    } else {
+        lg_json_null(&j, "fixed_size");
+    }
+    lg_json_double(&j, "mean_size_bytes", run.mean_size);
+    if (run.o.dscp >= 0) {
+        lg_json_u64(&j, "dscp", run.o.dscp);
+    } else {
+        lg_json_null(&j, "dscp");
+    }
+    lg_json_double(&j, "start_realtime", lg_clock_real_s(&run.clk,
+                                                          run.start_ns));
+    lg_json_double(&j, "end_realtime", lg_clock_real_s(&run.clk,
+                                                        run.end_ns));
+    lg_json_double(&j, "elapsed_s", elapsed);
+    lg_json_double(&j, "generation_s", gen);
+    if (run.o.flows) {
+        lg_json_u64(&j, "flows_planned", run.o.flows);
+    } else {
+        lg_json_null(&j, "flows_planned");
+    }
+    lg_json_u64(&j, "flows_started", run.started);
+    lg_json_u64(&j, "flows_completed", run.completed);
+    lg_json_u64(&j, "flows_unfinished", run.unfinished);
+    lg_json_u64(&j, "flows_not_started",
+                run.o.flows > run.started ? run.o.flows - run.started : 0);
+    lg_json_object(&j, "unfinished_reasons");
+    for (r = 0; r < N_REASONS; r++) {
+        if (run.reasons[r]) {
+            lg_json_u64(&j, reason_names[r], run.reasons[r]);
+        }
+    }
+    lg_json_end_object(&j);
+    lg_json_bool(&j, "aborted", run.aborted);
+    lg_json_bool(&j, "interrupted", run.interrupted);
+    lg_json_u64(&j, "bytes_requested", run.bytes_requested);
+    lg_json_u64(&j, "bytes_received", run.bytes_received);
+    lg_json_double(&j, "goodput_mbps",
+                   elapsed > 0 ? run.bytes_received * 8 / elapsed / 1e6
+                               : NAN);
+    lg_json_double(&j, "offered_load_mbps",
+                   gen > 0 ? run.bytes_requested * 8 / gen / 1e6 : NAN);
+    lg_json_double(&j, "flows_per_s",
+                   elapsed > 0 ? run.completed / elapsed : NAN);
+    lg_json_u64(&j, "max_in_flight", run.max_inflight);
+    lg_json_double(&j, "mean_in_flight",
+                   run.end_ns > run.start_ns
+                   ? run.inflight_integral / (run.end_ns - run.start_ns)
+                   : NAN);
+    lg_json_u64(&j, "late_arrivals", run.late_arrivals);
+    lg_json_u64(&j, "connections_opened", run.conns_opened);
+    lg_json_object(&j, "fct_us");
+    for (b = 0; b < N_BUCKETS; b++) {
+        struct lg_summary s;
+
+        lg_summarize(run.fct[b].v, run.fct[b].n, &s);
+        lg_json_object(&j, bucket_names[b]);
+        lg_json_array(&j, "size_range_bytes");
+        lg_json_double(&j, NULL, lo[b]);
+        lg_json_double(&j, NULL, hi[b]);
+        lg_json_end_array(&j);
+        lg_json_u64(&j, "completed", s.n);
+        lg_json_u64(&j, "unfinished", run.bucket_unfinished[b]);
+        lg_json_double(&j, "mean", s.mean);
+        lg_json_double(&j, "p50", s.p50);
+        lg_json_double(&j, "p99", s.p99);
+        lg_json_double(&j, "min", s.min);
+        lg_json_double(&j, "max", s.max);
+        lg_json_end_object(&j);
+    }
+    lg_json_end_object(&j);
+    lg_json_finish(&j);
+    lg_close_output(f, run.o.json);
+}
+
+static void
+setup(void)
+{
+    struct epoll_event ev;
+    sigset_t set;
+    char *err;
+
+    err = lg_resolve(run.o.server, run.o.port, false, &run.server,
+                     &run.server_len);
+    if (err) {
+        lg_fatal("--server/--port: %s", err);
+    }
+    if (run.o.bind) {
+        err = lg_resolve(run.o.bind, "0", true, &run.bind, &run.bind_len);
+        if (err) {
+            lg_fatal("--bind: %s", err);
+        }
+        if (run.bind.ss_family != run.server.ss_family) {
+            lg_fatal("--bind %s and --server %s are not of the same address "
+                     "family", run.o.bind, run.o.server);
+        }
+    }
+    lg_raise_nofile();
+    signal(SIGPIPE, SIG_IGN);
+
+    run.epfd = epoll_create1(EPOLL_CLOEXEC);
+    run.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    run.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (run.epfd < 0 || run.tfd < 0 || run.sfd < 0) {
+        lg_fatal("epoll/timerfd/signalfd: %s", strerror(errno));
+    }
+    ev.events = EPOLLIN;
+    ev.data.ptr = &epoll_timer_tag;
+    epoll_ctl(run.epfd, EPOLL_CTL_ADD, run.tfd, &ev);
+    ev.data.ptr = &epoll_signal_tag;
+    epoll_ctl(run.epfd, EPOLL_CTL_ADD, run.sfd, &ev);
+
+    if (run.o.output) {
+        run.out = lg_open_output(run.o.output);
+        fprintf(run.out, "# id size_bytes start_s end_s fct_us "
+                "received_bytes completed note\n");
+    }
+}
+
+int
+main(int argc, char *argv[])
+{
+    int b;
+
+    lg_program = "panda-fg-client";
+    parse_options(argc, argv, &run.o);
+    if (run.o.cdf_file) {
+        char *err = panda_cdf_load(&run.cdf, run.o.cdf_file);
+
+        if (err) {
+            lg_fatal("--cdf: %s", err);
+        }
+        run.mean_size = panda_cdf_mean(&run.cdf);
+        if (!(run.mean_size >= 1)) {
+            lg_fatal("--cdf: %s: mean flow size %g bytes is below one byte",
+                     run.o.cdf_file, run.mean_size);
+        }
+    } else {
+        run.mean_size = run.o.fixed_size;
+    }
+    /* Separate streams, so the size sequence does not depend on the
+     * mode. */
+    panda_rng_seed(&run.size_rng, run.o.seed);
+    panda_rng_seed(&run.arrival_rng, run.o.seed ^ 0x9e3779b97f4a7c15ull);
+    if (run.o.dry_run) {
+        return dry_run();
+    }
+
+    lg_progress_init(&run.progress, run.o.progress);
+    setup();
+    run_loop();
+
+    if (run.out) {
+        lg_close_output(run.out, run.o.output);
+    }
+    if (run.o.json) {
+        write_json();
+    }
+    if (!run.o.quiet) {
+        double elapsed = (run.end_ns - run.start_ns) / 1e9;
+        struct lg_summary s;
+
+        lg_summarize(run.fct[B_ALL].v, run.fct[B_ALL].n, &s);
+        fprintf(stderr, "%s: %llu flows started, %llu completed, %llu "
+                "unfinished%s in %.2f s; goodput %.1f Mbit/s; FCT mean "
+                "%.0f us, p99 %.0f us\n", lg_program,
+                (unsigned long long) run.started,
+                (unsigned long long) run.completed,
+                (unsigned long long) run.unfinished,
+                run.aborted ? " (gave up after --max-failures)"
+                : run.interrupted ? " (interrupted)" : "",
+                elapsed, elapsed > 0 ? run.bytes_received * 8 / elapsed / 1e6
+                                     : 0.0, s.mean, s.p99);
+    }
+    for (b = 0; b < N_BUCKETS; b++) {
+        lg_vec_free(&run.fct[b]);
+    }
+    panda_cdf_destroy(&run.cdf);
+    return (run.unfinished || run.aborted || run.interrupted
+            || (run.o.flows && run.started < run.o.flows)) ? 2 : 0;
+}

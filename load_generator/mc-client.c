@@ -1,0 +1,829 @@
+/*
+ * panda-mc-client: memcached request latency over persistent connections.
+ *
+ * Stores 'keys' keys whose value sizes are drawn from a CDF (SET), then
+ * sends 'requests' GETs (optionally a SET/GET mix) over one or more
+ * persistent TCP connections, one request outstanding per connection, and
+ * times each from just before send() to the last byte of the response on
+ * the monotonic clock.  Speaks memcached's text protocol directly.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cdf.h"
+#include "lg-common.h"
+
+#define MAX_VALUE (1024 * 1024)     /* memcached's default item limit. */
+
+struct options {
+    const char *server, *port;
+    unsigned int connections;
+    uint64_t requests;
+    uint64_t keys;
+    unsigned int key_size;
+    const char *cdf_file;
+    uint64_t fixed_value;
+    double set_ratio;
+    uint64_t interval_us;
+    uint64_t seed;
+    uint64_t timeout_ms;
+    double outlier_ms;
+    const char *json, *samples;
+    int dscp;
+    bool nodelay;
+    int progress;
+    bool quiet;
+};
+
+enum op { OP_GET, OP_SET };
+static const char *const op_names[] = { "get", "set" };
+
+enum status { ST_OK, ST_MISS, ST_SIZE_MISMATCH, ST_TIMEOUT, ST_ERROR,
+              ST_NOT_SENT, N_STATUS };
+static const char *const status_names[N_STATUS] = {
+    "ok", "miss", "size_mismatch", "timeout", "error", "not_sent"
+};
+
+struct request {
+    uint32_t key;
+    uint8_t op;
+};
+
+struct sample {
+    uint64_t start_ns;          /* Monotonic. */
+    uint64_t latency_ns;
+    uint32_t conn;
+    uint32_t value_len;
+    uint8_t op;
+    uint8_t status;
+};
+
+/* One connection and its receive buffer. */
+struct mconn {
+    int fd;
+    char *buf;
+    size_t len, cap;
+    char why[160];              /* Last error, for messages. */
+};
+
+static struct options opt;
+static struct sockaddr_storage server;
+static socklen_t server_len;
+static uint32_t *value_size;    /* Per key. */
+static char *value_data;        /* MAX_VALUE bytes of filler. */
+static struct request *plan;
+static struct sample *samples;
+static atomic_ullong n_done, n_reconnects;
+static atomic_uint threads_done;
+static uint64_t window_start_ns;
+static pthread_barrier_t start_barrier;
+
+static void
+usage(void)
+{
+    printf("\
+Usage: panda-mc-client [OPTION]...\n\
+Measures memcached request latency over persistent TCP connections: stores\n\
+the keys (SET), then times each GET from send to the full response.\n\
+\n\
+  -s, --server=HOST        memcached address (default 127.0.0.1)\n\
+  -p, --port=PORT          memcached port (default 11211)\n\
+  -C, --connections=N      persistent connections, one request outstanding\n\
+                           on each (default 1)\n\
+  -r, --requests=N         measured requests (default 1000)\n\
+  -k, --keys=N             distinct keys stored beforehand (default 1000)\n\
+      --key-size=BYTES     key length (default 64, 16..250)\n\
+  -c, --cdf=FILE           value sizes from a CDF file (\"bytes cdf\" lines)\n\
+      --value-size=BYTES   fixed value size instead (1 .. 1MiB)\n\
+      --set-ratio=R        fraction of measured requests that are SETs\n\
+                           (default 0: GETs only)\n\
+      --interval-us=N      start a request every N us on each connection\n\
+                           (default 0: back to back)\n\
+      --timeout-ms=N       give up on a response after N ms (default 10000)\n\
+                           and reconnect\n\
+      --outlier-ms=MS      count latencies above MS as RTO-scale outliers\n\
+                           (default 200)\n\
+      --dscp=N             DSCP (0..63) of the client's packets\n\
+      --no-nodelay         leave Nagle's algorithm on (default: TCP_NODELAY)\n\
+      --seed=N             random seed (default 1)\n\
+  -j, --json=FILE          JSON summary (\"-\" for stdout)\n\
+      --samples=FILE       raw samples, one line per request (\"-\" stdout)\n\
+      --progress, --no-progress\n\
+                           progress line on stderr (default: if a terminal)\n\
+  -q, --quiet              no summary line on stderr\n\
+  -h, --help               show this help\n\
+\n\
+Exit status: 0 if every request got its expected response, 2 if some\n\
+failed (timeout, error, miss), 1 on bad arguments or setup errors.\n\
+See load_generator/README.md for the file formats.\n");
+    exit(0);
+}
+
+static void
+parse_options(int argc, char *argv[])
+{
+    enum {
+        OPT_KEY_SIZE = 256, OPT_VALUE_SIZE, OPT_SET_RATIO, OPT_INTERVAL,
+        OPT_TIMEOUT, OPT_OUTLIER, OPT_DSCP, OPT_NO_NODELAY, OPT_SEED,
+        OPT_SAMPLES, OPT_PROGRESS, OPT_NO_PROGRESS,
+    };
+    static const struct option longopts[] = {
+        { "server", required_argument, NULL, 's' },
+        { "port", required_argument, NULL, 'p' },
+        { "connections", required_argument, NULL, 'C' },
+        { "requests", required_argument, NULL, 'r' },
+        { "keys", required_argument, NULL, 'k' },
+        { "key-size", required_argument, NULL, OPT_KEY_SIZE },
+        { "cdf", required_argument, NULL, 'c' },
+        { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
+        { "set-ratio", required_argument, NULL, OPT_SET_RATIO },
+        { "interval-us", required_argument, NULL, OPT_INTERVAL },
+        { "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
+        { "outlier-ms", required_argument, NULL, OPT_OUTLIER },
+        { "dscp", required_argument, NULL, OPT_DSCP },
+        { "no-nodelay", no_argument, NULL, OPT_NO_NODELAY },
+        { "seed", required_argument, NULL, OPT_SEED },
+        { "json", required_argument, NULL, 'j' },
+        { "samples", required_argument, NULL, OPT_SAMPLES },
+        { "progress", no_argument, NULL, OPT_PROGRESS },
+        { "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    opt.server = "127.0.0.1";
+    opt.port = "11211";
+    opt.connections = 1;
+    opt.requests = 1000;
+    opt.keys = 1000;
+    opt.key_size = 64;
+    opt.seed = 1;
+    opt.timeout_ms = 10000;
+    opt.outlier_ms = 200;
+    opt.dscp = -1;
+    opt.nodelay = true;
+    opt.progress = -1;
+    while ((c = getopt_long(argc, argv, "s:p:C:r:k:c:j:qh", longopts,
+                            NULL)) != -1) {
+        switch (c) {
+        case 's':
+            opt.server = optarg;
+            break;
+        case 'p':
+            lg_parse_u64("--port", optarg, 1, 65535);
+            opt.port = optarg;
+            break;
+        case 'C':
+            opt.connections = lg_parse_u64("--connections", optarg, 1, 1024);
+            break;
+        case 'r':
+            opt.requests = lg_parse_u64("--requests", optarg, 1, 100000000);
+            break;
+        case 'k':
+            opt.keys = lg_parse_u64("--keys", optarg, 1, 10000000);
+            break;
+        case OPT_KEY_SIZE:
+            opt.key_size = lg_parse_u64("--key-size", optarg, 16, 250);
+            break;
+        case 'c':
+            opt.cdf_file = optarg;
+            break;
+        case OPT_VALUE_SIZE:
+            opt.fixed_value = lg_parse_bytes("--value-size", optarg, 1,
+                                             MAX_VALUE);
+            break;
+        case OPT_SET_RATIO:
+            opt.set_ratio = lg_parse_double("--set-ratio", optarg, 0, 1);
+            break;
+        case OPT_INTERVAL:
+            opt.interval_us = lg_parse_u64("--interval-us", optarg, 0,
+                                           60000000);
+            break;
+        case OPT_TIMEOUT:
+            opt.timeout_ms = lg_parse_u64("--timeout-ms", optarg, 1,
+                                          3600000);
+            break;
+        case OPT_OUTLIER:
+            opt.outlier_ms = lg_parse_double("--outlier-ms", optarg, 0, 1e7);
+            break;
+        case OPT_DSCP:
+            opt.dscp = lg_parse_u64("--dscp", optarg, 0, 63);
+            break;
+        case OPT_NO_NODELAY:
+            opt.nodelay = false;
+            break;
+        case OPT_SEED:
+            opt.seed = lg_parse_u64("--seed", optarg, 0, UINT64_MAX);
+            break;
+        case 'j':
+            opt.json = optarg;
+            break;
+        case OPT_SAMPLES:
+            opt.samples = optarg;
+            break;
+        case OPT_PROGRESS:
+            opt.progress = 1;
+            break;
+        case OPT_NO_PROGRESS:
+            opt.progress = 0;
+            break;
+        case 'q':
+            opt.quiet = true;
+            break;
+        case 'h':
+            usage();
+            break;
+        default:
+            fprintf(stderr, "Try 'panda-mc-client --help'.\n");
+            exit(1);
+        }
+    }
+    if (optind < argc) {
+        lg_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
+    }
+    if (!opt.cdf_file == !opt.fixed_value) {
+        lg_fatal("give exactly one of --cdf=FILE and --value-size=BYTES");
+    }
+    if (opt.connections > opt.requests) {
+        lg_fatal("--connections (%u) is more than --requests (%llu)",
+                 opt.connections, (unsigned long long) opt.requests);
+    }
+}
+
+/* ---- Connections. ---- */
+
+static void
+key_name(uint32_t key, char *buf)
+{
+    int n = snprintf(buf, opt.key_size + 1, "panda-mc:%u:", key);
+
+    memset(buf + n, 'k', opt.key_size - n);
+    buf[opt.key_size] = '\0';
+}
+
+static bool
+mc_connect(struct mconn *m)
+{
+    struct timeval tv = { .tv_sec = opt.timeout_ms / 1000,
+                          .tv_usec = opt.timeout_ms % 1000 * 1000 };
+    int one = 1;
+
+    m->len = 0;
+    m->fd = socket(server.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (m->fd < 0) {
+        snprintf(m->why, sizeof m->why, "socket: %s", strerror(errno));
+        return false;
+    }
+    setsockopt(m->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (opt.nodelay) {
+        setsockopt(m->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    if (opt.dscp >= 0) {
+        lg_set_dscp(m->fd, server.ss_family, opt.dscp);
+    }
+    if (connect(m->fd, (struct sockaddr *) &server, server_len)) {
+        snprintf(m->why, sizeof m->why, "cannot connect to %s: %s",
+                 lg_addr_str(&server, server_len), strerror(errno));
+        close(m->fd);
+        m->fd = -1;
+        return false;
+    }
+    return true;
+}
+
+static void
+mc_close(struct mconn *m)
+{
+    if (m->fd >= 0) {
+        close(m->fd);
+        m->fd = -1;
+    }
+    m->len = 0;
+}
+
+static enum status
+send_all(struct mconn *m, struct iovec *iov, int n)
+{
+    struct msghdr msg;
+
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = iov;
+    msg.msg_iovlen = n;
+    while (msg.msg_iovlen > 0) {
+        ssize_t r = sendmsg(m->fd, &msg, MSG_NOSIGNAL);
+
+        if (r < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            snprintf(m->why, sizeof m->why, "send: %s", strerror(errno));
+            return errno == EAGAIN ? ST_TIMEOUT : ST_ERROR;
+        }
+        while (msg.msg_iovlen > 0 && (size_t) r >= msg.msg_iov->iov_len) {
+            r -= msg.msg_iov->iov_len;
+            msg.msg_iov++;
+            msg.msg_iovlen--;
+        }
+        if (msg.msg_iovlen > 0) {
+            msg.msg_iov->iov_base = (char *) msg.msg_iov->iov_base + r;
+            msg.msg_iov->iov_len -= r;
+        }
+    }
+    return ST_OK;
+}
+
+/* Reads until the buffer holds at least 'need' bytes, or until 'deadline'
+ * (monotonic ns). */
+static enum status
+fill(struct mconn *m, size_t need, uint64_t deadline)
+{
+    if (need > m->cap || !m->buf) {
+        m->cap = need > 65536 ? need : 65536;
+        m->buf = panda_xrealloc(m->buf, m->cap);
+    }
+    while (m->len < need) {
+        uint64_t now = lg_mono_ns();
+        struct pollfd pfd = { .fd = m->fd, .events = POLLIN };
+        ssize_t r;
+        int p;
+
+        if (now >= deadline) {
+            snprintf(m->why, sizeof m->why, "no response within %llu ms",
+                     (unsigned long long) opt.timeout_ms);
+            return ST_TIMEOUT;
+        }
+        p = poll(&pfd, 1, (deadline - now + 999999) / 1000000);
+        if (p < 0 && errno != EINTR) {
+            snprintf(m->why, sizeof m->why, "poll: %s", strerror(errno));
+            return ST_ERROR;
+        }
+        if (p <= 0) {
+            continue;
+        }
+        r = recv(m->fd, m->buf + m->len, m->cap - m->len, 0);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            snprintf(m->why, sizeof m->why, "%s",
+                     r ? strerror(errno) : "server closed the connection");
+            return ST_ERROR;
+        }
+        m->len += r;
+    }
+    return ST_OK;
+}
+
+/* Reads one "\r\n"-terminated line; returns its length without the line
+ * end in '*line_len'. */
+static enum status
+read_line(struct mconn *m, size_t *line_len, uint64_t deadline)
+{
+    size_t scanned = 0;
+
+    for (;;) {
+        char *eol = m->len > scanned
+                    ? memmem(m->buf + scanned, m->len - scanned, "\r\n", 2)
+                    : NULL;
+        enum status st;
+
+        if (eol) {
+            *line_len = eol - m->buf;
+            return ST_OK;
+        }
+        scanned = m->len ? m->len - 1 : 0;
+        if (m->len > 4096) {
+            snprintf(m->why, sizeof m->why, "response line too long");
+            return ST_ERROR;
+        }
+        st = fill(m, m->len + 1, deadline);
+        if (st != ST_OK) {
+            return st;
+        }
+    }
+}
+
+static bool
+line_is(const struct mconn *m, size_t len, const char *s)
+{
+    return len == strlen(s) && !memcmp(m->buf, s, len);
+}
+
+static void
+protocol_error(struct mconn *m, size_t len)
+{
+    snprintf(m->why, sizeof m->why, "unexpected response \"%.*s\"",
+             (int) (len < 100 ? len : 100), m->buf);
+}
+
+/* Sends one request and reads its complete response.  On ST_OK, ST_MISS
+ * and ST_SIZE_MISMATCH the connection is in sync again. */
+static enum status
+do_request(struct mconn *m, enum op op, uint32_t key, uint64_t *t0,
+           uint64_t *t1)
+{
+    char name[256], head[320];
+    uint32_t expect = value_size[key];
+    uint64_t deadline;
+    struct iovec iov[3];
+    size_t len;
+    enum status st;
+    int n;
+
+    key_name(key, name);
+    if (op == OP_GET) {
+        n = snprintf(head, sizeof head, "get %s\r\n", name);
+        iov[0].iov_base = head;
+        iov[0].iov_len = n;
+    } else {
+        n = snprintf(head, sizeof head, "set %s 0 0 %u\r\n", name, expect);
+        iov[0].iov_base = head;
+        iov[0].iov_len = n;
+        iov[1].iov_base = value_data;
+        iov[1].iov_len = expect;
+        iov[2].iov_base = "\r\n";
+        iov[2].iov_len = 2;
+    }
+
+    m->len = 0;
+    *t0 = lg_mono_ns();
+    deadline = *t0 + opt.timeout_ms * 1000000;
+    st = send_all(m, iov, op == OP_GET ? 1 : 3);
+    if (st != ST_OK) {
+        return st;
+    }
+    st = read_line(m, &len, deadline);
+    if (st != ST_OK) {
+        return st;
+    }
+    if (op == OP_SET) {
+        *t1 = lg_mono_ns();
+        if (!line_is(m, len, "STORED")) {
+            protocol_error(m, len);
+            return ST_ERROR;
+        }
+        st = m->len == len + 2 ? ST_OK : ST_ERROR;
+    } else if (line_is(m, len, "END")) {
+        *t1 = lg_mono_ns();
+        st = m->len == len + 2 ? ST_MISS : ST_ERROR;
+    } else {
+        /* VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n */
+        unsigned long bytes;
+        const char *sp;
+        char *end;
+        size_t total;
+
+        if (len < 6 || memcmp(m->buf, "VALUE ", 6)) {
+            protocol_error(m, len);
+            return ST_ERROR;
+        }
+        sp = memrchr(m->buf, ' ', len);
+        errno = 0;
+        bytes = strtoul(sp + 1, &end, 10);
+        if (end != m->buf + len || errno || bytes > MAX_VALUE) {
+            protocol_error(m, len);
+            return ST_ERROR;
+        }
+        total = len + 2 + bytes + 2 + 5;
+        st = fill(m, total, deadline);
+        if (st != ST_OK) {
+            return st;
+        }
+        *t1 = lg_mono_ns();
+        if (memcmp(m->buf + total - 7, "\r\nEND\r\n", 7) || m->len != total) {
+            snprintf(m->why, sizeof m->why, "malformed GET response");
+            return ST_ERROR;
+        }
+        st = bytes == expect ? ST_OK : ST_SIZE_MISMATCH;
+    }
+    if (st == ST_ERROR) {
+        snprintf(m->why, sizeof m->why, "extra data after the response");
+    }
+    m->len = 0;
+    return st;
+}
+
+/* ---- Phases. ---- */
+
+static void
+populate(void)
+{
+    struct mconn m = { .fd = -1 };
+    uint64_t k;
+
+    if (!mc_connect(&m)) {
+        lg_fatal("%s", m.why);
+    }
+    for (k = 0; k < opt.keys; k++) {
+        uint64_t t0, t1;
+        enum status st = do_request(&m, OP_SET, k, &t0, &t1);
+
+        if (st != ST_OK) {
+            lg_fatal("storing key %llu (%u bytes) failed: %s",
+                     (unsigned long long) k, value_size[k], m.why);
+        }
+    }
+    mc_close(&m);
+    free(m.buf);
+}
+
+struct worker {
+    pthread_t thread;
+    unsigned int index;
+    struct mconn m;
+    bool connected;
+};
+
+static void *
+worker_main(void *w_)
+{
+    struct worker *w = w_;
+    struct mconn *m = &w->m;
+    uint64_t r, k = 0;
+
+    pthread_barrier_wait(&start_barrier);
+    for (r = w->index; r < opt.requests; r += opt.connections, k++) {
+        struct sample *s = &samples[r];
+        uint64_t t0 = 0, t1 = 0;
+        enum status st;
+
+        if (opt.interval_us) {
+            uint64_t at = window_start_ns + k * opt.interval_us * 1000;
+            struct timespec ts = { .tv_sec = at / 1000000000u,
+                                   .tv_nsec = at % 1000000000u };
+
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
+                   == EINTR) {
+                continue;
+            }
+        }
+        s->conn = w->index;
+        s->op = plan[r].op;
+        s->value_len = value_size[plan[r].key];
+        if (!w->connected) {
+            /* Reconnect after a failed request: the old connection's
+             * state is unknown. */
+            atomic_fetch_add(&n_reconnects, 1);
+            w->connected = mc_connect(m);
+            if (!w->connected) {
+                s->status = ST_NOT_SENT;
+                s->start_ns = lg_mono_ns();
+                atomic_fetch_add(&n_done, 1);
+                continue;
+            }
+        }
+        st = do_request(m, plan[r].op, plan[r].key, &t0, &t1);
+        s->start_ns = t0;
+        s->status = st;
+        if (st == ST_TIMEOUT || st == ST_ERROR) {
+            s->latency_ns = lg_mono_ns() - t0;
+            mc_close(m);
+            w->connected = false;
+        } else {
+            s->latency_ns = t1 - t0;
+        }
+        atomic_fetch_add(&n_done, 1);
+    }
+    mc_close(m);
+    atomic_fetch_add(&threads_done, 1);
+    return NULL;
+}
+
+/* ---- Output. ---- */
+
+static void
+write_samples(const struct lg_clock *clk)
+{
+    FILE *f = lg_open_output(opt.samples);
+    uint64_t r;
+
+    fprintf(f, "# seq conn op value_bytes start_s latency_us status\n");
+    for (r = 0; r < opt.requests; r++) {
+        const struct sample *s = &samples[r];
+
+        fprintf(f, "%llu %u %s %u %.6f %.3f %s\n", (unsigned long long) r,
+                s->conn, op_names[s->op], s->value_len,
+                lg_clock_real_s(clk, s->start_ns), s->latency_ns / 1e3,
+                status_names[s->status]);
+    }
+    lg_close_output(f, opt.samples);
+}
+
+int
+main(int argc, char *argv[])
+{
+    struct lg_summary sum[3];  /* all, get, set */
+    struct lg_vec lat[3] = { { 0 } };
+    uint64_t count[N_STATUS] = { 0 };
+    uint64_t populate_ns, window_end_ns, outliers = 0, failed;
+    struct panda_cdf cdf = { 0 };
+    struct panda_rng rng;
+    struct worker *workers;
+    struct lg_progress progress;
+    struct lg_clock clk;
+    double mean_value;
+    uint64_t i;
+    char *err;
+
+    lg_program = "panda-mc-client";
+    parse_options(argc, argv);
+
+    if (opt.cdf_file) {
+        err = panda_cdf_load(&cdf, opt.cdf_file);
+        if (err) {
+            lg_fatal("--cdf: %s", err);
+        }
+        if (cdf.value[cdf.n - 1] > MAX_VALUE) {
+            lg_fatal("--cdf: %s: largest value %g bytes is above memcached's "
+                     "default item limit of %d bytes", opt.cdf_file,
+                     cdf.value[cdf.n - 1], MAX_VALUE);
+        }
+    }
+    err = lg_resolve(opt.server, opt.port, false, &server, &server_len);
+    if (err) {
+        lg_fatal("--server/--port: %s", err);
+    }
+    signal(SIGPIPE, SIG_IGN);
+
+    /* The whole request sequence is fixed by the seed before anything is
+     * sent: value size per key, then key and operation per request. */
+    panda_rng_seed(&rng, opt.seed);
+    value_size = panda_xcalloc(opt.keys, sizeof *value_size);
+    mean_value = 0;
+    for (i = 0; i < opt.keys; i++) {
+        double v = opt.fixed_value
+                   ? (double) opt.fixed_value
+                   : (double) llround(panda_cdf_sample(&cdf, &rng));
+
+        value_size[i] = v < 1 ? 1 : v;
+        mean_value += value_size[i];
+    }
+    mean_value /= opt.keys;
+    plan = panda_xcalloc(opt.requests, sizeof *plan);
+    for (i = 0; i < opt.requests; i++) {
+        plan[i].key = panda_rng_next(&rng) % opt.keys;
+        plan[i].op = (opt.set_ratio > 0
+                      && panda_rng_uniform(&rng) < opt.set_ratio)
+                     ? OP_SET : OP_GET;
+    }
+    value_data = panda_xmalloc(MAX_VALUE);
+    for (i = 0; i < MAX_VALUE; i++) {
+        value_data[i] = 'a' + i % 26;
+    }
+    samples = panda_xcalloc(opt.requests, sizeof *samples);
+
+    /* Phase 1: store the keys. */
+    populate_ns = lg_mono_ns();
+    populate();
+    populate_ns = lg_mono_ns() - populate_ns;
+
+    /* Phase 2: connect, then measure. */
+    workers = panda_xcalloc(opt.connections, sizeof *workers);
+    for (i = 0; i < opt.connections; i++) {
+        workers[i].index = i;
+        workers[i].m.fd = -1;
+        if (!mc_connect(&workers[i].m)) {
+            lg_fatal("%s", workers[i].m.why);
+        }
+        workers[i].connected = true;
+    }
+    pthread_barrier_init(&start_barrier, NULL, opt.connections + 1);
+    for (i = 0; i < opt.connections; i++) {
+        if (pthread_create(&workers[i].thread, NULL, worker_main,
+                           &workers[i])) {
+            lg_fatal("cannot create thread");
+        }
+    }
+    lg_progress_init(&progress, opt.progress);
+    lg_clock_init(&clk);
+    window_start_ns = clk.mono0;
+    pthread_barrier_wait(&start_barrier);
+    while (atomic_load(&threads_done) < opt.connections) {
+        struct timespec ts = { 0, 100000000 };
+
+        lg_progress_update(&progress, lg_mono_ns(),
+                           "%llu/%llu requests, %.1f s",
+                           (unsigned long long) atomic_load(&n_done),
+                           (unsigned long long) opt.requests,
+                           (lg_mono_ns() - window_start_ns) / 1e9);
+        nanosleep(&ts, NULL);
+    }
+    for (i = 0; i < opt.connections; i++) {
+        pthread_join(workers[i].thread, NULL);
+        free(workers[i].m.buf);
+    }
+    window_end_ns = lg_mono_ns();
+    lg_progress_end(&progress);
+
+    /* Statistics over the requests that got their response. */
+    for (i = 0; i < opt.requests; i++) {
+        const struct sample *s = &samples[i];
+        double us = s->latency_ns / 1e3;
+
+        count[s->status]++;
+        if (s->status == ST_OK || s->status == ST_SIZE_MISMATCH) {
+            lg_vec_push(&lat[0], us);
+            lg_vec_push(&lat[1 + s->op], us);
+            if (us > opt.outlier_ms * 1e3) {
+                outliers++;
+            }
+        }
+    }
+    for (i = 0; i < 3; i++) {
+        lg_summarize(lat[i].v, lat[i].n, &sum[i]);
+    }
+    failed = count[ST_TIMEOUT] + count[ST_ERROR] + count[ST_NOT_SENT];
+
+    if (opt.samples) {
+        write_samples(&clk);
+    }
+    if (opt.json) {
+        double window = (window_end_ns - window_start_ns) / 1e9;
+        FILE *f = lg_open_output(opt.json);
+        struct lg_json j;
+        int st;
+
+        lg_json_start(&j, f);
+        lg_json_str(&j, "program", "panda-mc-client");
+        lg_json_str(&j, "server", lg_addr_str(&server, server_len));
+        lg_json_u64(&j, "connections", opt.connections);
+        lg_json_u64(&j, "requests", opt.requests);
+        lg_json_u64(&j, "keys", opt.keys);
+        lg_json_u64(&j, "key_size", opt.key_size);
+        lg_json_str(&j, "cdf", opt.cdf_file);
+        if (opt.fixed_value) {
+            lg_json_u64(&j, "fixed_value_size", opt.fixed_value);
+        } else {
+            lg_json_null(&j, "fixed_value_size");
+        }
+        lg_json_double(&j, "value_mean_bytes", mean_value);
+        lg_json_double(&j, "set_ratio", opt.set_ratio);
+        lg_json_u64(&j, "interval_us", opt.interval_us);
+        lg_json_u64(&j, "seed", opt.seed);
+        lg_json_double(&j, "populate_s", populate_ns / 1e9);
+        lg_json_double(&j, "window_start_realtime",
+                       lg_clock_real_s(&clk, window_start_ns));
+        lg_json_double(&j, "window_end_realtime",
+                       lg_clock_real_s(&clk, window_end_ns));
+        lg_json_double(&j, "window_s", window);
+        lg_json_u64(&j, "requests_ok", count[ST_OK]);
+        lg_json_u64(&j, "requests_failed", failed);
+        lg_json_object(&j, "status_counts");
+        for (st = 0; st < N_STATUS; st++) {
+            lg_json_u64(&j, status_names[st], count[st]);
+        }
+        lg_json_end_object(&j);
+        lg_json_u64(&j, "reconnects", atomic_load(&n_reconnects));
+        lg_json_double(&j, "outlier_threshold_ms", opt.outlier_ms);
+        lg_json_u64(&j, "outliers", outliers);
+        lg_json_double(&j, "requests_per_s",
+                       window > 0 ? lat[0].n / window : NAN);
+        lg_json_object(&j, "latency_us");
+        lg_json_summary(&j, "all", &sum[0]);
+        lg_json_summary(&j, "get", &sum[1]);
+        lg_json_summary(&j, "set", &sum[2]);
+        lg_json_end_object(&j);
+        lg_json_finish(&j);
+        lg_close_output(f, opt.json);
+    }
+    if (!opt.quiet) {
+        fprintf(stderr, "%s: %llu requests in %.2f s: %llu ok, %llu miss, "
+                "%llu failed; latency us p50 %.1f p90 %.1f p99 %.1f "
+                "p99.9 %.1f max %.1f; %llu above %g ms\n", lg_program,
+                (unsigned long long) opt.requests,
+                (window_end_ns - window_start_ns) / 1e9,
+                (unsigned long long) count[ST_OK],
+                (unsigned long long) count[ST_MISS],
+                (unsigned long long) failed, sum[0].p50, sum[0].p90,
+                sum[0].p99, sum[0].p999, sum[0].max,
+                (unsigned long long) outliers, opt.outlier_ms);
+    }
+    for (i = 0; i < 3; i++) {
+        lg_vec_free(&lat[i]);
+    }
+    panda_cdf_destroy(&cdf);
+    free(value_size);
+    free(plan);
+    free(samples);
+    free(value_data);
+    free(workers);
+    return failed || count[ST_MISS] || count[ST_SIZE_MISMATCH] ? 2 : 0;
+}
