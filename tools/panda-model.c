@@ -992,6 +992,8 @@ write_json(FILE *f, const struct options *o, const struct result *r,
         json_doubles(&j, "S_achieved", a->S_cf, n);
         mj_key(&j, "objective");
         mj_num(&j, a->obj_cf);
+        mj_key(&j, "J");
+        mj_num(&j, (1 - a->obj_cf) / (1 - o->rho));
         mj_key(&j, "objective_continuous");
         mj_num(&j, a->obj_ideal);
         mj_key(&j, "adjusted");
@@ -1003,6 +1005,8 @@ write_json(FILE *f, const struct options *o, const struct result *r,
         json_doubles(&j, "S_achieved", a->S_num, n);
         mj_key(&j, "objective");
         mj_num(&j, a->obj_num);
+        mj_key(&j, "J");
+        mj_num(&j, (1 - a->obj_num) / (1 - o->rho));
         mj_key(&j, "improvement_over_closed_form");
         mj_num(&j, a->obj_cf - a->obj_num);
         mj_key(&j, "objective_uniform_start");
@@ -1012,6 +1016,8 @@ write_json(FILE *f, const struct options *o, const struct result *r,
         mj_obj_end(&j);
         mj_key(&j, "chosen");
         mj_str(&j, a->numeric_chosen ? "numeric" : "closed_form");
+        mj_key(&j, "tie_tolerance");
+        mj_num(&j, 1e-9);
         json_u64s(&j, "thresholds_bytes", r->alpha_bytes, n);
         mj_obj_end(&j);
     }
@@ -1095,9 +1101,11 @@ print_summary(FILE *f, const struct options *o, const struct result *r,
     if (r->have_alpha) {
         const struct panda_alpha_result *a = &r->alpha;
 
-        fprintf(f, "  alpha (rho = %g): closed form objective %.6f,"
-                " numeric %.6f -> %s\n", o->rho, a->obj_cf, a->obj_num,
-                a->numeric_chosen ? "numeric" : "closed form");
+        fprintf(f, "  alpha (rho = %g): objective B closed form %.9f,"
+                " numeric %.9f -> %s\n", o->rho, a->obj_cf, a->obj_num,
+                a->numeric_chosen ? "numeric"
+                : a->obj_num < a->obj_cf ? "closed form (a tie within"
+                " 1e-9)" : "closed form");
         fprintf(f, "  thresholds (bytes):");
         for (i = 0; i < n; i++) {
             fprintf(f, " %" PRIu64, r->alpha_bytes[i]);

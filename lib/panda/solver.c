@@ -826,7 +826,7 @@ panda_solve_alpha(const struct panda_cdf *cdf, double scale, double rho,
     }
     out->obj_num = objective_of(&c, out->alpha_num, out->S_num);
 
-    out->numeric_chosen = out->obj_num < out->obj_cf - 1e-12;
+    out->numeric_chosen = out->obj_num < out->obj_cf * (1 - 1e-9);
     memcpy(out->alpha, out->numeric_chosen ? out->alpha_num : out->alpha_cf,
            sizeof out->alpha);
     return NULL;

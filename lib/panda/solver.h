@@ -178,8 +178,10 @@ void panda_class_eta(const struct panda_samples *fht, const double *bounds,
  * theta_l = F(alpha_l) - F(alpha_l-1), S_l = F(alpha_l), S_0 = 0, S_K = 1.
  * Objective (B.1, to minimise): with U_l = rho theta_l / (1 - rho S_l-1),
  *     B(alpha) = sum_l U_l (1 - S_l-1)
- *              = (1 - (1 - rho) J) / rho,  J = sum_l theta_l / (1 - rho S_l-1)
+ *              = 1 - (1 - rho) J,  J = sum_l theta_l / (1 - rho S_l-1)
  * so minimising B is maximising the sum of ratios J of B.1's last line.
+ * B is the approximated mean FCT of B.1 (in units of the mean service time
+ * of a whole flow); K = 1 gives B = rho.
  * ------------------------------------------------------------------------ */
 
 /* B(S) for cumulative probabilities S[0..K-2] (S_1..S_K-1). */
@@ -211,7 +213,9 @@ struct panda_alpha_result {
     double obj_num_uniform;         /* Result from the uniform start. */
     int iterations;                 /* Coordinate sweeps. */
 
-    bool numeric_chosen;            /* obj_num < obj_cf. */
+    bool numeric_chosen;            /* obj_num < obj_cf by more than a
+                                     * relative 1e-9 (else a tie: the
+                                     * closed form is kept). */
     uint64_t alpha[PANDA_MAX_LEVELS - 1];   /* The better of the two. */
     char *notes;                    /* malloc()ed remarks or NULL. */
 };
