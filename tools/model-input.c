@@ -32,13 +32,22 @@ static uint64_t
 hash_bytes(const void *p_, size_t n)
 {
     const uint8_t *p = p_;
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
     size_t i;
 
-    for (i = 0; i < n; i++) {
+    for (i = 0; i + 8 <= n; i += 8) {
+        uint64_t w;
+
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++) {
         h = (h ^ p[i]) * 0x100000001b3ULL;
     }
-    return h ^ (h >> 29);
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 32);
 }
 
 static void
@@ -237,10 +246,10 @@ model_have_pcap(void)
 #ifdef HAVE_PCAP
 struct flow_key {
     uint8_t family;
-    uint8_t pad;
+    uint8_t pad[3];
     uint16_t sport, dport;
     uint8_t src[16], dst[16];
-};
+};                              /* 40 bytes, no implicit padding. */
 
 static uint16_t
 get16(const uint8_t *p)
@@ -461,8 +470,8 @@ read_pcap(const char *file, const struct model_input_opts *o,
             payload = PANDA_SOLVER_MAX_SIZE - o->header_len;
         }
         flow = flow_map_get(&map, &key, s, &st->flows);
-        panda_samples_add(s, flow, (uint32_t) payload + o->header_len, 1,
-                          o->header_len);
+        panda_samples_push(s, flow, (uint32_t) payload + o->header_len,
+                           o->header_len);
         st->packets++;
     }
     if (rc == -1) {
@@ -470,6 +479,7 @@ read_pcap(const char *file, const struct model_input_opts *o,
                              " packets (%s)", file, st->records,
                              pcap_geterr(pc));
     }
+    panda_samples_flush(s);
     flow_map_destroy(&map);
     pcap_close(pc);
     return err;

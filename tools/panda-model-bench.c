@@ -122,9 +122,9 @@ main(int argc, char *argv[])
     }
     for (i = 0; i < n; i++) {
         if (flow[i] < n_flows / 2) {
-            panda_samples_add(&flt, flow[i], size[i], 1, 40);
+            panda_samples_push(&flt, flow[i], size[i], 40);
         } else {
-            panda_samples_add(&fht, flow[i] - n_flows / 2, size[i], 1, 40);
+            panda_samples_push(&fht, flow[i] - n_flows / 2, size[i], 40);
         }
     }
     panda_samples_prune(&flt);
