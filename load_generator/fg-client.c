@@ -811,6 +811,12 @@ run_loop(void)
         if (run.interrupted) {
             break;
         }
+        /* First, so that flows it ends are replaced (closed loop) or
+         * noticed (drain) in this iteration. */
+        if (now >= next_housekeeping) {
+            housekeeping(now);
+            next_housekeeping = now + HOUSEKEEPING_NS;
+        }
         if (generating) {
             if ((run.gen_end_ns && now >= run.gen_end_ns)
                 || (run.o.max_failures
@@ -847,10 +853,6 @@ run_loop(void)
             break;
         }
 
-        if (now >= next_housekeeping) {
-            housekeeping(now);
-            next_housekeeping = now + HOUSEKEEPING_NS;
-        }
         if (run.progress.enabled) {
             if (run.o.flows) {
                 lg_progress_update(&run.progress, now,
