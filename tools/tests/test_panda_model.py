@@ -135,11 +135,12 @@ def ether(ethertype, body, vlan=None):
 
 
 class Pcap:
-    def __init__(self):
+    def __init__(self, linktype=1):
         self.frames = []
+        self.linktype = linktype
 
-    def add(self, frame):
-        self.frames.append(frame)
+    def add(self, frame, wirelen=None):
+        self.frames.append((frame, wirelen or len(frame)))
 
     def tcp4(self, sport, dport, payload, n=1, vlan=None, flags=0x18,
              options=b""):
@@ -163,11 +164,24 @@ class Pcap:
                                         body)))
 
     def write(self, path):
-        out = [pcap_header()]
-        for i, f in enumerate(self.frames):
+        out = [pcap_header(self.linktype)]
+        for i, (f, wirelen) in enumerate(self.frames):
             out.append(struct.pack("<IIII", i // 1000000, i % 1000000,
-                                   len(f), len(f)))
+                                   len(f), wirelen))
             out.append(f)
+        path.write_bytes(b"".join(out))
+        return path
+
+    def write_pcapng(self, path):
+        out = [struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1,
+                           28),
+               struct.pack("<IIHHII", 1, 20, self.linktype, 0, 262144, 20)]
+        for i, (f, wirelen) in enumerate(self.frames):
+            pad = (-len(f)) % 4
+            total = 32 + len(f) + pad
+            out.append(struct.pack("<IIIIIII", 6, total, 0, 0, i, len(f),
+                                   wirelen))
+            out.append(f + b"\0" * pad + struct.pack("<I", total))
         path.write_bytes(b"".join(out))
         return path
 
@@ -294,6 +308,44 @@ def test_pcap_filters(tmp_path):
     bad = run("--flt", path, "--flt-filter", "tcp port nonsense(",
               "--fht", path, "--levels", 1, check=False)
     assert bad.returncode == 1 and "bad filter" in bad.stderr
+
+
+def test_pcapng_cooked_and_tso(tmp_path):
+    """pcapng, Linux cooked (v1 and v2) captures and TSO super-packets whose
+    IPv4 total length reads 0 (sizes before segmentation)."""
+    def sll(frame):         # Ethernet frame -> Linux cooked v1
+        return struct.pack("!HHH8sH", 4, 1, 6, b"\0" * 8, 0x0800) + frame[14:]
+
+    def sll2(frame):        # -> Linux cooked v2
+        return struct.pack("!HHIHBB8s", 0x0800, 0, 2, 1, 4, 6,
+                           b"\0" * 8) + frame[14:]
+
+    flt = Pcap()
+    flt.tcp4(40000, 11211, 60, n=20)
+    fht = Pcap()
+    for port in (50001, 50002):
+        for _ in range(10):
+            seg = tcp_segment(port, 5001, 0)
+            ip = bytearray(ipv4([10, 0, 0, 1], [10, 0, 0, 2], 6, seg))
+            ip[2:4] = b"\0\0"                  # total length 0 (TSO)
+            frame = ether(0x0800, bytes(ip))
+            fht.add(frame, wirelen=len(frame) + 64000)
+    ng = model_json("--flt", flt.write_pcapng(tmp_path / "flt.pcapng"),
+                    "--fht", fht.write_pcapng(tmp_path / "fht.pcapng"),
+                    "--levels", 1)
+    assert ng["model"]["inputs"]["fht"]["size_max"] == 64040
+    assert ng["model"]["inputs"]["fht"]["flows"] == 2
+    assert ng["model"]["T_model"] == 64040
+    assert ng["threshold"] == 64000
+    for linktype, conv in ((113, sll), (276, sll2)):
+        c = Pcap(linktype)
+        for f, w in flt.frames:
+            c.add(conv(f), w + len(conv(f)) - len(f))
+        path = c.write(tmp_path / ("cooked%d.pcap" % linktype))
+        doc = model_json("--flt", path, "--fht",
+                         fht.write(tmp_path / "fht.pcap"), "--levels", 1)
+        assert doc["model"]["inputs"]["flt"]["packets"] == 20
+        assert doc["model"]["inputs"]["flt"]["size_max"] == 100
 
 
 def labelled_fht(tmp_path):
