@@ -337,7 +337,13 @@ def test_pcapng_cooked_and_tso(tmp_path):
     assert ng["model"]["inputs"]["fht"]["flows"] == 2
     assert ng["model"]["T_model"] == 64040
     assert ng["threshold"] == 64000
-    for linktype, conv in ((113, sll), (276, sll2)):
+    def raw(frame):         # -> raw IP (LINKTYPE_RAW)
+        return frame[14:]
+
+    def null(frame):        # -> BSD loopback, host-order AF_INET
+        return struct.pack("=I", 2) + frame[14:]
+
+    for linktype, conv in ((113, sll), (276, sll2), (101, raw), (0, null)):
         c = Pcap(linktype)
         for f, w in flt.frames:
             c.add(conv(f), w + len(conv(f)) - len(f))
