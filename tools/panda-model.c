@@ -69,6 +69,11 @@ struct result {
     struct panda_separation sep;
     uint32_t T_model;
     double et_comp, et_noncomp, et_comp_pkt, et_noncomp_pkt;
+    struct {
+        uint32_t T_model;
+        double comp, noncomp;
+    } et_plateau[3];            /* Payload-unit E_T at the plateau's low,
+                                 * middle and high end. */
     bool have_sub;
     struct panda_subthresholds sub;
     double eta[PANDA_MAX_CLASSES];
@@ -611,6 +616,17 @@ solve_panda(const struct options *o, struct input_summary *flt,
     payload_hist(&fht->samples, o->header_len, &pb);
     r->et_comp = panda_data_ratio_comp(&pa, &pb, T_pay);
     r->et_noncomp = panda_data_ratio_noncomp(&pa, &pb, T_pay ? T_pay - 1 : 0);
+    /* What the choice within the plateau changes. */
+    for (i = 0; i < 3; i++) {
+        uint32_t lo = r->sep.plateau_lo, hi = r->sep.plateau_hi;
+        uint32_t Tm = i == 0 ? lo : i == 1 ? lo + (hi - lo) / 2 : hi;
+        uint32_t Tp = Tm > o->header_len ? Tm - o->header_len : 0;
+
+        r->et_plateau[i].T_model = Tm;
+        r->et_plateau[i].comp = panda_data_ratio_comp(&pa, &pb, Tp);
+        r->et_plateau[i].noncomp = panda_data_ratio_noncomp(&pa, &pb,
+                                                            Tp ? Tp - 1 : 0);
+    }
     panda_hist_destroy(&fa);
     panda_hist_destroy(&fb);
     panda_hist_destroy(&pa);
@@ -925,6 +941,20 @@ write_json(FILE *f, const struct options *o, const struct result *r,
         json_ratio(&j, "payload", r->et_comp, r->et_noncomp);
         json_ratio(&j, "packet", r->et_comp_pkt, r->et_noncomp_pkt);
         mj_obj_end(&j);
+        mj_key(&j, "E_T_plateau");
+        mj_arr(&j, false);
+        for (i = 0; i < 3; i++) {
+            mj_obj(&j);
+            mj_key(&j, "T_model");
+            mj_uint(&j, r->et_plateau[i].T_model);
+            mj_key(&j, "threshold");
+            mj_uint(&j, r->et_plateau[i].T_model > o->header_len
+                    ? r->et_plateau[i].T_model - o->header_len : 0);
+            json_ratio(&j, "payload", r->et_plateau[i].comp,
+                       r->et_plateau[i].noncomp);
+            mj_obj_end(&j);
+        }
+        mj_arr_end(&j);
     }
     if (r->have_sub) {
         size_t c;

@@ -234,6 +234,30 @@ def test_histograms_hand_optimum(tmp_path, cdf):
     check_policy(low, 1)
 
 
+def test_data_ratio_over_plateau(tmp_path):
+    """E_T (eq. 3-20, payload units) grows with T along the plateau: at the
+    low end the FLT counter still grows, at the high end it never does."""
+    flt = hist(tmp_path, "flt.hist", [(100, 90), (1500, 10)])
+    fht = hist(tmp_path, "fht.hist", [(1500, 100)])
+    doc = model_json("--flt", flt, "--fht", fht, "--levels", 1)
+    m = doc["model"]
+    lo, mid, hi = m["E_T_plateau"]
+    assert (lo["T_model"], hi["T_model"]) == (101, 1500)
+    assert (lo["threshold"], hi["threshold"]) == (61, 1460)
+    avg = 0.9 * 60 + 0.1 * 1460
+    assert lo["payload"]["comp"] == pytest.approx(
+        (avg / 1460) * (1460 / (avg - 61 * 0.9)))
+    # At T_model = 800 (payload 760): 200 - 760 x 0.9 < 0 already.
+    assert mid["T_model"] == 800
+    assert mid["payload"]["comp_unbounded"] is True
+    assert hi["payload"]["comp_unbounded"] is True
+    assert m["E_T"]["payload"] == hi["payload"]
+    # Non-compensating (eq. 3-13): the split is the same along the plateau.
+    assert lo["payload"]["noncomp"] == pytest.approx(
+        (avg / 1460) * (1460 / 1460) * (1.0 / 0.1))
+    assert hi["payload"]["noncomp"] == pytest.approx(lo["payload"]["noncomp"])
+
+
 def test_thesis_example_map(tmp_path):
     """§3.2.1: 95% 100 B, 4% MTU, 1% 10 MTU map to 95:4:10 segments."""
     flt = hist(tmp_path, "flt.hist", [(100, 95), (1500, 4), (15000, 1)])
