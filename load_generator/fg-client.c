@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -989,6 +990,15 @@ write_json(void)
                    : NAN);
     lg_json_u64(&j, "late_arrivals", run.late_arrivals);
     lg_json_u64(&j, "connections_opened", run.conns_opened);
+    {
+        struct rusage ru;
+
+        getrusage(RUSAGE_SELF, &ru);
+        lg_json_double(&j, "cpu_user_s",
+                       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6);
+        lg_json_double(&j, "cpu_sys_s",
+                       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+    }
     lg_json_object(&j, "fct_us");
     for (b = 0; b < N_BUCKETS; b++) {
         struct lg_summary s;
