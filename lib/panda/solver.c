@@ -898,13 +898,23 @@ panda_solve_alpha(const struct panda_cdf *cdf, double scale, double rho,
 
         memcpy(before, out->alpha_cf, sizeof before);
         out->n_adjusted = make_ascending(out->alpha_cf, n);
-        for (j = 0; j < n; j++) {
-            if (before[j] != out->alpha_cf[j]) {
-                add_note(&out->notes, "closed-form threshold %d raised from"
-                         " %" PRIu64 " to %" PRIu64 " bytes: CDF quantiles"
-                         " collide (flow sizes concentrate there)", j + 1,
-                         before[j], out->alpha_cf[j]);
+        if (out->n_adjusted) {
+            char *list = NULL;
+
+            for (j = 0; j < n; j++) {
+                if (before[j] != out->alpha_cf[j]) {
+                    char *item = panda_asprintf("%s%s#%d %" PRIu64 "->%"
+                                                PRIu64, list ? list : "",
+                                                list ? ", " : "", j + 1,
+                                                before[j], out->alpha_cf[j]);
+                    free(list);
+                    list = item;
+                }
             }
+            add_note(&out->notes, "closed-form thresholds raised to stay"
+                     " strictly ascending because CDF quantiles collide"
+                     " (flow sizes concentrate there): %s bytes", list);
+            free(list);
         }
     }
     out->obj_cf = objective_of(&c, out->alpha_cf, out->S_cf);
