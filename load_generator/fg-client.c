@@ -791,6 +791,7 @@ static void
 run_loop(void)
 {
     uint64_t next_arrival = 0, drain_deadline = 0, next_housekeeping = 0;
+    bool arrival_late = false;
     double mean_iat = run.o.open_loop ? mean_interarrival_ns() : 0;
     bool generating = true;
 
@@ -833,9 +834,12 @@ run_loop(void)
             } else {
                 while (next_arrival <= now && !limit_reached()) {
                     if (run.inflight >= run.o.max_inflight) {
-                        run.late_arrivals++;
+                        /* Counted once per delayed arrival. */
+                        run.late_arrivals += !arrival_late;
+                        arrival_late = true;
                         break;
                     }
+                    arrival_late = false;
                     flow_start(now);
                     next_arrival += panda_rng_exp(&run.arrival_rng,
                                                   mean_iat);

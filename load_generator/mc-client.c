@@ -93,6 +93,13 @@ static atomic_ullong n_done, n_reconnects;
 static atomic_uint threads_done;
 static uint64_t window_start_ns;
 static pthread_barrier_t start_barrier;
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_signal(int sig)
+{
+    stop_signal = sig;
+}
 
 static void
 usage(void)
@@ -536,6 +543,10 @@ populate(void)
         uint64_t t0, t1;
         enum status st = do_request(&m, OP_SET, k, &t0, &t1);
 
+        if (stop_signal) {
+            lg_fatal("interrupted by signal %d while storing the keys",
+                     (int) stop_signal);
+        }
         if (st != ST_OK) {
             lg_fatal("storing key %llu (%u bytes) failed: %s",
                      (unsigned long long) k, value_size[k], m.why);
@@ -560,19 +571,25 @@ worker_main(void *w_)
     uint64_t r, k = 0;
 
     pthread_barrier_wait(&start_barrier);
-    for (r = w->index; r < opt.requests; r += opt.connections, k++) {
+    for (r = w->index; r < opt.requests && !stop_signal;
+         r += opt.connections, k++) {
         struct sample *s = &samples[r];
         uint64_t t0 = 0, t1 = 0;
         enum status st;
 
         if (opt.interval_us) {
+            /* A signal interrupts the sleep (EINTR) only in the thread it
+             * is delivered to; the others notice at their next request. */
             uint64_t at = window_start_ns + k * opt.interval_us * 1000;
             struct timespec ts = { .tv_sec = at / 1000000000u,
                                    .tv_nsec = at % 1000000000u };
 
             while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
-                   == EINTR) {
+                   == EINTR && !stop_signal) {
                 continue;
+            }
+            if (stop_signal) {
+                break;
             }
         }
         s->conn = w->index;
@@ -619,10 +636,16 @@ write_samples(const struct lg_clock *clk)
     for (r = 0; r < opt.requests; r++) {
         const struct sample *s = &samples[r];
 
-        fprintf(f, "%llu %u %s %u %.6f %.3f %s\n", (unsigned long long) r,
-                s->conn, op_names[s->op], s->value_len,
-                lg_clock_real_s(clk, s->start_ns), s->latency_ns / 1e3,
-                status_names[s->status]);
+        if (s->status == ST_NOT_SENT) {
+            fprintf(f, "%llu %u %s %u - - %s\n", (unsigned long long) r,
+                    s->conn, op_names[s->op], s->value_len,
+                    status_names[s->status]);
+        } else {
+            fprintf(f, "%llu %u %s %u %.6f %.3f %s\n",
+                    (unsigned long long) r, s->conn, op_names[s->op],
+                    s->value_len, lg_clock_real_s(clk, s->start_ns),
+                    s->latency_ns / 1e3, status_names[s->status]);
+        }
     }
     lg_close_output(f, opt.samples);
 }
@@ -639,6 +662,7 @@ main(int argc, char *argv[])
     struct worker *workers;
     struct lg_progress progress;
     struct lg_clock clk;
+    struct sigaction sa;
     double mean_value;
     uint64_t i;
     char *err;
@@ -688,7 +712,19 @@ main(int argc, char *argv[])
     for (i = 0; i < MAX_VALUE; i++) {
         value_data[i] = 'a' + i % 26;
     }
+    /* A request that is never sent (connection lost, or interrupted) keeps
+     * ST_NOT_SENT. */
     samples = panda_xcalloc(opt.requests, sizeof *samples);
+    for (i = 0; i < opt.requests; i++) {
+        samples[i].status = ST_NOT_SENT;
+        samples[i].conn = i % opt.connections;
+        samples[i].op = plan[i].op;
+        samples[i].value_len = value_size[plan[i].key];
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 
     /* Phase 1: store the keys. */
     populate_ns = lg_mono_ns();
@@ -792,6 +828,7 @@ main(int argc, char *argv[])
         }
         lg_json_end_object(&j);
         lg_json_u64(&j, "reconnects", atomic_load(&n_reconnects));
+        lg_json_bool(&j, "interrupted", stop_signal != 0);
         lg_json_double(&j, "outlier_threshold_ms", opt.outlier_ms);
         lg_json_u64(&j, "outliers", outliers);
         lg_json_double(&j, "requests_per_s",
@@ -806,13 +843,14 @@ main(int argc, char *argv[])
     }
     if (!opt.quiet) {
         fprintf(stderr, "%s: %llu requests in %.2f s: %llu ok, %llu miss, "
-                "%llu failed; latency us p50 %.1f p90 %.1f p99 %.1f "
+                "%llu failed%s; latency us p50 %.1f p90 %.1f p99 %.1f "
                 "p99.9 %.1f max %.1f; %llu above %g ms\n", lg_program,
                 (unsigned long long) opt.requests,
                 (window_end_ns - window_start_ns) / 1e9,
                 (unsigned long long) count[ST_OK],
                 (unsigned long long) count[ST_MISS],
-                (unsigned long long) failed, sum[0].p50, sum[0].p90,
+                (unsigned long long) failed,
+                stop_signal ? " (interrupted)" : "", sum[0].p50, sum[0].p90,
                 sum[0].p99, sum[0].p999, sum[0].max,
                 (unsigned long long) outliers, opt.outlier_ms);
     }

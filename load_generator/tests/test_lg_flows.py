@@ -453,3 +453,55 @@ def test_flow_timeout(lg_bin, tmp_path):
     assert j["unfinished_reasons"] == {"flow_timeout": 2}
     # Ended by the flow timeout, not by --drain-timeout (60 s).
     assert j["elapsed_s"] < 30
+
+
+def _run_with_tty_stderr(cmd, timeout=60):
+    """Runs 'cmd' with stderr on a pseudo-terminal; returns (rc, stderr)."""
+    import pty
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:          # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=timeout), b"".join(chunks).decode()
+
+
+def test_progress_line_on_terminal(lg_bin, fg_server, tmp_path):
+    s = fg_server()
+    cmd = [lg_bin.fg_client, "--port", str(s.port), "--size", "10K",
+           "--concurrency", "2", "--duration", "1.5", "--quiet"]
+    rc, err = _run_with_tty_stderr(cmd)
+    assert rc == 0
+    assert "flows done" in err and "/1.5 s" in err
+    rc, err = _run_with_tty_stderr(cmd + ["--no-progress"])
+    assert rc == 0 and err == ""
+    # Not a terminal: no progress line unless asked for.
+    r = run(cmd)
+    assert r.returncode == 0 and r.stderr == ""
+    r = run(cmd[:-1] + ["--flows", "50", "--progress"])
+    assert r.returncode == 0
+    assert "50/50 flows done" in r.stderr or "/50 flows done" in r.stderr
+
+
+def test_ipv6_loopback(lg_bin, fg_server, tmp_path):
+    try:
+        socket.socket(socket.AF_INET6).bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback")
+    s = fg_server(bind="::1")
+    js = tmp_path / "sum.json"
+    r = run([lg_bin.fg_client, "--server", "::1", "--port", str(s.port),
+             "--size", "64K", "--concurrency", "3", "--flows", "30",
+             "--dscp", "46", "--json", str(js)])
+    assert r.returncode == 0, r.stderr
+    j = load_json(js)
+    assert j["flows_completed"] == 30
+    assert j["server"] == "[::1]:%d" % s.port

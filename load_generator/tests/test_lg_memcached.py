@@ -198,3 +198,40 @@ def test_value_cdf_too_large(lg_bin, tmp_path):
     r = run([lg_bin.mc_client, "--cdf", str(p)])
     assert r.returncode == 1
     assert "above memcached's default item limit" in r.stderr
+
+
+def test_interrupt_writes_results(lg_bin, memcached, tmp_path):
+    _, port = memcached
+    client = subprocess.Popen(
+        [lg_bin.mc_client, "--port", str(port), "--value-size", "100",
+         "--requests", "1000", "--interval-us", "10000", "--connections",
+         "2", "--json", str(tmp_path / "j"), "--samples",
+         str(tmp_path / "s")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    client.send_signal(signal.SIGINT)
+    _, err = client.communicate(timeout=30)
+    assert client.returncode == 2, err
+    assert "interrupted" in err
+    j = load_json(tmp_path / "j")
+    assert j["interrupted"] is True
+    assert 20 < j["requests_ok"] < 1000
+    assert j["status_counts"]["not_sent"] == 1000 - j["requests_ok"]
+    rows = read_samples_raw(tmp_path / "s")
+    assert len(rows) == 1000
+    assert all(r[6] == "not_sent" and r[5] == "-" for r in rows
+               if r[6] != "ok")
+
+
+def read_samples_raw(path):
+    with open(path) as f:
+        return [l.split() for l in f if not l.startswith("#")]
+
+
+def test_progress_line(lg_bin, memcached, tmp_path):
+    _, port = memcached
+    r = run([lg_bin.mc_client, "--port", str(port), "--value-size", "100",
+             "--requests", "50", "--interval-us", "10000", "--progress",
+             "--quiet"])
+    assert r.returncode == 0
+    assert "/50 requests" in r.stderr
