@@ -32,8 +32,9 @@
 #define MAX_VALUE (1024 * 1024)     /* memcached's default item limit. */
 
 struct options {
-    const char *server, *port;
+    const char *server, *port, *bind;
     unsigned int connections;
+    double duration;            /* Seconds, 0: no limit. */
     uint64_t requests;
     uint64_t keys;
     unsigned int key_size;
@@ -55,9 +56,11 @@ enum op { OP_GET, OP_SET };
 static const char *const op_names[] = { "get", "set" };
 
 enum status { ST_OK, ST_MISS, ST_SIZE_MISMATCH, ST_TIMEOUT, ST_ERROR,
-              ST_NOT_SENT, N_STATUS };
+              ST_NOT_SENT, ST_SKIPPED, N_STATUS };
+/* ST_SKIPPED: not started because --duration was over; such requests are
+ * not part of the run (not failures, not in the samples file). */
 static const char *const status_names[N_STATUS] = {
-    "ok", "miss", "size_mismatch", "timeout", "error", "not_sent"
+    "ok", "miss", "size_mismatch", "timeout", "error", "not_sent", "skipped"
 };
 
 struct request {
@@ -83,8 +86,8 @@ struct mconn {
 };
 
 static struct options opt;
-static struct sockaddr_storage server;
-static socklen_t server_len;
+static struct sockaddr_storage server, local;
+static socklen_t server_len, local_len;
 static uint32_t *value_size;    /* Per key. */
 static char *value_data;        /* MAX_VALUE bytes of filler. */
 static struct request *plan;
@@ -111,9 +114,12 @@ the keys (SET), then times each GET from send to the full response.\n\
 \n\
   -s, --server=HOST        memcached address (default 127.0.0.1)\n\
   -p, --port=PORT          memcached port (default 11211)\n\
+      --bind=ADDR          local address of the client's connections\n\
   -C, --connections=N      persistent connections, one request outstanding\n\
                            on each (default 1)\n\
   -r, --requests=N         measured requests (default 1000)\n\
+  -d, --duration=SECONDS   stop starting requests after SECONDS (the rest\n\
+                           are skipped, not failed)\n\
   -k, --keys=N             distinct keys stored beforehand (default 1000)\n\
       --key-size=BYTES     key length (default 64, 16..250)\n\
   -c, --cdf=FILE           value sizes from a CDF file (\"bytes cdf\" lines)\n\
@@ -148,11 +154,13 @@ parse_options(int argc, char *argv[])
     enum {
         OPT_KEY_SIZE = 256, OPT_VALUE_SIZE, OPT_SET_RATIO, OPT_INTERVAL,
         OPT_TIMEOUT, OPT_OUTLIER, OPT_DSCP, OPT_NO_NODELAY, OPT_SEED,
-        OPT_SAMPLES, OPT_PROGRESS, OPT_NO_PROGRESS,
+        OPT_SAMPLES, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BIND,
     };
     static const struct option longopts[] = {
         { "server", required_argument, NULL, 's' },
         { "port", required_argument, NULL, 'p' },
+        { "bind", required_argument, NULL, OPT_BIND },
+        { "duration", required_argument, NULL, 'd' },
         { "connections", required_argument, NULL, 'C' },
         { "requests", required_argument, NULL, 'r' },
         { "keys", required_argument, NULL, 'k' },
@@ -188,7 +196,7 @@ parse_options(int argc, char *argv[])
     opt.dscp = -1;
     opt.nodelay = true;
     opt.progress = -1;
-    while ((c = getopt_long(argc, argv, "s:p:C:r:k:c:j:qh", longopts,
+    while ((c = getopt_long(argc, argv, "s:p:d:C:r:k:c:j:qh", longopts,
                             NULL)) != -1) {
         switch (c) {
         case 's':
@@ -197,6 +205,12 @@ parse_options(int argc, char *argv[])
         case 'p':
             lg_parse_u64("--port", optarg, 1, 65535);
             opt.port = optarg;
+            break;
+        case OPT_BIND:
+            opt.bind = optarg;
+            break;
+        case 'd':
+            opt.duration = lg_parse_double("--duration", optarg, 1e-3, 1e7);
             break;
         case 'C':
             opt.connections = lg_parse_u64("--connections", optarg, 1, 1024);
@@ -305,6 +319,13 @@ mc_connect(struct mconn *m)
     }
     if (opt.dscp >= 0) {
         lg_set_dscp(m->fd, server.ss_family, opt.dscp);
+    }
+    if (opt.bind && bind(m->fd, (struct sockaddr *) &local, local_len)) {
+        snprintf(m->why, sizeof m->why, "cannot bind to %s: %s", opt.bind,
+                 strerror(errno));
+        close(m->fd);
+        m->fd = -1;
+        return false;
     }
     if (connect(m->fd, (struct sockaddr *) &server, server_len)) {
         snprintf(m->why, sizeof m->why, "cannot connect to %s: %s",
@@ -568,6 +589,8 @@ worker_main(void *w_)
 {
     struct worker *w = w_;
     struct mconn *m = &w->m;
+    uint64_t end = opt.duration
+                   ? window_start_ns + (uint64_t) (opt.duration * 1e9) : 0;
     uint64_t r, k = 0;
 
     pthread_barrier_wait(&start_barrier);
@@ -592,9 +615,12 @@ worker_main(void *w_)
                 break;
             }
         }
-        s->conn = w->index;
-        s->op = plan[r].op;
-        s->value_len = value_size[plan[r].key];
+        if (end && lg_mono_ns() >= end) {
+            for (; r < opt.requests; r += opt.connections) {
+                samples[r].status = ST_SKIPPED;
+            }
+            break;
+        }
         if (!w->connected) {
             /* Reconnect after a failed request: the old connection's
              * state is unknown. */
@@ -636,6 +662,9 @@ write_samples(const struct lg_clock *clk)
     for (r = 0; r < opt.requests; r++) {
         const struct sample *s = &samples[r];
 
+        if (s->status == ST_SKIPPED) {
+            continue;
+        }
         if (s->status == ST_NOT_SENT) {
             fprintf(f, "%llu %u %s %u - - %s\n", (unsigned long long) r,
                     s->conn, op_names[s->op], s->value_len,
@@ -684,6 +713,16 @@ main(int argc, char *argv[])
     err = lg_resolve(opt.server, opt.port, false, &server, &server_len);
     if (err) {
         lg_fatal("--server/--port: %s", err);
+    }
+    if (opt.bind) {
+        err = lg_resolve(opt.bind, "0", true, &local, &local_len);
+        if (err) {
+            lg_fatal("--bind: %s", err);
+        }
+        if (local.ss_family != server.ss_family) {
+            lg_fatal("--bind %s and --server %s are not of the same address "
+                     "family", opt.bind, opt.server);
+        }
     }
     signal(SIGPIPE, SIG_IGN);
 
@@ -802,6 +841,13 @@ main(int argc, char *argv[])
         lg_json_str(&j, "server", lg_addr_str(&server, server_len));
         lg_json_u64(&j, "connections", opt.connections);
         lg_json_u64(&j, "requests", opt.requests);
+        lg_json_u64(&j, "requests_sent",
+                    opt.requests - count[ST_SKIPPED] - count[ST_NOT_SENT]);
+        if (opt.duration) {
+            lg_json_double(&j, "duration_s", opt.duration);
+        } else {
+            lg_json_null(&j, "duration_s");
+        }
         lg_json_u64(&j, "keys", opt.keys);
         lg_json_u64(&j, "key_size", opt.key_size);
         lg_json_str(&j, "cdf", opt.cdf_file);

@@ -235,3 +235,19 @@ def test_progress_line(lg_bin, memcached, tmp_path):
              "--quiet"])
     assert r.returncode == 0
     assert "/50 requests" in r.stderr
+
+
+def test_duration_limit_and_bind(lg_bin, memcached, tmp_path):
+    """--duration ends the window early; requests not started are skipped
+    (not failures, not in the samples file)."""
+    _, port = memcached
+    r, j, rows = mc(lg_bin, port, tmp_path, "--value-size", "100",
+                    "--requests", "100000", "--interval-us", "2000",
+                    "--duration", "0.5", "--bind", "127.0.0.1")
+    assert r.returncode == 0, r.stderr
+    assert 0.5 <= j["window_s"] < 2
+    assert j["duration_s"] == 0.5
+    assert j["requests_failed"] == 0
+    assert 50 < j["requests_ok"] <= 251
+    assert j["requests_sent"] == j["requests_ok"] == len(rows)
+    assert j["status_counts"]["skipped"] == 100000 - j["requests_ok"]
