@@ -114,12 +114,15 @@ static struct run {
     uint64_t inflight_since;
     uint64_t late_arrivals;
     bool aborted, interrupted;
+    bool generating;            /* Still starting flows. */
 
     struct lg_vec fct[N_BUCKETS];
     uint64_t bucket_unfinished[N_BUCKETS];
 } run;
 
 static int epoll_timer_tag, epoll_signal_tag;
+
+static void closed_loop_refill(void);
 
 static void
 usage(void)
@@ -144,7 +147,8 @@ Limits (at least one):\n\
   -d, --duration=SECONDS   start flows for SECONDS\n\
       --drain-timeout=S    then wait up to S seconds for flows in flight\n\
                            (default 60)\n\
-      --flow-timeout=S     give up on a flow after S seconds (default: never)\n\
+      --flow-timeout=S     give up on a flow after S seconds (default:\n\
+                           never)\n\
       --max-failures=N     stop starting flows after N failed ones\n\
                            (default 100, 0 = never stop)\n\
       --max-inflight=N     open loop: at most N flows in flight, later\n\
@@ -569,9 +573,12 @@ conn_send(struct conn *c, uint64_t now)
     conn_watch(c, EPOLL_CTL_MOD, EPOLLIN);
 }
 
+/* Starts the next flow.  Its start time is taken here, not when it was due:
+ * a late open-loop arrival's FCT does not include its lateness. */
 static void
-flow_start(uint64_t now)
+flow_start(void)
 {
+    uint64_t now = lg_mono_ns();
     struct lg_fg_req req;
     struct conn *c;
     uint64_t id = run.started++;
@@ -704,6 +711,12 @@ conn_event(struct conn *c)
         conn_receive(c, now);
         break;
     }
+    /* Replace a flow that just ended at once, rather than after the whole
+     * batch of events: this keeps the concurrency held.  (Safe: new
+     * connections cannot have events in the current batch.) */
+    if (!run.o.open_loop && run.generating) {
+        closed_loop_refill();
+    }
 }
 
 static void
@@ -732,6 +745,23 @@ static bool
 limit_reached(void)
 {
     return run.o.flows && run.started >= run.o.flows;
+}
+
+static bool
+too_many_failures(void)
+{
+    return run.o.max_failures && run.failures >= run.o.max_failures;
+}
+
+/* Closed loop: tops the flows in flight up to --concurrency. */
+static void
+closed_loop_refill(void)
+{
+    while (run.generating && run.inflight < run.o.concurrency
+           && !limit_reached() && !too_many_failures()
+           && !(run.gen_end_ns && lg_mono_ns() >= run.gen_end_ns)) {
+        flow_start();
+    }
 }
 
 /* Waits for events until 'wake' (monotonic ns, 0: no deadline). */
@@ -793,8 +823,8 @@ run_loop(void)
     uint64_t next_arrival = 0, drain_deadline = 0, next_housekeeping = 0;
     bool arrival_late = false;
     double mean_iat = run.o.open_loop ? mean_interarrival_ns() : 0;
-    bool generating = true;
 
+    run.generating = true;
     run.start_ns = lg_mono_ns();
     run.inflight_since = run.start_ns;
     lg_clock_init(&run.clk);
@@ -819,18 +849,14 @@ run_loop(void)
             housekeeping(now);
             next_housekeeping = now + HOUSEKEEPING_NS;
         }
-        if (generating) {
-            if ((run.gen_end_ns && now >= run.gen_end_ns)
-                || (run.o.max_failures
-                    && run.failures >= run.o.max_failures)) {
-                run.aborted = !(run.gen_end_ns && now >= run.gen_end_ns);
-                generating = false;
+        if (run.generating) {
+            if (run.gen_end_ns && now >= run.gen_end_ns) {
+                run.generating = false;
+            } else if (too_many_failures()) {
+                run.aborted = true;
+                run.generating = false;
             } else if (!run.o.open_loop) {
-                while (run.inflight < run.o.concurrency && !limit_reached()
-                       && !(run.o.max_failures
-                            && run.failures >= run.o.max_failures)) {
-                    flow_start(now);
-                }
+                closed_loop_refill();
             } else {
                 while (next_arrival <= now && !limit_reached()) {
                     if (run.inflight >= run.o.max_inflight) {
@@ -840,15 +866,15 @@ run_loop(void)
                         break;
                     }
                     arrival_late = false;
-                    flow_start(now);
+                    flow_start();
                     next_arrival += panda_rng_exp(&run.arrival_rng,
                                                   mean_iat);
                 }
             }
-            if (generating && limit_reached()) {
-                generating = false;
+            if (run.generating && limit_reached()) {
+                run.generating = false;
             }
-            if (!generating) {
+            if (!run.generating) {
                 run.gen_end_ns = now;
                 drain_deadline = now
                                  + (uint64_t) (run.o.drain_timeout * 1e9);
@@ -881,7 +907,7 @@ run_loop(void)
             wake = min_wake(wake, run.progress.next_ns);
         }
 
-        if (generating) {
+        if (run.generating) {
             if (run.o.open_loop && run.inflight < run.o.max_inflight) {
                 wake = min_wake(wake, next_arrival);
             }

@@ -76,7 +76,8 @@ requested number of bytes.  Runs until SIGINT or SIGTERM.\n\
       --port-file=FILE   write the listening port to FILE once listening\n\
   -t, --threads=N        epoll threads sharing the listener (default 1)\n\
       --backlog=N        listen backlog (default 1024)\n\
-      --json=FILE        write counters as JSON to FILE on exit (\"-\" stdout)\n\
+      --json=FILE        write counters as JSON to FILE on exit\n\
+                         (\"-\" for stdout)\n\
   -q, --quiet            no log lines on stderr\n\
   -h, --help             show this help\n\
 \n\

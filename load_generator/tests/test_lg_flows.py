@@ -267,7 +267,7 @@ def test_closed_loop_concurrency(lg_bin, fg_server, tmp_path, conc):
     j = load_json(js)
     assert j["max_in_flight"] == conc
     # Averaged over the run, including the final drain.
-    assert j["mean_in_flight"] > 0.8 * conc
+    assert j["mean_in_flight"] > 0.9 * conc
     info = s.stop()
     assert 1 <= info["max_active_responses"] <= conc
     assert info["connections_accepted"] == 40 * conc
