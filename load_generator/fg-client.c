@@ -818,6 +818,25 @@ min_wake(uint64_t a, uint64_t b)
 }
 
 static void
+show_progress(uint64_t now)
+{
+    unsigned long long done = run.completed + run.unfinished;
+
+    if (run.o.flows) {
+        lg_progress_update(&run.progress, now,
+                           "%llu/%llu flows done, %llu in flight, %.1f s",
+                           done, (unsigned long long) run.o.flows,
+                           (unsigned long long) run.inflight,
+                           (now - run.start_ns) / 1e9);
+    } else {
+        lg_progress_update(&run.progress, now,
+                           "%llu flows done, %llu in flight, %.1f/%.1f s",
+                           done, (unsigned long long) run.inflight,
+                           (now - run.start_ns) / 1e9, run.o.duration);
+    }
+}
+
+static void
 run_loop(void)
 {
     uint64_t next_arrival = 0, drain_deadline = 0, next_housekeeping = 0;
@@ -885,25 +904,7 @@ run_loop(void)
         }
 
         if (run.progress.enabled) {
-            if (run.o.flows) {
-                lg_progress_update(&run.progress, now,
-                                   "%llu/%llu flows done, %llu in flight, "
-                                   "%.1f s",
-                                   (unsigned long long) (run.completed
-                                                         + run.unfinished),
-                                   (unsigned long long) run.o.flows,
-                                   (unsigned long long) run.inflight,
-                                   (now - run.start_ns) / 1e9);
-            } else {
-                lg_progress_update(&run.progress, now,
-                                   "%llu flows done, %llu in flight, "
-                                   "%.1f/%.1f s",
-                                   (unsigned long long) (run.completed
-                                                         + run.unfinished),
-                                   (unsigned long long) run.inflight,
-                                   (now - run.start_ns) / 1e9,
-                                   run.o.duration);
-            }
+            show_progress(now);
             wake = min_wake(wake, run.progress.next_ns);
         }
 
@@ -938,6 +939,8 @@ run_loop(void)
         }
     }
     inflight_change(run.end_ns, 0);
+    run.progress.next_ns = 0;       /* The final state, whatever the time. */
+    show_progress(run.end_ns);
     lg_progress_end(&run.progress);
 }
 

@@ -94,6 +94,7 @@ static struct request *plan;
 static struct sample *samples;
 static atomic_ullong n_done, n_reconnects;
 static atomic_uint threads_done;
+static atomic_ullong window_end_ns;   /* When the last worker finished. */
 static uint64_t window_start_ns;
 static pthread_barrier_t start_barrier;
 static volatile sig_atomic_t stop_signal;
@@ -645,6 +646,16 @@ worker_main(void *w_)
         }
         atomic_fetch_add(&n_done, 1);
     }
+    {
+        /* The window ends with the last response of the last worker. */
+        unsigned long long now = lg_mono_ns();
+        unsigned long long prev = atomic_load(&window_end_ns);
+
+        while (now > prev
+               && !atomic_compare_exchange_weak(&window_end_ns, &prev, now)) {
+            continue;
+        }
+    }
     mc_close(m);
     atomic_fetch_add(&threads_done, 1);
     return NULL;
@@ -685,7 +696,7 @@ main(int argc, char *argv[])
     struct lg_summary sum[3];  /* all, get, set */
     struct lg_vec lat[3] = { { 0 } };
     uint64_t count[N_STATUS] = { 0 };
-    uint64_t populate_ns, window_end_ns, outliers = 0, failed;
+    uint64_t populate_ns, outliers = 0, failed;
     struct panda_cdf cdf = { 0 };
     struct panda_rng rng;
     struct worker *workers;
@@ -791,21 +802,27 @@ main(int argc, char *argv[])
     lg_clock_init(&clk);
     window_start_ns = clk.mono0;
     pthread_barrier_wait(&start_barrier);
-    while (atomic_load(&threads_done) < opt.connections) {
+    for (;;) {
+        bool done = atomic_load(&threads_done) == opt.connections;
         struct timespec ts = { 0, 100000000 };
 
+        if (done) {
+            progress.next_ns = 0;   /* The final state. */
+        }
         lg_progress_update(&progress, lg_mono_ns(),
                            "%llu/%llu requests, %.1f s",
                            (unsigned long long) atomic_load(&n_done),
                            (unsigned long long) opt.requests,
                            (lg_mono_ns() - window_start_ns) / 1e9);
+        if (done) {
+            break;
+        }
         nanosleep(&ts, NULL);
     }
     for (i = 0; i < opt.connections; i++) {
         pthread_join(workers[i].thread, NULL);
         free(workers[i].m.buf);
     }
-    window_end_ns = lg_mono_ns();
     lg_progress_end(&progress);
 
     /* Statistics over the requests that got their response. */

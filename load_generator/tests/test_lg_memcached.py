@@ -234,7 +234,7 @@ def test_progress_line(lg_bin, memcached, tmp_path):
              "--requests", "50", "--interval-us", "10000", "--progress",
              "--quiet"])
     assert r.returncode == 0
-    assert "/50 requests" in r.stderr
+    assert "50/50 requests" in r.stderr
 
 
 def test_duration_limit_and_bind(lg_bin, memcached, tmp_path):
