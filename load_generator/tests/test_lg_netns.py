@@ -134,7 +134,11 @@ def test_dscp_on_the_wire(lg_bin, pair, server_b, tmp_path):
                             stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(1)
+        # tcpdump says "listening on ..." once it captures.
+        seen = []
+        while not seen or ("listening on" not in seen[-1] and seen[-1]):
+            seen.append(dump.stderr.readline())
+        assert "listening on" in seen[-1], seen
         r = run(pair.ex(pair.a) + [lg_bin.fg_client, "--server", B_IP,
                                    "--port", str(s.port), "--size", "100K",
                                    "--concurrency", "2", "--flows", "4",
