@@ -1101,6 +1101,7 @@ setup(void)
         run.out = lg_open_output(run.o.output);
         fprintf(run.out, "# id size_bytes start_s end_s fct_us "
                 "received_bytes completed note\n");
+        fflush(run.out);        /* Lets scripts see that the run started. */
     }
 }
 

@@ -590,11 +590,12 @@ worker_main(void *w_)
 {
     struct worker *w = w_;
     struct mconn *m = &w->m;
-    uint64_t end = opt.duration
-                   ? window_start_ns + (uint64_t) (opt.duration * 1e9) : 0;
-    uint64_t r, k = 0;
+    uint64_t r, k = 0, end;
 
     pthread_barrier_wait(&start_barrier);
+    /* window_start_ns is set before the barrier is released. */
+    end = opt.duration
+          ? window_start_ns + (uint64_t) (opt.duration * 1e9) : 0;
     for (r = w->index; r < opt.requests && !stop_signal;
          r += opt.connections, k++) {
         struct sample *s = &samples[r];

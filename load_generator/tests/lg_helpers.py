@@ -218,3 +218,23 @@ def nearest_rank(values, p):
         return v[0]
     rank = max(1, math.ceil(p * len(v) / 100.0 - 1e-9))
     return v[min(rank, len(v)) - 1]
+
+
+def wait_output(stream, text, timeout=30):
+    """Reads from a subprocess pipe until 'text' appears (works with the
+    '\\r'-terminated progress line); returns what was read."""
+    import select
+    fd = stream.fileno()
+    got = b""
+    deadline = time.time() + timeout
+    while text.encode() not in got:
+        left = deadline - time.time()
+        if left <= 0:
+            raise RuntimeError("no %r in %r" % (text, got))
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise RuntimeError("EOF before %r in %r" % (text, got))
+            got += chunk
+    return got.decode(errors="replace")

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from lg_helpers import (cdf, load_json, nearest_rank, read_flows, run, stop)
+from lg_helpers import (cdf, load_json, nearest_rank, read_flows, run, stop,
+                        wait_output)
 
 WEB = cdf("web-search.cdf")
 MINING = cdf("data-mining.cdf")
@@ -329,9 +330,10 @@ def test_kill_server_mid_run(lg_bin, fg_server, tmp_path):
     client = subprocess.Popen(
         [lg_bin.fg_client, "--port", str(s.port), "--size", "200M",
          "--concurrency", "4", "--flows", "40", "--output", str(out),
-         "--json", str(js), "--max-failures", "10"],
+         "--json", str(js), "--max-failures", "10", "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
+    wait_output(client.stderr, "in flight")     # flows have started
+    time.sleep(0.3)
     s.kill()
     try:
         _, err = client.communicate(timeout=60)
@@ -359,9 +361,10 @@ def test_server_survives_vanishing_clients(lg_bin, fg_server, tmp_path):
     # A client killed mid-flow.
     client = subprocess.Popen(
         [lg_bin.fg_client, "--port", str(s.port), "--size", "500M",
-         "--concurrency", "3", "--flows", "3", "--quiet"],
+         "--concurrency", "3", "--flows", "3", "--quiet", "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(0.5)
+    wait_output(client.stderr, "in flight")
+    time.sleep(0.3)
     stop(client, signal.SIGKILL)
     # Garbage, a half request and a request followed by an early close.
     for payload, answer in (
@@ -425,8 +428,10 @@ def test_interrupt_writes_summary(lg_bin, fg_server, tmp_path):
     client = subprocess.Popen(
         [lg_bin.fg_client, "--port", str(s.port), "--size", "1G",
          "--concurrency", "2", "--duration", "60", "--output", str(out),
-         "--json", str(js), "--quiet"])
-    time.sleep(0.5)
+         "--json", str(js), "--quiet", "--progress"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_output(client.stderr, "in flight")
+    time.sleep(0.3)
     client.send_signal(signal.SIGINT)
     assert client.wait(timeout=20) == 2
     j = load_json(js)

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from lg_helpers import cdf, free_port, load_json, nearest_rank, run, stop
+from lg_helpers import (cdf, free_port, load_json, nearest_rank, run, stop,
+                        wait_output)
 
 VALUES = cdf("memcached-values.cdf")
 
@@ -112,10 +113,12 @@ def test_stalled_server_gives_outliers(lg_bin, memcached, tmp_path):
     proc, port = memcached
     client = subprocess.Popen(
         [lg_bin.mc_client, "--port", str(port), "--value-size", "200",
-         "--requests", "150", "--interval-us", "10000", "--json",
-         str(tmp_path / "j"), "--samples", str(tmp_path / "s")],
+         "--requests", "150", "--interval-us", "10000", "--keys", "10",
+         "--json", str(tmp_path / "j"), "--samples", str(tmp_path / "s"),
+         "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
+    wait_output(client.stderr, "requests,")     # the window has started
+    time.sleep(0.3)
     os.kill(proc.pid, signal.SIGSTOP)
     time.sleep(0.5)
     os.kill(proc.pid, signal.SIGCONT)
@@ -123,7 +126,7 @@ def test_stalled_server_gives_outliers(lg_bin, memcached, tmp_path):
     assert client.returncode == 0, err
     j = load_json(tmp_path / "j")
     assert j["requests_ok"] == 150
-    assert j["outliers"] >= 1
+    assert j["outliers"] >= 1, err
     assert j["latency_us"]["all"]["max"] > 200e3
     rows = read_samples(tmp_path / "s")
     assert sum(1 for x in rows if x["lat"] > 200e3) == j["outliers"]
@@ -136,9 +139,11 @@ def test_timeout_and_reconnect(lg_bin, memcached, tmp_path):
     client = subprocess.Popen(
         [lg_bin.mc_client, "--port", str(port), "--value-size", "200",
          "--requests", "100", "--interval-us", "10000", "--timeout-ms",
-         "150", "--json", str(tmp_path / "j")],
+         "150", "--keys", "10", "--json", str(tmp_path / "j"),
+         "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.4)
+    wait_output(client.stderr, "requests,")
+    time.sleep(0.2)
     os.kill(proc.pid, signal.SIGSTOP)
     time.sleep(0.6)
     os.kill(proc.pid, signal.SIGCONT)
@@ -147,7 +152,7 @@ def test_timeout_and_reconnect(lg_bin, memcached, tmp_path):
     j = load_json(tmp_path / "j")
     assert j["status_counts"]["timeout"] >= 1
     assert j["reconnects"] >= 1
-    assert j["requests_ok"] >= 50
+    assert j["requests_ok"] >= 30
     assert j["requests_ok"] + j["requests_failed"] == 100
 
 
@@ -156,9 +161,11 @@ def test_server_killed(lg_bin, memcached, tmp_path):
     client = subprocess.Popen(
         [lg_bin.mc_client, "--port", str(port), "--value-size", "100",
          "--requests", "200", "--interval-us", "5000", "--json",
-         str(tmp_path / "j"), "--timeout-ms", "1000"],
+         str(tmp_path / "j"), "--timeout-ms", "1000", "--keys", "10",
+         "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.4)
+    wait_output(client.stderr, "requests,")
+    time.sleep(0.2)
     stop(proc, signal.SIGKILL)
     _, err = client.communicate(timeout=60)
     assert client.returncode == 2, err
@@ -205,10 +212,11 @@ def test_interrupt_writes_results(lg_bin, memcached, tmp_path):
     client = subprocess.Popen(
         [lg_bin.mc_client, "--port", str(port), "--value-size", "100",
          "--requests", "1000", "--interval-us", "10000", "--connections",
-         "2", "--json", str(tmp_path / "j"), "--samples",
-         str(tmp_path / "s")],
+         "2", "--keys", "10", "--json", str(tmp_path / "j"), "--samples",
+         str(tmp_path / "s"), "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1)
+    wait_output(client.stderr, "requests,")
+    time.sleep(0.5)
     client.send_signal(signal.SIGINT)
     _, err = client.communicate(timeout=30)
     assert client.returncode == 2, err

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from lg_helpers import (FgServer, cdf, load_json, memcached_path, read_flows,
-                        run, stop, wait_tcp)
+                        run, stop, wait_output)
 
 A_IP, B_IP = "10.77.0.1", "10.77.0.2"
 
@@ -169,8 +169,10 @@ def test_kill_server_across_namespaces(lg_bin, pair, server_b, tmp_path):
         pair.ex(pair.a) + [lg_bin.fg_client, "--server", B_IP, "--port",
                            str(s.port), "--size", "500M", "--concurrency",
                            "3", "--flows", "30", "--json", str(js),
-                           "--max-failures", "5", "--quiet"])
-    time.sleep(0.7)
+                           "--max-failures", "5", "--quiet", "--progress"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_output(client.stderr, "in flight")
+    time.sleep(0.3)
     s.kill()
     assert client.wait(timeout=60) == 2
     j = load_json(js)
