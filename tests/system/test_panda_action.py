@@ -1,0 +1,244 @@
+"""System test of the OVS 'panda' action (issue 3, ovs-patches/panda.series).
+
+Runs the patched ovs-vswitchd (datapath_type=netdev) in network namespaces
+with two hosts on one bridge, sends real TCP traffic through it and reads
+the DSCP of every packet with tshark on the receiving veth:
+
+  - panda policy: a bulk transfer steps down through the DSCPs of levels
+    0..3 (46, 26, 18, 0) in that order; a small-message request/response
+    connection keeps DSCP 46 (level 0) for its whole life;
+  - PIAS policy, same run: both connections are demoted;
+  - ovs-ofctl dump-flows prints the action exactly as added (the issue's
+    example, verbatim), bad arguments are refused naming the field, and
+    ovs-appctl dpctl/dump-flows and panda/show show the action and its
+    connection table.
+
+Build: $PANDA_BUILD_DIR (default /work/main/_build-panda).  Needs root.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "pylib"))
+from ovs_sandbox import OvsSandbox, is_root  # noqa: E402
+
+BUILD = os.environ.get("PANDA_BUILD_DIR", "/work/main/_build-panda")
+VSWITCHD = os.path.join(BUILD, "ovs", "build", "vswitchd", "ovs-vswitchd")
+TRAFFIC = os.path.join(HERE, "panda_traffic.py")
+PYTHON = "/usr/bin/python3"
+
+pytestmark = [
+    pytest.mark.skipif(not is_root(),
+                       reason="needs root (network namespaces, OVS)"),
+    pytest.mark.skipif(not os.access(VSWITCHD, os.X_OK),
+                       reason="no OVS build at %s (set PANDA_BUILD_DIR or "
+                       "build with 'make')" % BUILD),
+    pytest.mark.skipif(not shutil.which("tshark")
+                       or not shutil.which("tcpdump"),
+                       reason="needs tcpdump and tshark"),
+]
+
+# The example of the issue, verbatim.
+ISSUE_EXAMPLE = ("panda(id=1,threshold=1460,weights=1460:1/9000:2,"
+                 "thresholds=100000/1000000/10000000,dscp=46/26/18/0,"
+                 "queues=0/1/2/3)")
+# T below the MSS payload (1448 bytes with TCP timestamps), so that the
+# bulk flow's full-sized segments count and small messages are compensated.
+PANDA = ("panda(id=1,threshold=1000,thresholds=100000/1000000/10000000,"
+         "dscp=46/26/18/0,queues=0/1/2/3)")
+PIAS = ("panda(id=2,kind=pias,thresholds=10000/1000000/10000000,"
+        "dscp=46/26/18/0,queues=0/1/2/3)")
+DSCP_OF_LEVEL = [46, 26, 18, 0]
+
+BULK_BYTES = 20 * 1000 * 1000
+RR_COUNT = 300
+PORTS = {"panda-bulk": 5001, "panda-rr": 5002,
+         "pias-bulk": 5003, "pias-rr": 5004}
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with OvsSandbox(BUILD) as sb:
+        sb.add_bridge("br0")
+        sb.a = sb.add_host("a", "10.0.0.1/24")
+        sb.b = sb.add_host("b", "10.0.0.2/24")
+        yield sb
+
+
+def dump_actions(sb, *args):
+    out = sb.ofctl(*args, "dump-flows", "br0", "--no-stats")
+    return [line.split("actions=", 1)[1] for line in out.splitlines()
+            if "actions=" in line]
+
+
+def test_ofctl_round_trip(sb):
+    for version in ("OpenFlow10", "OpenFlow13", "OpenFlow15"):
+        sb.ofctl("del-flows", "br0")
+        sb.ofctl("-O", version, "add-flow", "br0",
+                 "tcp,actions=%s,normal" % ISSUE_EXAMPLE)
+        assert dump_actions(sb, "-O", version) == \
+            [ISSUE_EXAMPLE + ",NORMAL"], version
+
+    pias = "panda(id=7,kind=pias,thresholds=5000,dscp=1/2,queues=0/1," \
+           "ctl_level=1,floor=-100,idle_reset=500)"
+    sb.ofctl("del-flows", "br0")
+    sb.ofctl("add-flow", "br0", "ip,actions=%s,normal" % pias)
+    assert dump_actions(sb) == [pias + ",NORMAL"]
+    sb.ofctl("del-flows", "br0")
+
+
+@pytest.mark.parametrize("arg,field", [
+    ("id=1,dscp=64/0,thresholds=10", "dscp"),
+    ("id=1,thresholds=100/10", "thresholds"),
+    ("threshold=10", "id"),
+    ("id=1,kind=fifo", "kind"),
+    ("id=1,weights=100:0.5", "weights"),
+])
+def test_ofctl_bad_argument(sb, arg, field):
+    res = subprocess.run(sb.ns.cmd(sb.bin("utilities/ovs-ofctl"), "add-flow",
+                                   "br0", "tcp,actions=panda(%s)" % arg),
+                         env=sb.env, capture_output=True, text=True)
+    assert res.returncode != 0
+    assert "panda: %s" % field in res.stderr, res.stderr
+    assert dump_actions(sb) == []
+
+
+def capture_start(host, path):
+    p = host.popen("tcpdump", "-i", "eth0", "-w", path, "-s", "128", "-U",
+                   "-n", "tcp", stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        line = p.stderr.readline()
+        if "listening on" in line:
+            return p
+        if not line and p.poll() is not None:
+            break
+    p.kill()
+    raise RuntimeError("tcpdump did not start")
+
+
+def capture_stop(p):
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=10)
+
+
+def run_connection(sb, mode, port, amount):
+    srv = sb.b.popen(PYTHON, TRAFFIC, "server", port, mode,
+                     stdout=subprocess.PIPE, text=True)
+    try:
+        assert srv.stdout.readline().strip() == "ready"
+        sb.a.run(PYTHON, TRAFFIC, "client", sb.b.ip, port, mode, amount,
+                 timeout=120)
+        srv.wait(timeout=30)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+
+
+def read_packets(pcap):
+    """Returns [(src_ip, sport, dport, dscp, tcp_len)] in capture order."""
+    out = subprocess.run(
+        ["tshark", "-r", pcap, "-T", "fields", "-E", "separator=,",
+         "-e", "ip.src", "-e", "tcp.srcport", "-e", "tcp.dstport",
+         "-e", "ip.dsfield.dscp", "-e", "tcp.len"],
+        capture_output=True, text=True, check=True).stdout
+    pkts = []
+    for line in out.splitlines():
+        f = line.split(",")
+        if len(f) == 5 and all(f):
+            pkts.append((f[0], int(f[1]), int(f[2]), int(f[3]), int(f[4])))
+    return pkts
+
+
+def data_dscps(pkts, port, both_directions=False):
+    return [p[3] for p in pkts if p[4] > 0 and
+            (p[2] == port or (both_directions and p[1] == port))]
+
+
+def check_steps_down(dscps, what):
+    """The DSCP of the bulk flow's data packets visits every level in
+    order (46, 26, 18, 0) and ends at the lowest one."""
+    assert dscps, "no data packets captured for %s" % what
+    levels = [DSCP_OF_LEVEL.index(d) for d in dscps]
+    firsts = [levels.index(lv) if lv in levels else None
+              for lv in range(len(DSCP_OF_LEVEL))]
+    assert None not in firsts, "%s: levels seen %s" % (what,
+                                                        sorted(set(levels)))
+    assert firsts == sorted(firsts), "%s: first packet of each level %s" % (
+        what, firsts)
+    assert levels[0] == 0 and levels[-1] == len(DSCP_OF_LEVEL) - 1, what
+    back = sum(1 for x, y in zip(levels, levels[1:]) if y < x)
+    assert back <= len(levels) // 100, "%s: %d steps back up" % (what, back)
+
+
+def test_panda_and_pias_dscp(sb, tmp_path):
+    sb.ofctl("del-flows", "br0")
+    flows = ["priority=0,actions=normal",
+             "priority=5,tcp,actions=%s,normal" % PANDA]
+    for name in ("pias-bulk", "pias-rr"):
+        for side in ("tp_dst", "tp_src"):
+            flows.append("priority=10,tcp,%s=%d,actions=%s,normal"
+                         % (side, PORTS[name], PIAS))
+    sb.ofctl("add-flows", "br0", "-", input="\n".join(flows) + "\n")
+
+    pcap = str(tmp_path / "b.pcap")
+    os.chmod(str(tmp_path), 0o777)
+    cap = capture_start(sb.b, pcap)
+    try:
+        run_connection(sb, "bulk", PORTS["panda-bulk"], BULK_BYTES)
+        run_connection(sb, "rr", PORTS["panda-rr"], RR_COUNT)
+        dp_flows = sb.appctl("dpctl/dump-flows")
+        run_connection(sb, "bulk", PORTS["pias-bulk"], BULK_BYTES)
+        run_connection(sb, "rr", PORTS["pias-rr"], RR_COUNT)
+    finally:
+        capture_stop(cap)
+
+    # The datapath flows carry the action, policy parameters included.
+    assert "panda(id=1,threshold=1000,thresholds=100000/1000000/10000000," \
+        "dscp=46/26/18/0,queues=0/1/2/3)" in dp_flows, dp_flows
+
+    pkts = read_packets(pcap)
+
+    # Panda: the bulk flow steps down, the small-message flow stays on top
+    # in both directions, and the bulk flow's pure ACKs stay on top too.
+    check_steps_down(data_dscps(pkts, PORTS["panda-bulk"]), "panda bulk")
+    rr = data_dscps(pkts, PORTS["panda-rr"], both_directions=True)
+    assert len(rr) >= 2 * RR_COUNT
+    assert set(rr) == {46}, "panda rr DSCPs %s" % sorted(set(rr))
+    acks = [p[3] for p in pkts if p[1] == PORTS["panda-bulk"]]
+    assert acks and set(acks) == {46}
+
+    # PIAS: counters are bytes sent, so both connections are demoted.
+    check_steps_down(data_dscps(pkts, PORTS["pias-bulk"]), "pias bulk")
+    rr = data_dscps(pkts, PORTS["pias-rr"])
+    assert rr[0] == 46 and rr[-1] == 26, \
+        "pias rr DSCPs first %d last %d" % (rr[0], rr[-1])
+
+    # The connection tables: both policies, packets at every level.
+    show = sb.appctl("panda/show")
+    assert "policy 1: panda(id=1,threshold=1000" in show, show
+    assert "policy 2: panda(id=2,kind=pias" in show, show
+    section = show.split("policy 1:")[1].split("policy 2:")[0] \
+        if show.index("policy 1:") < show.index("policy 2:") \
+        else show.split("policy 1:")[1]
+    per_level = section.split("packets per level:")[1].splitlines()[0]
+    counts = [int(x.split(":")[1]) for x in per_level.split()]
+    assert len(counts) == 4 and all(counts), per_level
+
+    # panda/flush empties the tables; an unknown policy is an error.
+    sb.appctl("panda/flush")
+    assert "connections: 0 " in sb.appctl("panda/show", "1")
+    res = subprocess.run(sb.ns.cmd(sb.bin("utilities/ovs-appctl"),
+                                   "panda/show", "99"),
+                         env=sb.env, capture_output=True, text=True)
+    assert res.returncode != 0 and "no such panda policy" in res.stderr

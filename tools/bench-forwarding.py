@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""Forwarding rate of the patched OVS with and without the panda action.
+
+    sudo tools/bench-forwarding.py [--build DIR] [--seconds S] [--reps N]
+                                   [--sizes 64,1500] [--conns 1,1000,100000]
+
+Method.  One OvsSandbox (tests/pylib/ovs_sandbox.py): ovs-vswitchd with
+datapath_type=netdev in a private network namespace, two veth ports
+(netdev-linux, AF_PACKET, polled by the main thread).  tools/bench-blast.c
+(compiled on the fly) sends TCP ACK segments with payload from the source
+namespace as fast as it can (AF_PACKET, sendmmsg, qdisc bypass), cycling
+through C distinct 5-tuples.  The frames go to a MAC address the sink does
+not own, so the sink's kernel counts and drops them without answering.  The
+forwarding rate is the sink veth's rx_packets increase over the middle of
+each S-second run.  Both configurations use the same megaflow shape:
+
+    base:  tcp,in_port=1,actions=output:2
+    panda: tcp,in_port=1,actions=panda(id=1,...),output:2
+
+Runs alternate base/panda for each point, N times; the table shows the
+medians and their ratio.  Gbit/s counts Ethernet frame bytes without FCS,
+preamble and gap.  The machine is shared, so the absolute rates are those of
+a loaded 2-core VM; the ratio is what matters.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "pylib"))
+from ovs_sandbox import OvsSandbox, is_root  # noqa: E402
+
+PANDA = ("panda(id=1,threshold=1460,weights=1460:1/9000:2,"
+         "thresholds=100000/1000000/10000000,dscp=46/26/18/0,"
+         "queues=0/1/2/3)")
+SINK_MAC = "02:00:00:00:99:99"
+
+
+def build_blaster(tmp):
+    exe = os.path.join(tmp, "bench-blast")
+    subprocess.run(["cc", "-O2", "-Wall", "-o", exe,
+                    os.path.join(HERE, "bench-blast.c")], check=True)
+    return exe
+
+
+def rx_packets(host):
+    return int(host.run("cat", "/sys/class/net/eth0/statistics/rx_packets"))
+
+
+def measure(sb, src, sink, blaster, size, conns, seconds):
+    """Returns the forwarded rate in packets per second."""
+    result = {}
+
+    def blast():
+        result["sent"] = int(src.run(blaster, "eth0", size, conns, seconds,
+                                     SINK_MAC, timeout=seconds + 30))
+
+    t = threading.Thread(target=blast)
+    t.start()
+    margin = min(1.0, seconds / 4)
+    time.sleep(margin)
+    r0, t0 = rx_packets(sink), time.monotonic()
+    time.sleep(seconds - 2 * margin)
+    r1, t1 = rx_packets(sink), time.monotonic()
+    t.join()
+    return (r1 - r0) / (t1 - t0), result.get("sent", 0) / seconds
+
+
+def set_flows(sb, actions):
+    sb.ofctl("del-flows", "br0")
+    sb.ofctl("add-flow", "br0", "priority=0,actions=drop")
+    sb.ofctl("add-flow", "br0", "tcp,in_port=1,actions=%s" % actions)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.environ.get(
+        "PANDA_BUILD_DIR", os.path.join(ROOT, "_build-panda")))
+    ap.add_argument("--seconds", type=float, default=4)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--sizes", default="64,1500")
+    ap.add_argument("--conns", default="1,1000,100000")
+    args = ap.parse_args()
+    if not is_root():
+        sys.exit("bench-forwarding: needs root (namespaces)")
+
+    sizes = [int(x) for x in args.sizes.split(",")]
+    connss = [int(x) for x in args.conns.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, OvsSandbox(args.build) as sb:
+        blaster = build_blaster(tmp)
+        os.chmod(tmp, 0o755)
+        sb.add_bridge("br0")
+        src = sb.add_host("src", "10.0.0.1/24", ofport=1)
+        sink = sb.add_host("sink", "10.0.0.2/24", ofport=2)
+        for size in sizes:
+            frame = max(60, size - 4)       # Without the FCS.
+            for conns in connss:
+                res = {"base": [], "panda": []}
+                offered = []
+                for rep in range(args.reps):
+                    for mode in ("base", "panda"):
+                        set_flows(sb, "output:2" if mode == "base"
+                                  else PANDA + ",output:2")
+                        sb.appctl("panda/flush")
+                        pps, sent = measure(sb, src, sink, blaster, frame,
+                                            conns, args.seconds)
+                        res[mode].append(pps)
+                        offered.append(sent)
+                base = statistics.median(res["base"])
+                panda = statistics.median(res["panda"])
+                row = (size, conns, base, panda, panda / base if base else 0,
+                       statistics.median(offered))
+                rows.append(row)
+                print("  %5d B %6d conns: base %s panda %s" % (
+                    size, conns, ["%.0f" % x for x in res["base"]],
+                    ["%.0f" % x for x in res["panda"]]), flush=True)
+        show = sb.appctl("panda/show")
+
+    print()
+    print("frame  conns    base Mpps  Gbit/s   panda Mpps  Gbit/s   ratio"
+          "   offered Mpps")
+    for size, conns, base, panda, ratio, offered in rows:
+        frame = max(60, size - 4)
+        print("%5d %6d   %9.3f %7.3f   %10.3f %7.3f   %5.3f   %9.3f" % (
+            size, conns, base / 1e6, base * frame * 8 / 1e9,
+            panda / 1e6, panda * frame * 8 / 1e9, ratio, offered / 1e6))
+    print()
+    print("last panda/show:")
+    print(show)
+
+
+if __name__ == "__main__":
+    main()
