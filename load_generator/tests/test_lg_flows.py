@@ -251,7 +251,7 @@ def test_closed_loop_concurrency(lg_bin, fg_server, tmp_path, conc):
     server-side count) and nearly always that many (time average)."""
     s = fg_server()
     out, js = tmp_path / "flows.txt", tmp_path / "sum.json"
-    r = run([lg_bin.fg_client, "--port", str(s.port), "--size", "300K",
+    r = run([lg_bin.fg_client, "--port", str(s.port), "--size", "1M",
              "--concurrency", str(conc), "--flows", str(40 * conc),
              "--output", str(out), "--json", str(js)])
     assert r.returncode == 0, r.stderr
@@ -261,14 +261,23 @@ def test_closed_loop_concurrency(lg_bin, fg_server, tmp_path, conc):
                     + [(f["end"], -1) for f in flows],
                     key=lambda e: (e[0], e[1]))
     level = peak = 0
-    for _, d in events:
+    t_first = min(f["start"] for f in flows)
+    t_last = max(f["start"] for f in flows)
+    area, prev = 0.0, t_first
+    for t, d in events:
+        if t_first <= prev and t <= t_last:
+            area += level * (t - prev)
+        prev = t
         level += d
         peak = max(peak, level)
     assert peak == conc
+    # While flows are being started, 'conc' of them are in flight (up to
+    # the microsecond rounding of the timestamps and scheduling hiccups).
+    assert area / (t_last - t_first) > 0.95 * conc
     j = load_json(js)
     assert j["max_in_flight"] == conc
-    # Averaged over the run, including the final drain.
-    assert j["mean_in_flight"] > 0.9 * conc
+    # Averaged over the whole run, including the final drain.
+    assert j["mean_in_flight"] > 0.75 * conc
     info = s.stop()
     assert 1 <= info["max_active_responses"] <= conc
     assert info["connections_accepted"] == 40 * conc
