@@ -115,9 +115,16 @@ class Policy(object):
     @classmethod
     def decode(cls, action):
         """Inverse of encode(); raises ValueError on a malformed action."""
-        d = panda_nx.decode(bytes(action))
-        if d["kind"] not in KINDS:
-            raise ValueError("panda action: unknown kind %r" % d["kind"])
+        action = bytes(action)
+        if len(action) != ACTION_LEN:
+            raise ValueError("panda action: %d bytes, expected %d"
+                             % (len(action), ACTION_LEN))
+        kind, n_levels, n_weights = action[10], action[11], action[20]
+        if kind not in KINDS.values() or not 1 <= n_levels <= MAX_LEVELS \
+                or n_weights > MAX_WEIGHTS:
+            raise ValueError("panda action: kind %d, %d levels, %d weights"
+                             % (kind, n_levels, n_weights))
+        d = panda_nx.decode(action)
         d["weights"] = [(a, int(round(w * 100))) for a, w in d["weights"]]
         return cls(**d)
 
@@ -137,9 +144,16 @@ class NXActionPanda(ofproto_v1_3_parser.NXAction):
     @classmethod
     def parser(cls, buf):
         # os-ken hands over what follows the subtype.
-        return cls(Policy.decode(
-            struct.pack("!HHIH", 0xffff, HEADER_LEN + len(buf),
-                        NX_VENDOR_ID, NXAST_PANDA) + bytes(buf)))
+        try:
+            return cls(Policy.decode(
+                struct.pack("!HHIH", 0xffff, HEADER_LEN + len(buf),
+                            NX_VENDOR_ID, NXAST_PANDA) + bytes(buf)))
+        except ValueError:
+            # A layout this controller does not know (another version of
+            # the patch): keep the bytes, so that the flow stats reply still
+            # parses and the flow simply compares unequal to ours.
+            return ofproto_v1_3_parser.NXActionUnknown(NXAST_PANDA,
+                                                       bytes(buf))
 
     def serialize_body(self):
         return bytearray(self.policy.encode()[HEADER_LEN:])

@@ -822,5 +822,12 @@ def test_many_bridges_and_goto_table(tmp_path):
         for br in ("br0", "br1", "br2"):
             assert [f["priority"] for f in lab.flows(br)] == [100], br
         assert any(f["table"] == 1 for f in lab.all_flows("br1"))
+
+        # SIGHUP: reload and re-sync, nothing to change.
+        os.kill(lab.ctl.pid, signal.SIGHUP)
+        st = lab.wait_synced(n_switches=3, generation=3)
+        assert all(s["last_changes"] == {"added": 0, "deleted": 0,
+                                         "modified": 0, "unchanged": 1}
+                   for s in st["switches"]), st
     finally:
         lab.stop()
