@@ -210,6 +210,12 @@ void panda_classify(struct panda_table *, const struct panda_policy *p,
                     const struct panda_pkt *, uint32_t now_ms,
                     struct panda_verdict *);
 
+/* Optional hint that 'pkt' will be classified in 't' soon: prefetches the
+ * table memory that its lookup will touch, so that a caller with a batch of
+ * packets can overlap their cache misses (prefetch all, then classify all).
+ * No effect on results; no locking. */
+void panda_table_prefetch(struct panda_table *, const struct panda_pkt *);
+
 /* Looks up a connection without changing it.  Returns true and stores its
  * counter if it exists. */
 bool panda_table_lookup(struct panda_table *, const struct panda_pkt *,

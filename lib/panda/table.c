@@ -428,6 +428,32 @@ out:
     v->queue = p->queue[level];
 }
 
+void
+panda_table_prefetch(struct panda_table *t, const struct panda_pkt *pkt)
+{
+    uint32_t key[9];
+    struct subtable *st;
+    struct probe pr;
+    unsigned int b;
+    size_t off;
+
+    if (pkt->proto != 6) {
+        return;
+    }
+    st = pkt_key(t, pkt, key);
+    if (!subtable_ready(st)) {
+        return;
+    }
+    probe_init(t, st, key, &pr);
+    for (b = 0; b < 2; b++) {
+        const char *bucket = (const char *) slot_at(st, pr.shard, pr.b[b], 0);
+
+        for (off = 0; off < PANDA_WAYS * st->entry_size; off += CACHE_LINE) {
+            __builtin_prefetch(bucket + off);
+        }
+    }
+}
+
 bool
 panda_table_lookup(struct panda_table *t, const struct panda_pkt *pkt,
                    int64_t *counter)
