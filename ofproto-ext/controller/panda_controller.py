@@ -51,6 +51,7 @@ ENV = {
     "rest": "PANDA_CONTROLLER_REST",
     "ofctl": "PANDA_CONTROLLER_OFCTL",
     "poll": "PANDA_CONTROLLER_POLL",
+    "logfmt": "PANDA_CONTROLLER_LOG_FORMAT",
 }
 
 
@@ -95,6 +96,10 @@ REQUEST_TIMEOUT = 10.0
 
 class OpenFlowError(Exception):
     pass
+
+
+class PolicyRefused(OpenFlowError):
+    """The switch refused a panda action's policy (OFPBAC_BAD_ARGUMENT)."""
 
 
 def error_text(ofp, msg):
@@ -230,7 +235,7 @@ if HAVE_OS_KEN:
             self.addr = "%s:%s" % dp.address[:2] if dp.address else "?"
             self.lock = hub.Semaphore(1)
             self.waiters = {}       # xid -> Waiter
-            self.errors = {}        # xid -> [error text]
+            self.errors = {}        # xid -> [(type, code, text)]
             self.labels = {}        # xid -> what that message was
             self.connected = True
             self.state = "connected"
@@ -305,7 +310,8 @@ if HAVE_OS_KEN:
             what = ERROR_FIELDS.get((msg.type, msg.code))
             full = "%s%s%s" % (text, " for " + label if label else "",
                                ": " + what if what else "")
-            self.errors.setdefault(msg.xid, []).append(full)
+            self.errors.setdefault(msg.xid, []).append(
+                (msg.type, getattr(msg, "code", None), full))
             w = self.waiters.get(msg.xid)
             if w is not None:
                 w.error = full
@@ -393,6 +399,9 @@ if HAVE_OS_KEN:
             self.barrier()
             failed = [e for x in xids for e in self.errors.get(x, [])]
             if failed:
+                policy = any((t, c) == (OFP.OFPET_BAD_ACTION,
+                                        OFP.OFPBAC_BAD_ARGUMENT)
+                             for t, c, _ in failed)
                 try:
                     self.request(parser.ONFBundleCtrlMsg(
                         self.dp, bid, OFP.ONF_BCT_DISCARD_REQUEST, flags,
@@ -400,14 +409,15 @@ if HAVE_OS_KEN:
                 except OpenFlowError as e:
                     LOG.warning("switch %s: discarding bundle: %s",
                                 self.name, e)
-                raise OpenFlowError("switch refused the update, nothing "
-                                    "changed: " + "; ".join(failed))
+                raise (PolicyRefused if policy else OpenFlowError)(
+                    "switch refused the update, nothing changed: "
+                    + "; ".join(text for _, _, text in failed))
             try:
                 self.request(parser.ONFBundleCtrlMsg(
                     self.dp, bid, OFP.ONF_BCT_COMMIT_REQUEST, flags, []),
                     "bundle commit")
             except OpenFlowError as e:
-                failed = [e2 for x in xids for e2 in self.errors.get(x, [])]
+                failed = [t for x in xids for _, _, t in self.errors.get(x, [])]
                 raise OpenFlowError("commit failed, nothing changed: %s%s"
                                     % (e, "; " + "; ".join(failed)
                                        if failed else ""))
@@ -447,6 +457,8 @@ if HAVE_OS_KEN:
                     self.last_error = "%s (%s)" % (e, reason)
                     LOG.error("switch %s: sync (%s) failed: %s", self.name,
                               reason, e)
+                    if isinstance(e, PolicyRefused):
+                        self.app.policy_refused(gen, self, e)
                     return False
                 self.state = "synced"
                 self.synced_generation = gen
@@ -457,6 +469,13 @@ if HAVE_OS_KEN:
                          self.name, gen, reason,
                          ", ".join("%s %d" % kv for kv in changes.items()))
                 return True
+
+    class QuietWSGIServer(hub.WSGIServer):
+        """os-ken's WSGI server without a log line per request."""
+
+        def serve_forever(self):
+            import eventlet.wsgi
+            eventlet.wsgi.server(self.server, self.handle, log_output=False)
 
     class Waiter(object):
         def __init__(self):
@@ -475,11 +494,19 @@ if HAVE_OS_KEN:
                 raise SystemExit("panda_controller: no configuration (set %s "
                                  "or use 'panda_controller.py run --config')"
                                  % ENV["config"])
+            if os.environ.get(ENV["logfmt"]):
+                # Started by 'panda_controller.py run': time and level on
+                # every line of the log.
+                fmt = logging.Formatter(
+                    "%(asctime)s %(levelname)s %(name)s: %(message)s")
+                for h in logging.getLogger().handlers:
+                    h.setFormatter(fmt)
             self.ofctl = os.environ.get(ENV["ofctl"]) or None
             self.poll = float(os.environ.get(ENV["poll"]) or 1.0)
             self.rest = os.environ.get(ENV["rest"]) or None
             self.sessions = {}
             self.config = None
+            self.prev_config = None
             self.generation = 0
             self.config_error = None
             self.config_loaded = None
@@ -489,7 +516,7 @@ if HAVE_OS_KEN:
             self.threads.append(hub.spawn(self._watch))
             if self.rest:
                 host, port = _split_hostport(self.rest, 8181)
-                self.wsgi = hub.WSGIServer((host, port), self._rest_app)
+                self.wsgi = QuietWSGIServer((host, port), self._rest_app)
                 self.threads.append(hub.spawn(self.wsgi.serve_forever))
                 LOG.info("REST interface on http://%s:%d/", host, port)
             signal.signal(signal.SIGHUP, self._sighup)
@@ -521,6 +548,7 @@ if HAVE_OS_KEN:
             for w in cfg.warnings:
                 LOG.warning("%s", w)
             self.config_error = None
+            self.prev_config = self.config
             self.config = cfg
             self.generation += 1
             self.config_loaded = time.time()
@@ -530,6 +558,23 @@ if HAVE_OS_KEN:
                                            if r.policy else "no policy")
                                for r in cfg.rules))
             return True
+
+        def policy_refused(self, gen, session, error):
+            """A switch refused generation 'gen' because of a policy (the
+            switch's lib/panda said no).  Every switch runs the same rules,
+            so the generation is refused as a whole: back to the previous
+            one, on every bridge (also bridges that connect later), until
+            the files change again."""
+            if gen != self.generation or self.prev_config is None:
+                return
+            self.config_error = "generation %d refused by switch %s: %s" % (
+                gen, session.name, error)
+            self.config = self.prev_config
+            self.prev_config = None
+            self.generation += 1
+            LOG.error("%s; reverting to the previous configuration as "
+                      "generation %d", self.config_error, self.generation)
+            hub.spawn(self.sync_all, "revert after refusal")
 
         def _watched_files(self):
             return self.config.files if self.config else [self.config_path]
@@ -630,6 +675,8 @@ if HAVE_OS_KEN:
                 ok = self.reload_config("REST /sync")
                 results = self.sync_all("REST /sync", wait=True)
                 body = self.status()
+                # A switch refusing the policy refuses the generation too.
+                ok = ok and self.config_error is None
                 body["result"] = {
                     "config_accepted": ok,
                     "switches_synced": sum(1 for r in results if r),
@@ -709,6 +756,7 @@ def cmd_run(args):
     if args.ofctl:
         os.environ[ENV["ofctl"]] = args.ofctl
     os.environ[ENV["poll"]] = str(args.poll)
+    os.environ[ENV["logfmt"]] = "1"
     host, port = _split_hostport(args.listen, 6653)
     osken_args = ["--ofp-listen-host", host, "--ofp-tcp-listen-port",
                   str(port)]

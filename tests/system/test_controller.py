@@ -733,23 +733,37 @@ def test_malformed_policy_keeps_previous(lab, mode):
         assert lab.status()["config"]["generation"] == 1
     else:
         def refused():
-            sw = ((lab.status() or {}).get("switches") or [{}])[0]
-            return sw.get("state") == "error" and sw.get("last_error")
+            st = lab.status() or {}
+            e = st.get("config", {}).get("error") or ""
+            return "refused by switch" in e and e
         err = wait_for(refused, 20, "the switch to refuse the policy")
+        assert "generation 2 refused by switch 0x" in err, err
         assert "OFPBAC_BAD_ARGUMENT" in err, err
         assert "policy id=7" in err and "rule 'tcp4'" in err, err
         assert "nothing changed" in err, err
         assert "panda: thresholds: not strictly ascending" \
             in lab.sb.log()
+        # The whole generation is refused: back to generation 1's rules,
+        # as generation 3, on every bridge.
+        st = lab.wait_synced(generation=3)
+        assert st["switches"][0]["last_changes"] == {
+            "added": 0, "deleted": 0, "modified": 0, "unchanged": 2}
+        # A bridge that connects now gets the previous policy too.
+        lab.sb.add_bridge("br1")
+        lab.sb.vsctl("set-fail-mode", "br1", "secure", "--",
+                     "set-controller", "br1", "tcp:127.0.0.1:%d" % OF_PORT)
+        lab.wait_synced(n_switches=2, generation=3)
+        assert sorted(f["raw"].split("actions=")[1]
+                      for f in lab.flows("br1")) == good
     # Either way the previous policy is in force, for both rules.
     assert sorted(f["raw"].split("actions=")[1]
                   for f in lab.flows()) == good
     assert "refus" in lab.log()
 
     # REST sync reports the failure too (409).
+    n_switches = 1 if mode == "ofctl" else 2
     rc, body = lab.rest("sync", check=False)
-    assert rc == 1 and body["result"]["switches_synced"] + \
-        body["result"]["switches_failed"] <= 1, body
+    assert rc == 1 and body["result"]["config_accepted"] is False, body
 
     # 3. Fixed: pushed.
     p2 = policy(thresholds=[60000, 600000])
@@ -757,7 +771,8 @@ def test_malformed_policy_keeps_previous(lab, mode):
     rc, body = lab.rest("sync")
     assert rc == 0, body
     assert body["result"] == {"config_accepted": True,
-                              "switches_synced": 1, "switches_failed": 0}
+                              "switches_synced": n_switches,
+                              "switches_failed": 0}, body
     texts = sorted(f["panda"] for f in lab.flows())
     assert texts == sorted([text_of(p2),
                             "id=8,kind=pias,thresholds=2000,dscp=1/2,"
