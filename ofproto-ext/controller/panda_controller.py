@@ -98,8 +98,11 @@ class OpenFlowError(Exception):
     pass
 
 
-class PolicyRefused(OpenFlowError):
-    """The switch refused a panda action's policy (OFPBAC_BAD_ARGUMENT)."""
+class ConfigRefused(OpenFlowError):
+    """The switch refused what the configuration says, in a way every
+    switch would: a panda action's policy (OFPBAC_BAD_ARGUMENT) or a match
+    (OFPET_BAD_MATCH), as opposed to this switch's own limits (table full,
+    no such table, a datapath without the action)."""
 
 
 def error_text(ofp, msg):
@@ -399,8 +402,9 @@ if HAVE_OS_KEN:
             self.barrier()
             failed = [e for x in xids for e in self.errors.get(x, [])]
             if failed:
-                policy = any((t, c) == (OFP.OFPET_BAD_ACTION,
+                config = any((t, c) == (OFP.OFPET_BAD_ACTION,
                                         OFP.OFPBAC_BAD_ARGUMENT)
+                             or t == OFP.OFPET_BAD_MATCH
                              for t, c, _ in failed)
                 try:
                     self.request(parser.ONFBundleCtrlMsg(
@@ -409,7 +413,7 @@ if HAVE_OS_KEN:
                 except OpenFlowError as e:
                     LOG.warning("switch %s: discarding bundle: %s",
                                 self.name, e)
-                raise (PolicyRefused if policy else OpenFlowError)(
+                raise (ConfigRefused if config else OpenFlowError)(
                     "switch refused the update, nothing changed: "
                     + "; ".join(text for _, _, text in failed))
             try:
@@ -457,8 +461,8 @@ if HAVE_OS_KEN:
                     self.last_error = "%s (%s)" % (e, reason)
                     LOG.error("switch %s: sync (%s) failed: %s", self.name,
                               reason, e)
-                    if isinstance(e, PolicyRefused):
-                        self.app.policy_refused(gen, self, e)
+                    if isinstance(e, ConfigRefused):
+                        self.app.config_refused(gen, self, e)
                     return False
                 self.state = "synced"
                 self.synced_generation = gen
@@ -559,12 +563,12 @@ if HAVE_OS_KEN:
                                for r in cfg.rules))
             return True
 
-        def policy_refused(self, gen, session, error):
-            """A switch refused generation 'gen' because of a policy (the
-            switch's lib/panda said no).  Every switch runs the same rules,
-            so the generation is refused as a whole: back to the previous
-            one, on every bridge (also bridges that connect later), until
-            the files change again."""
+        def config_refused(self, gen, session, error):
+            """A switch refused generation 'gen' because of what it says (a
+            policy lib/panda refuses, a match OpenFlow refuses).  Every
+            switch applies the same rules, so the generation is refused as
+            a whole: back to the previous one, on every bridge (also those
+            that connect later), until the files change again."""
             if gen != self.generation or self.prev_config is None:
                 return
             self.config_error = "generation %d refused by switch %s: %s" % (

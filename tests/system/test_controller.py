@@ -819,6 +819,34 @@ def test_malformed_policy_keeps_previous(lab, mode):
                             "queues=0/1"]), texts
 
 
+def test_match_refused_by_switch_reverts(lab):
+    """A rule whose match OVS refuses (tcp_dst without ip_proto=6): the
+    error names the rule and the prerequisite; nothing changes, the
+    generation is reverted."""
+    write_json(lab.policy_file, policy())
+    single_rule_config(lab)
+    lab.start_controller()
+    lab.wait_synced()
+    before = sorted(f["raw"].split(" actions=")[1] for f in lab.our_flows())
+    with open(lab.config) as f:
+        cfg = json.load(f)
+    cfg["rules"][0]["match"] = {"eth_type": 2048, "tcp_dst": 80}
+    cfg["rules"][1]["priority"] = 1         # a valid change alongside
+    write_json(lab.config, cfg)
+
+    def refused():
+        e = ((lab.status() or {}).get("config") or {}).get("error") or ""
+        return "refused by switch" in e and e
+    err = wait_for(refused, 20, "the switch to refuse the match")
+    assert "OFPET_BAD_MATCH/OFPBMC_BAD_PREREQ" in err, err
+    assert "rule 'tcp4'" in err and "missing prerequisite" in err, err
+    st = lab.wait_synced(generation=3)
+    assert st["switches"][0]["last_changes"]["unchanged"] == 2, st
+    assert sorted(f["raw"].split(" actions=")[1]
+                  for f in lab.our_flows()) == before
+    assert sorted(f["priority"] for f in lab.our_flows()) == [0, 100]
+
+
 def test_run_refuses_bad_config_at_startup(lab):
     write_json(lab.policy_file, policy(dscp=[46, 26]))
     single_rule_config(lab)
