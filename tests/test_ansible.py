@@ -340,6 +340,15 @@ def test_localhost_experiment_fetches_results(sandbox):
         found += [os.path.join(root, f) for f in files]
     names = {os.path.basename(f) for f in found}
     assert "result.json" in names and "result.csv" in names, found
-    with open([f for f in found if f.endswith("result.json")][0]) as f:
+    assert any(n.endswith(".png") for n in names), found
+    assert not any(n.endswith(".pcap") for n in names), \
+        "packet captures should stay on the host"
+    with open(os.path.join(base, "result.json")) as f:
         result = json.load(f)
-    assert result, "empty result.json"
+    assert result["metadata"]["run_id"] == "t1"
+    assert result["metadata"]["schemes"] == ["panda"]
+    panda = [t for t in result["trials"] if t["scheme"] == "panda"]
+    assert panda, result["trials"]
+    for t in panda:
+        assert t["status"] == "ok", t
+        assert t["memcached"]["requests_ok"] > 0, t
