@@ -199,3 +199,24 @@ def test_aggregate_table_csv(tmp_path):
 def test_patch_hash_is_stable():
     assert runner.patch_hash() == runner.patch_hash()
     assert len(runner.patch_hash()) == 64
+
+
+def test_fct_window(tmp_path):
+    from pandatb.trial import fct_window
+    p = tmp_path / "flows.txt"
+    p.write_text(
+        "# id size_bytes start_s end_s fct_us received_bytes completed note\n"
+        "0 1000 99.0 99.1 100000.0 1000 1 -\n"          # before the window
+        "1 1000 100.0 100.01 10000.0 1000 1 -\n"
+        "2 2000 101.0 101.03 30000.0 2000 1 -\n"
+        "3 5000000 102.0 104.0 2000000.0 5000000 1 -\n"
+        "4 20000000 103.0 - - 100 0 interrupted\n"
+        "5 1000 110.0 110.01 10000.0 1000 1 -\n")        # after it
+    w = fct_window(str(p), 100.0, 110.0)
+    assert w["small"]["completed"] == 2
+    assert w["small"]["mean_ms"] == pytest.approx(20.0)
+    assert w["small"]["p50_ms"] == pytest.approx(10.0)
+    assert w["medium"]["completed"] == 1
+    assert w["large"] == {"completed": 0, "unfinished": 1, "mean_ms": None,
+                          "p50_ms": None, "p99_ms": None}
+    assert w["all"]["completed"] == 3 and w["all"]["unfinished"] == 1

@@ -24,10 +24,11 @@ def calibrate(build, rates_mbit, concurrency, requests, workdir, seed=1,
             for conc in (0, concurrency):
                 t0 = time.time()
                 r = run_trial(tb, {"warmup_s": warmup_s, "keys": 200,
-                                   "mc_timeout_s": 600}, "prio", conc,
+                                   "mc_timeout_s": 600, "fct_window_s": 0,
+                                   "fct_grace_s": 0}, "prio", conc,
                               requests, seed,
                               os.path.join(workdir, "r%g-c%d" % (rate, conc)),
-                              dscp_map=[i + 1 for i in range(tb.levels)])
+                              dscp_map=[0])
                 mc = r.get("memcached") or {}
                 row = {"rate_mbit": rate, "concurrency": conc,
                        "status": r["status"],

@@ -24,6 +24,8 @@ MODES = {
         "c_requests": 10000,
         "reps": 1,
         "warmup_s": 3.0,
+        "fct_window_s": 20.0,
+        "fct_grace_s": 10.0,
     },
     "full": {
         "a_requests": [100, 500, 1000, 2000, 5000, 10000],
@@ -34,6 +36,8 @@ MODES = {
         "c_requests": 10000,
         "reps": 10,
         "warmup_s": 5.0,
+        "fct_window_s": 60.0,
+        "fct_grace_s": 30.0,
     },
 }
 

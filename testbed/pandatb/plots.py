@@ -4,6 +4,7 @@ concurrency, one panel per request count) and Fig 5.10 (mean FCT per size
 bucket vs concurrency).  Error bars are the spread (std) over repetitions."""
 
 import os
+import warnings
 
 import matplotlib
 matplotlib.use("Agg")
@@ -127,6 +128,7 @@ def fig_fct(rows, cc, path):
 
 
 def plot_all(result, outdir):
+    warnings.filterwarnings("ignore", message="All-NaN")
     rows = result.get("summary") or []
     made = []
     for cc in sorted({r["cc"] for r in rows}):

@@ -393,7 +393,7 @@ class Run:
 
     def trial_exec(self, tb, t, policy):
         action = None
-        dmap = [i + 1 for i in range(tb.levels)]
+        dmap = [0]          # fifo: no DSCP written, one queue
         if t["scheme"] in ("pias", "panda"):
             action = policy[t["scheme"]]["action"]
             dmap = model.dscp_map(action, tb.levels)
@@ -403,8 +403,11 @@ class Run:
             t["cc"], t["scheme"], t["concurrency"], t["requests"],
             t["rep"] + 1))
         seed = self.a.seed + t["rep"]
+        mode = experiments.MODES[self.a.mode]
         cfg = {"warmup_s": self.a.warmup, "keys": 200,
-               "mc_timeout_s": 1800}
+               "mc_timeout_s": 1800,
+               "fct_window_s": mode["fct_window_s"],
+               "fct_grace_s": mode["fct_grace_s"]}
         res = run_trial(tb, cfg, t["scheme"], t["concurrency"],
                         t["requests"], seed, wdir,
                         policy_id=(model.PANDA_ID if t["scheme"] == "panda"

@@ -105,7 +105,10 @@ class Testbed:
 
     def add_qos(self):
         """K-level linux-htb QoS on the port towards PM1 (tools/panda-qos).
-        The HTB classes get the kernel's default leaf qdisc, a pfifo whose
+        --no-dscp: the panda action writes each level's DSCP itself; a
+        Queue DSCP would make OVS rewrite it at output with the DSCP of the
+        queue chosen at translation time (queue 0), hiding the level on
+        the wire.  The HTB classes get the kernel's default leaf qdisc, a pfifo whose
         limit is the device's txqueuelen when the class is made: that is
         the per-queue buffer, set here first."""
         self.sb.ns.run("ip", "link", "set", self.pm1.port, "txqueuelen",
@@ -114,7 +117,7 @@ class Testbed:
             "utilities/ovs-vsctl"))
         cmd = self.sb.ns.cmd(PY, PANDA_QOS, "add", self.pm1.port,
                              "--rate", str(self.rate_bps),
-                             "--levels", str(self.levels))
+                             "--levels", str(self.levels), "--no-dscp")
         res = subprocess.run(cmd, env=env, capture_output=True, text=True,
                              timeout=60)
         if res.returncode:

@@ -56,10 +56,12 @@ def parse_panda_show(text):
     return out
 
 
-def tcpdump(host, path, bpf, snaplen=96):
-    """Starts tcpdump in 'host' writing 'path'; returns the Popen."""
+def tcpdump(host, path, bpf, snaplen=96, count=None):
+    """Starts tcpdump in 'host' writing 'path' (at most 'count' packets);
+    returns the Popen."""
+    extra = ["-c", str(count)] if count else []
     p = host.popen("tcpdump", "-i", "eth0", "-s", str(snaplen), "-U", "-n",
-                   "-w", path, bpf, stdout=subprocess.DEVNULL,
+                   *extra, "-w", path, bpf, stdout=subprocess.DEVNULL,
                    stderr=subprocess.PIPE, text=True)
     # Wait for "listening on" so no packet of the trial is missed.
     deadline = time.monotonic() + 5
@@ -110,6 +112,48 @@ def summarise_fct(fg):
     return out
 
 
+FCT_BUCKETS = (("small", 0, 100000), ("medium", 100000, 10000000),
+               ("large", 10000000, None), ("all", 0, None))
+
+
+def _nearest_rank(sorted_vals, q):
+    import math
+    return sorted_vals[max(0, math.ceil(q / 100.0 * len(sorted_vals)) - 1)]
+
+
+def fct_window(flows_path, t_from, t_to):
+    """FCT per size bucket over the flows that STARTED in [t_from, t_to)
+    (wall clock), from panda-fg-client's per-flow file.  The window has the
+    same length for every scheme, so schemes whose memcached run is longer
+    do not get more (or longer) flows counted.  Flows that did not complete
+    are counted as unfinished, never averaged in."""
+    done = {b[0]: [] for b in FCT_BUCKETS}
+    unfinished = {b[0]: 0 for b in FCT_BUCKETS}
+    with open(flows_path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            fl = line.split()
+            size, start = int(fl[1]), float(fl[2])
+            if not t_from <= start < t_to:
+                continue
+            for name, lo, hi in FCT_BUCKETS:
+                if size > lo and (hi is None or size <= hi):
+                    if fl[6] == "1":
+                        done[name].append(float(fl[4]) / 1000.0)
+                    else:
+                        unfinished[name] += 1
+    out = {}
+    for name, lo, hi in FCT_BUCKETS:
+        v = sorted(done[name])
+        out[name] = {
+            "completed": len(v), "unfinished": unfinished[name],
+            "mean_ms": sum(v) / len(v) if v else None,
+            "p50_ms": _nearest_rank(v, 50) if v else None,
+            "p99_ms": _nearest_rank(v, 99) if v else None}
+    return out
+
+
 def dscp_levels(path, dscp_map):
     """Memcached data packets received at PM1, per level (by DSCP)."""
     inv = {d: i for i, d in enumerate(dscp_map)}
@@ -149,7 +193,7 @@ def observed_cc(host):
 def run_trial(tb, cfg, scheme, concurrency, requests, seed, workdir,
               policy_id=None, dscp_map=None, collect=False, log=None):
     """Runs one trial; returns its result dict (status "ok" or an error).
-    cfg: warmup_s, keys, mc_timeout_s."""
+    cfg: warmup_s, keys, mc_timeout_s, fct_window_s, fct_grace_s."""
     log = log or (lambda m: None)
     os.makedirs(workdir, exist_ok=True)
     f = lambda name: os.path.join(workdir, name)  # noqa: E731
@@ -171,7 +215,8 @@ def run_trial(tb, cfg, scheme, concurrency, requests, seed, workdir,
                                 % (PM2_IP, MEMCACHED_PORT)))
             caps.append(tcpdump(tb.pm2, f("fht.pcap"),
                                 "src host %s and tcp src port %d"
-                                % (PM2_IP, FG_PORT)))
+                                % (PM2_IP, FG_PORT),
+                                count=cfg.get("fht_sample_pkts", 300000)))
         procs += caps
         t_load = time.time()
         if concurrency > 0:
@@ -218,6 +263,14 @@ def run_trial(tb, cfg, scheme, concurrency, requests, seed, workdir,
             time.sleep(0.5)
         t_mc_end = time.time()
         if fg is not None:
+            # Keep the load up for the FCT window (same for every scheme).
+            t_fct_end = t_load + cfg["warmup_s"] + cfg["fct_window_s"]
+            while time.time() < t_fct_end + cfg["fct_grace_s"]:
+                if fg.poll() is not None:
+                    raise TrialError("panda-fg-client exited early (status "
+                                     "%d): %s" % (fg.returncode,
+                                                  _tail(f("fg.err"))))
+                time.sleep(0.2)
             fg.send_signal(signal.SIGINT)
             try:
                 fg.wait(timeout=30)
@@ -252,7 +305,13 @@ def run_trial(tb, cfg, scheme, concurrency, requests, seed, workdir,
                 % mcj["requests_failed"]
         if fg is not None:
             fgj = _read_json(f("fg.json"), "panda-fg-client")
-            res["fct"] = summarise_fct(fgj)
+            res["fct_whole_run"] = summarise_fct(fgj)
+            start = fgj.get("start_realtime") or t_load
+            w0 = start + cfg["warmup_s"]
+            res["fct"] = fct_window(f("flows.txt"), w0,
+                                    w0 + cfg["fct_window_s"])
+            res["fct_window"] = {"start": w0, "seconds": cfg["fct_window_s"],
+                                 "grace_s": cfg["fct_grace_s"]}
             res["load"] = {
                 "window": [fgj.get("start_realtime"),
                            fgj.get("end_realtime")],
