@@ -163,8 +163,9 @@ if HAVE_OS_KEN:
 
     def match_key(match):
         """Canonical form of an OXM match: the TLVs, sorted, with full masks
-        dropped and value bits outside a mask cleared, so that the match we
-        build and the match the switch reports compare equal."""
+        dropped, fully wildcarded fields dropped and value bits outside a
+        mask cleared, so that the match we build and the match the switch
+        reports compare equal."""
         buf = bytearray()
         match.serialize(buf, 0)
         length = struct.unpack_from("!H", buf, 2)[0]
@@ -178,6 +179,8 @@ if HAVE_OS_KEN:
                 half = n // 2
                 value, mask = payload[:half], payload[half:]
                 value = bytes(v & m for v, m in zip(value, mask))
+                if not any(mask):
+                    continue
                 if all(b == 0xff for b in mask):
                     tlvs.append((cls_, field & ~1, value))
                 else:
@@ -248,7 +251,6 @@ if HAVE_OS_KEN:
             self.last_changes = None
             self.syncs = 0
             self.bundle_id = 0
-            self.pending_sync = False
 
         @property
         def name(self):
@@ -310,7 +312,7 @@ if HAVE_OS_KEN:
         def on_error(self, msg):
             text = error_text(self.dp.ofproto, msg)
             label = self.labels.get(msg.xid)
-            what = ERROR_FIELDS.get((msg.type, msg.code))
+            what = ERROR_FIELDS.get((msg.type, getattr(msg, "code", None)))
             full = "%s%s%s" % (text, " for " + label if label else "",
                                ": " + what if what else "")
             self.errors.setdefault(msg.xid, []).append(
@@ -391,7 +393,6 @@ if HAVE_OS_KEN:
             self.bundle_id = (self.bundle_id + 1) & 0xffffffff
             bid = self.bundle_id
             flags = OFP.ONF_BF_ATOMIC | OFP.ONF_BF_ORDERED
-            self.errors.clear()
             self.request(parser.ONFBundleCtrlMsg(
                 self.dp, bid, OFP.ONF_BCT_OPEN_REQUEST, flags, []),
                 "bundle open")
@@ -439,6 +440,9 @@ if HAVE_OS_KEN:
                     return False
                 self.state = "syncing"
                 self.syncs += 1
+                # Labels and errors of earlier syncs are of no further use.
+                self.labels.clear()
+                self.errors.clear()
                 try:
                     existing = self.dump_ours(config.cookie)
                     keep, modify, delete, add = self.plan(config, existing)
@@ -463,6 +467,12 @@ if HAVE_OS_KEN:
                               reason, e)
                     if isinstance(e, ConfigRefused):
                         self.app.config_refused(gen, self, e)
+                    return False
+                except Exception as e:     # a bug: report it, stay usable
+                    self.state = "error"
+                    self.last_error = "internal error: %r (%s)" % (e, reason)
+                    LOG.exception("switch %s: sync (%s) failed", self.name,
+                                  reason)
                     return False
                 self.state = "synced"
                 self.synced_generation = gen

@@ -337,6 +337,18 @@ def test_check_with_ofctl_uses_lib_panda_rules(tmp_path):
     assert "panda(%s)" % text_of(policy()) in r.stdout
 
 
+def test_examples_are_valid():
+    if not HAVE_OS_KEN:
+        pytest.skip("%s cannot import os_ken" % PYTHON)
+    for name in ("panda-controller.json", "policy.json"):
+        cmd = [PYTHON, CTL, "check", "--config",
+               os.path.join(CTL_DIR, "examples", name)]
+        if HAVE_PANDA:
+            cmd += ["--ofctl", OFCTL]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and not r.stderr, (name, r.stderr)
+
+
 def test_panda_model_output_is_a_configuration(tmp_path):
     """panda-model's JSON, unchanged, is accepted: its 'action' text equals
     the controller's own rendering of the structured fields (no warning),
