@@ -352,3 +352,54 @@ def test_localhost_experiment_fetches_results(sandbox):
     for t in panda:
         assert t["status"] == "ok", t
         assert t["memcached"]["requests_ok"] > 0, t
+
+
+def flows_recap(sb, *extra):
+    res = sb.playbook("site.yml", "--tags", "flows", *extra, timeout=600)
+    assert res.returncode == 0, tail(res.stdout + res.stderr, 80)
+    return recap(res.stdout)["localhost"]["changed"], res
+
+
+def test_localhost_policy_file_and_scheme_switch(sandbox):
+    """The flows follow panda_scheme and a panda-model policy file (the one
+    the experiment derived), changing the switch only when needed."""
+    assert sandbox.first.returncode == 0, "first run failed"
+    sb = sandbox
+    policy = None
+    for root, _, files in os.walk(os.path.join(sb.results, "localhost")):
+        if "panda-policy.json" in files:
+            policy = os.path.join(root, "panda-policy.json")
+    if policy is None:
+        pytest.skip("needs the panda-policy.json that the experiment test "
+                    "fetches (run the whole module)")
+    with open(policy) as f:
+        action = json.load(f)["action"]
+    files = json.dumps({"panda_policy_files": {"panda": policy}})
+
+    changed, res = flows_recap(sb, "-e", files)
+    assert changed > 0, "a new policy did not change the flows"
+    flows = sb.ofctl("dump-flows", "br-panda")
+    got = re.search(r"actions=panda\((.*)\),NORMAL", flows).group(1)
+    assert got == action, (got, action)
+    changed, res = flows_recap(sb, "-e", files)
+    assert changed == 0, changed_tasks(res.stdout)
+
+    # fifo: no classification, only the NORMAL flow.
+    changed, res = flows_recap(sb, "-e", "panda_scheme=fifo")
+    assert changed > 0
+    flows = sb.ofctl("dump-flows", "br-panda")
+    assert "panda(" not in flows and "actions=NORMAL" in flows, flows
+    changed, res = flows_recap(sb, "-e", "panda_scheme=fifo")
+    assert changed == 0, changed_tasks(res.stdout)
+
+    # A bad scheme is refused with a message naming it.
+    res = sb.playbook("site.yml", "--tags", "flows", "-e",
+                      "panda_scheme=wfq", timeout=600)
+    assert res.returncode != 0
+    assert "panda_scheme must be fifo, pias or panda" in res.stdout
+    assert "wfq" in res.stdout
+
+    # Back to the inventory's configuration.
+    changed, res = flows_recap(sb)
+    assert changed > 0
+    assert "actions=panda(id=1," in sb.ofctl("dump-flows", "br-panda")
