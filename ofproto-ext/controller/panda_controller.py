@@ -11,7 +11,8 @@ Usage (the system Python, where Debian's python3-os-ken lives):
 
     /usr/bin/python3 panda_controller.py run --config panda.json \\
         [--listen 127.0.0.1:6653] [--rest 127.0.0.1:8181] \\
-        [--ofctl /usr/bin/ovs-ofctl] [--poll 1.0] [--log-file FILE]
+        [--ofctl /usr/bin/ovs-ofctl] [--poll 1.0] [--audit 60] \\
+        [--log-file FILE] [--pid-file FILE]
     /usr/bin/python3 panda_controller.py check --config panda.json [--ofctl P]
     /usr/bin/python3 panda_controller.py status|sync --rest 127.0.0.1:8181
 
@@ -51,6 +52,7 @@ ENV = {
     "rest": "PANDA_CONTROLLER_REST",
     "ofctl": "PANDA_CONTROLLER_OFCTL",
     "poll": "PANDA_CONTROLLER_POLL",
+    "audit": "PANDA_CONTROLLER_AUDIT",
     "logfmt": "PANDA_CONTROLLER_LOG_FORMAT",
 }
 
@@ -479,9 +481,11 @@ if HAVE_OS_KEN:
                 self.last_error = None
                 self.last_sync = time.time()
                 self.last_changes = changes
-                LOG.info("switch %s: synced generation %d (%s): %s",
-                         self.name, gen, reason,
-                         ", ".join("%s %d" % kv for kv in changes.items()))
+                quiet = reason == "audit" and not (modify or delete or add)
+                (LOG.debug if quiet else LOG.info)(
+                    "switch %s: synced generation %d (%s): %s",
+                    self.name, gen, reason,
+                    ", ".join("%s %d" % kv for kv in changes.items()))
                 return True
 
     class QuietWSGIServer(hub.WSGIServer):
@@ -517,6 +521,7 @@ if HAVE_OS_KEN:
                     h.setFormatter(fmt)
             self.ofctl = os.environ.get(ENV["ofctl"]) or None
             self.poll = float(os.environ.get(ENV["poll"]) or 1.0)
+            self.audit = float(os.environ.get(ENV["audit"]) or 0)
             self.rest = os.environ.get(ENV["rest"]) or None
             self.sessions = {}
             self.config = None
@@ -594,9 +599,16 @@ if HAVE_OS_KEN:
             return self.config.files if self.config else [self.config_path]
 
         def _watch(self):
+            last_audit = time.monotonic()
             while True:
                 hub.sleep(self.poll)
                 try:
+                    if self.audit and \
+                            time.monotonic() - last_audit >= self.audit:
+                        # Repair drift (someone edited or deleted our
+                        # flows): read back and reconcile every bridge.
+                        last_audit = time.monotonic()
+                        self.sync_all("audit")
                     sig = panda_config.file_signature(self._watched_files())
                     if self.reload_requested or sig != self.signature:
                         why = "SIGHUP" if self.reload_requested \
@@ -770,6 +782,7 @@ def cmd_run(args):
     if args.ofctl:
         os.environ[ENV["ofctl"]] = args.ofctl
     os.environ[ENV["poll"]] = str(args.poll)
+    os.environ[ENV["audit"]] = str(args.audit)
     os.environ[ENV["logfmt"]] = "1"
     host, port = _split_hostport(args.listen, 6653)
     osken_args = ["--ofp-listen-host", host, "--ofp-tcp-listen-port",
@@ -806,6 +819,10 @@ def main(argv=None):
                           "before pushing them")
     run.add_argument("--poll", type=float, default=1.0,
                      help="seconds between checks of the files (default 1)")
+    run.add_argument("--audit", type=float, default=60.0,
+                     help="seconds between read-backs of every bridge that "
+                          "repair changes made behind the controller's back "
+                          "(default 60, 0 = off)")
     run.add_argument("--log-file", default=None)
     run.add_argument("--pid-file", default=None)
     run.add_argument("--verbose", action="store_true")

@@ -454,7 +454,11 @@ class Lab(object):
 
     # -- controller ---------------------------------------------------------
     def start_controller(self, *extra):
+        """Starts the controller; the periodic audit is off unless asked
+        for, so that 'last_changes' reflects the event under test."""
         assert self.ctl is None
+        if "--audit" not in extra:
+            extra += ("--audit", "0")
         self.ctl = self.sb.ns.popen(
             PYTHON, CTL, "run", "--config", self.config,
             "--listen", "127.0.0.1:%d" % OF_PORT,
@@ -893,7 +897,7 @@ def test_many_bridges_and_goto_table(tmp_path):
              "match": {"eth_type": 2048, "ip_proto": 6, "tcp_dst": 80},
              "policy": {"id": 8, "threshold": 500, "thresholds": [1000]},
              "next": "goto_table:1"}]})
-        lab.start_controller()
+        lab.start_controller("--audit", "1")
         st = lab.wait_synced(n_switches=3)
         assert sorted(s["dpid"] for s in st["switches"]) == [
             "0x00000000000000a0", "0x00000000000000b1",
@@ -917,6 +921,18 @@ def test_many_bridges_and_goto_table(tmp_path):
         for br in ("br0", "br1", "br2"):
             assert [f["priority"] for f in lab.flows(br)] == [100], br
         assert any(f["table"] == 1 for f in lab.all_flows("br1"))
+
+        # Changes behind the controller's back are repaired by the audit.
+        lab.sb.ofctl("-O", "OpenFlow13", "del-flows", "br0",
+                     "cookie=0x50414e4400000000/0xffffffff00000000")
+        lab.sb.ofctl("-O", "OpenFlow13", "mod-flows", "br1",
+                     "priority=100,ip,actions=drop")
+        assert lab.flows("br0") == [] and lab.flows("br1") == []
+        wait_for(lambda: [f["priority"] for f in lab.flows("br0")] == [100]
+                 and [f["priority"] for f in lab.flows("br1")] == [100],
+                 20, "the audit to repair br0 and br1")
+        assert "switch 0x00000000000000a0: synced generation 2 (audit): " \
+            "unchanged 0, modified 0, deleted 0, added 1" in lab.log()
 
         # SIGHUP: reload and re-sync, nothing to change.
         os.kill(lab.ctl.pid, signal.SIGHUP)
