@@ -44,6 +44,7 @@ def fig_vs_requests(rows, cc, metric, label, path):
                else "FIFO", color=COLORS[s])
     ax.set_xticks(range(len(reqs)))
     ax.set_xticklabels([str(q) for q in reqs])
+    ax.set_xlim(-0.5, len(reqs) - 0.5)
     ax.set_xlabel("memcached requests")
     ax.set_ylabel("%s request latency (ms)" % label)
     ax.set_yscale("log")
@@ -113,8 +114,13 @@ def fig_fct(rows, cc, path):
             xs = [k + (j - (len(schemes) - 1) / 2) * w
                   for k in range(len(concs))]
             ax.bar(xs, ys, w, yerr=es, capsize=3, label=s, color=COLORS[s])
+            for x, y in zip(xs, ys):
+                if y != y:      # NaN: no flow of this bucket completed
+                    ax.text(x, 0, "n/a", ha="center", va="bottom",
+                            fontsize=8, color=COLORS[s])
         ax.set_xticks(range(len(concs)))
         ax.set_xticklabels([str(c) for c in concs])
+        ax.set_xlim(-0.5, len(concs) - 0.5)
         ax.set_xlabel("web-search flows (concurrency)")
         ax.set_ylabel("mean FCT (ms)")
         ax.set_title(title)

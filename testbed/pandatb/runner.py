@@ -406,14 +406,18 @@ class Run:
         mode = experiments.MODES[self.a.mode]
         cfg = {"warmup_s": self.a.warmup, "keys": 200,
                "mc_timeout_s": 1800,
-               "fct_window_s": mode["fct_window_s"],
-               "fct_grace_s": mode["fct_grace_s"]}
+               "fct_window_s": 0.0, "fct_grace_s": 0.0}
+        if "c" in t.get("experiments", ()):
+            # Experiment (c): a fixed FCT window, the same for every scheme.
+            cfg["fct_window_s"] = mode["fct_window_s"]
+            cfg["fct_grace_s"] = mode["fct_grace_s"]
         res = run_trial(tb, cfg, t["scheme"], t["concurrency"],
                         t["requests"], seed, wdir,
                         policy_id=(model.PANDA_ID if t["scheme"] == "panda"
                                    else model.PIAS_ID
                                    if t["scheme"] == "pias" else None),
-                        dscp_map=dmap, collect=t.get("collect", False))
+                        dscp_map=dmap, collect=t.get("collect", False),
+                        log=self.log)
         if action:
             res["policy_action"] = action
         return res

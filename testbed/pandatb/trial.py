@@ -246,7 +246,16 @@ def run_trial(tb, cfg, scheme, concurrency, requests, seed, workdir,
         deadline = time.monotonic() + cfg["mc_timeout_s"]
         show = None
         cc_seen = None
+        t_mc = time.monotonic()
+        next_note = t_mc + 15
         while mc.poll() is None:
+            if time.monotonic() >= next_note:
+                next_note += 15
+                lvl = (show or {}).get("connection", {}).get("level")
+                log("      ... memcached running for %.0f s%s" % (
+                    time.monotonic() - t_mc,
+                    "" if lvl is None else ", its connection at level %d"
+                    % lvl))
             if time.monotonic() > deadline:
                 raise TrialError("panda-mc-client did not finish within "
                                  "%d s" % cfg["mc_timeout_s"])
@@ -308,9 +317,12 @@ def run_trial(tb, cfg, scheme, concurrency, requests, seed, workdir,
             res["fct_whole_run"] = summarise_fct(fgj)
             start = fgj.get("start_realtime") or t_load
             w0 = start + cfg["warmup_s"]
-            res["fct"] = fct_window(f("flows.txt"), w0,
-                                    w0 + cfg["fct_window_s"])
-            res["fct_window"] = {"start": w0, "seconds": cfg["fct_window_s"],
+            # Without a window (trials outside experiment (c)): the flows
+            # started between the warm-up and the memcached client's end.
+            w1 = (w0 + cfg["fct_window_s"] if cfg["fct_window_s"] > 0
+                  else t_mc_end)
+            res["fct"] = fct_window(f("flows.txt"), w0, w1)
+            res["fct_window"] = {"start": w0, "seconds": w1 - w0,
                                  "grace_s": cfg["fct_grace_s"]}
             res["load"] = {
                 "window": [fgj.get("start_realtime"),
