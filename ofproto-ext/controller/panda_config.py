@@ -481,6 +481,11 @@ def check_with_ofctl(config, ofctl):
         except OSError as e:
             raise ConfigError("--ofctl %s: cannot run: %s" % (ofctl, e))
         out = res.stdout.strip()
+        if "BAD_VENDOR_TYPE" in out or "BAD_EXP_TYPE" in out:
+            raise ConfigError(
+                "--ofctl %s does not know the panda action (not built with "
+                "ovs-patches/panda.series?); cannot check policies with it"
+                % ofctl)
         if res.returncode != 0 or "bad OpenFlow13 actions" in out \
                 or "panda(" not in out:
             detail = [l.split("|")[-1].strip() for l in
