@@ -220,3 +220,25 @@ def test_fct_window(tmp_path):
     assert w["large"] == {"completed": 0, "unfinished": 1, "mean_ms": None,
                           "p50_ms": None, "p99_ms": None}
     assert w["all"]["completed"] == 3 and w["all"]["unfinished"] == 1
+
+
+def test_plots_for_every_experiment(tmp_path):
+    from pandatb import plots
+    trials = []
+    for s in ("fifo", "pias", "panda"):
+        for rep in range(3):
+            for conc, req, exps in ((14, 100, ["a", "b"]), (14, 10000,
+                                    ["a", "b", "c"]), (1, 10000, ["b", "c"]),
+                                    (1, 100, ["b"])):
+                t = _trial(s, rep, 1.0 + rep + conc / 10.0)
+                t.update(concurrency=conc, requests=req, experiments=exps)
+                trials.append(t)
+    result = {"summary": report.aggregate(trials)}
+    made = plots.plot_all(result, str(tmp_path))
+    assert sorted(made) == sorted([
+        "fig5.1-p90-vs-requests-cubic.png",
+        "fig5.2-p99-vs-requests-cubic.png",
+        "fig5.5-5.6-latency-vs-concurrency-cubic.png",
+        "fig5.10-fct-vs-concurrency-cubic.png"])
+    for m in made:
+        assert (tmp_path / m).stat().st_size > 10000

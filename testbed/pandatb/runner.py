@@ -447,6 +447,9 @@ def main(argv=None):
     def on_term(sig, frame):
         raise Interrupted("signal %d" % sig)
     signal.signal(signal.SIGTERM, on_term)
+    # A shell starts background jobs with SIGINT ignored; clean up on it
+    # all the same.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if args.calibrate:
         return calibrate_main(args)
     run = Run(args, log=lambda m: print(m, flush=True))
