@@ -308,8 +308,11 @@ class Run:
         concurrency, or a dedicated fifo trial; then panda-model."""
         a = self.a
         conc = experiments.MODES[a.mode]["a_concurrency"]
-        host = next((t for t in trials if t["scheme"] == "fifo"
-                     and t["concurrency"] == conc), None)
+        # The fifo trial at the (a) concurrency with the most requests (the
+        # most memcached samples), moved to the front of the plan.
+        cands = [t for t in trials if t["scheme"] == "fifo"
+                 and t["concurrency"] == conc and t["rep"] == 0]
+        host = max(cands, key=lambda t: t["requests"]) if cands else None
         self.log("stage 1: collection (packet sizes sent by PM2, FLT and "
                  "FHT captured separately, scheme fifo)")
         if host is not None:
