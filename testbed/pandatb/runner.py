@@ -338,7 +338,10 @@ class Run:
                 "where": "PM2 eth0 (sending side), TSO/GSO off: sizes "
                          "before segmentation are the wire sizes",
                 "flt": model.sample_summary(flt, MEMCACHED_PORT),
-                "fht": model.sample_summary(fht, FG_PORT)}
+                "fht": model.sample_summary(fht, FG_PORT),
+                "trial": {k: res.get(k) for k in (
+                    "scheme", "concurrency", "requests", "status",
+                    "memcached", "overlap")}}
         self.result["collection"] = coll
         self.log("  FLT %d packets (mean payload %.0f B), FHT %d packets "
                  "(mean payload %.0f B)" % (
