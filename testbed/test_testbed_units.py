@@ -77,12 +77,12 @@ class htb 1:2 parent 1:fffe prio 1 rate 625Kbit ceil 50Mbit
 def _pcap(path, frames):
     with open(path, "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-        for fr in frames:
-            f.write(struct.pack("<IIII", 1, 0, len(fr), len(fr)))
+        for i, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", 1 + i, 0, len(fr), len(fr)))
             f.write(fr)
 
 
-def _frame(sport, dport, dscp, payload):
+def _frame(sport, dport, dscp, payload, ts=None):
     tcp = struct.pack("!HHIIBBHHH", sport, dport, 0, 0, 5 << 4, 0x18, 0, 0,
                       0)
     ip_len = 20 + len(tcp) + payload
@@ -103,6 +103,13 @@ def test_pcap_reader_and_dscp_levels(tmp_path):
     lv, other = dscp_levels(p, [1, 2, 3])
     assert lv == {"0": 1, "1": 1}      # ACK-only and port 5001 ignored
     assert other == {"9": 1}
+    # Two memcached connections: only the one opened last (the measured
+    # one; the first stores the keys) counts.
+    q = str(tmp_path / "b.pcap")
+    _pcap(q, [_frame(11211, 40000, 1, 8), _frame(11211, 40000, 1, 8),
+              _frame(11211, 40002, 3, 300), _frame(11211, 40000, 1, 8),
+              _frame(11211, 40002, 2, 300)])
+    assert dscp_levels(q, [1, 2, 3]) == ({"1": 1, "2": 1}, {})
     summ = model.sample_summary(p, 11211)
     assert summ["packets"] == 3 and summ["max_payload"] == 1448
 

@@ -60,7 +60,11 @@ def tcpdump(host, path, bpf, snaplen=96, count=None):
     """Starts tcpdump in 'host' writing 'path' (at most 'count' packets);
     returns the Popen."""
     extra = ["-c", str(count)] if count else []
+    # --immediate-mode: packets reach the file as they arrive, not when a
+    # ring-buffer block times out, so a short trial's packets are not lost
+    # when the capture is stopped right after it.
     p = host.popen("tcpdump", "-i", "eth0", "-s", str(snaplen), "-U", "-n",
+                   "--immediate-mode",
                    *extra, "-w", path, bpf, stdout=subprocess.DEVNULL,
                    stderr=subprocess.PIPE, text=True)
     # Wait for "listening on" so no packet of the trial is missed.
@@ -155,17 +159,27 @@ def fct_window(flows_path, t_from, t_to):
 
 
 def dscp_levels(path, dscp_map):
-    """Memcached data packets received at PM1, per level (by DSCP)."""
+    """Memcached data packets received at PM1, per level (by DSCP), of the
+    measurement connection: panda-mc-client first stores its keys on a
+    connection of its own, then opens the measured one, so that is the
+    connection seen last.  Returns (levels, other DSCPs)."""
     inv = {d: i for i, d in enumerate(dscp_map)}
-    levels = collections.Counter()
-    other = collections.Counter()
+    first = {}
+    per_conn = collections.defaultdict(list)
     for p in pcap.tcp_packets(path):
         if p["sport"] != MEMCACHED_PORT or p["payload"] == 0:
             continue
-        if p["dscp"] in inv:
-            levels[inv[p["dscp"]]] += 1
-        else:
-            other[p["dscp"]] += 1
+        first.setdefault(p["dport"], p["ts"])
+        per_conn[p["dport"]].append(p["dscp"])
+    levels = collections.Counter()
+    other = collections.Counter()
+    if first:
+        last = max(first, key=lambda port: first[port])
+        for dscp in per_conn[last]:
+            if dscp in inv:
+                levels[inv[dscp]] += 1
+            else:
+                other[dscp] += 1
     return ({str(k): v for k, v in sorted(levels.items())},
             {str(k): v for k, v in sorted(other.items())})
 
@@ -288,6 +302,7 @@ def run_trial(tb, cfg, scheme, concurrency, requests, seed, workdir,
         after = tb.tc_classes()
         if scheme in ("pias", "panda"):
             res["panda_show"] = _final_show(tb, policy_id, show)
+        time.sleep(0.3)
         for c in caps:
             stop_tcpdump(c)
 
