@@ -46,7 +46,7 @@ UDP_BASE = 6000
 def lab():
     with QosLab(BUILD) as lab:
         lab.panda_qos("add", lab.srv.port, "--rate", RATE,
-                      "--levels", str(LEVELS))
+                      "--levels", str(LEVELS), "--dscp", "default")
         # Wait until ovs-vswitchd has made the classes.
         deadline = time.monotonic() + 10
         while len(lab.tc_classes()) < LEVELS + 1:
