@@ -4,7 +4,7 @@
 * syntax check of every playbook against both inventories, and the
   example real-host inventory's groups;
 * the localhost inventory for real (root): site.yml builds (incrementally)
-  the tree in $PANDA_BUILD_DIR (default /work/main/_build-ansible), starts
+  the tree in $PANDA_BUILD_DIR (default <repo>/_build), starts
   the namespace OVS sandbox and configures bridge, QoS and panda flows; a
   second site.yml run must change nothing; the configuration is then
   checked on the switch and with traffic; experiment.yml runs a quick
@@ -30,7 +30,7 @@ import pytest
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ANSIBLE = os.path.join(TOP, "ansible")
 BUILD = os.environ.get("PANDA_BUILD_DIR",
-                       os.path.join(TOP, "_build-ansible"))
+                       os.path.join(TOP, "_build"))
 PLAYBOOKS = ["site.yml", "experiment.yml", "teardown.yml"]
 LOCAL_INV = "inventories/localhost/hosts.yml"
 HOSTS_INV = "inventories/hosts.example.yml"

@@ -10,7 +10,7 @@ for the robust facts only (issue 6):
 * panda's memcached p99 is below pias's.
 
 Takes a few minutes.  Needs root (network namespaces, OVS) and a build
-tree: $PANDA_BUILD_DIR, default /work/main/_build-testbed."""
+tree: $PANDA_BUILD_DIR, default <repo>/_build."""
 
 import json
 import os
@@ -20,7 +20,8 @@ import sys
 import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("PANDA_BUILD_DIR", "/work/main/_build-testbed")
+BUILD = os.environ.get("PANDA_BUILD_DIR", os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_build"))
 RUN = os.path.join(TOP, "testbed", "run.py")
 NEEDED = ("ovs/build/vswitchd/ovs-vswitchd", "load_generator/panda-mc-client",
           "load_generator/panda-fg-client", "tools/panda-model")

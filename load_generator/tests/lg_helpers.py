@@ -2,8 +2,8 @@
 fixtures).
 
 The binaries come from the build tree named by PANDA_BUILD_DIR (tests/run.sh
-sets it); without it, from /work/main/_build-loadgen or <repo>/_build,
-whichever has them.  Servers are started on loopback on free ports and
+sets it); without it, from <repo>/_build.
+Servers are started on loopback on free ports and
 stopped by PID.
 """
 import json
@@ -27,7 +27,7 @@ def _find_build_dir():
     env = os.environ.get("PANDA_BUILD_DIR")
     if env:
         return env, True
-    for d in (os.path.join(TOP, "_build-loadgen"), os.path.join(TOP, "_build")):
+    for d in (os.path.join(TOP, "_build"),):
         if os.path.exists(os.path.join(d, "load_generator", PROGRAMS[0])):
             return d, False
     return None, False
@@ -46,7 +46,7 @@ def lg_bin():
     build, explicit = _find_build_dir()
     if build is None:
         pytest.skip("load generator not built: set PANDA_BUILD_DIR to a "
-                    "build tree or build /work/main/_build-loadgen")
+                    "build tree or run ./build.sh")
     b = Binaries(build)
     missing = [p for p in PROGRAMS
                if not os.access(os.path.join(build, "load_generator", p),

@@ -29,8 +29,6 @@ class Interrupted(Exception):
 
 
 def default_out():
-    if os.path.isdir("/work/main/results") or TOP == "/work/main":
-        return "/work/main/results"
     return os.path.join(TOP, "results")
 
 
@@ -50,9 +48,10 @@ def parse_args(argv):
     p.add_argument("--schemes", default="fifo,pias,panda",
                    help="comma-separated subset of fifo,pias,panda")
     p.add_argument("--build-dir", default=os.environ.get(
-        "PANDA_BUILD_DIR", os.path.join(TOP, "_build-testbed")),
+        "PANDA_BUILD_DIR", os.path.join(TOP, "_build")),
         help="build tree with OVS, load_generator and tools "
-        "(default $PANDA_BUILD_DIR or <repo>/_build-testbed)")
+        "(default $PANDA_BUILD_DIR or <repo>/_build, where ./build.sh "
+                   "builds)")
     p.add_argument("--out", default=default_out(),
                    help="results directory (default %(default)s); the run "
                    "goes to OUT/<run-id>/")

@@ -36,7 +36,7 @@ BULK_PORT = 5001
 
 def default_build_dir():
     return os.environ.get("PANDA_BUILD_DIR",
-                          os.path.join(TOP, "_build-qos"))
+                          os.path.join(TOP, "_build"))
 
 
 def parse_tc_classes(text):

@@ -10,7 +10,7 @@ and checks, with the kernel's own counters, that:
   - with 14 bulk TCP flows saturating the lowest class, a memcached
     request/response connection in the top class sees no retransmission.
 
-Build: $PANDA_BUILD_DIR (default /work/main/_build-qos).  Needs root.
+Build: $PANDA_BUILD_DIR (default <repo>/_build).  Needs root.
 """
 
 import os

@@ -5,7 +5,7 @@ with the struct module (Ethernet/VLAN/IPv4/IPv6/TCP, pure ACKs, UDP), and
 checks the policy JSON, the action string and the error messages.
 
 The binaries are looked up in $PANDA_BUILD_DIR (default
-/work/main/_build-model): tools/panda-model and tools/panda-model-bench.
+<repo>/_build): tools/panda-model and tools/panda-model-bench.
 """
 
 import json
@@ -16,7 +16,8 @@ import subprocess
 
 import pytest
 
-BUILD = os.environ.get("PANDA_BUILD_DIR", "/work/main/_build-model")
+BUILD = os.environ.get("PANDA_BUILD_DIR", os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "_build"))
 MODEL = os.path.join(BUILD, "tools", "panda-model")
 BENCH = os.path.join(BUILD, "tools", "panda-model-bench")
 SRCDIR = os.path.dirname(os.path.dirname(os.path.dirname(
