@@ -229,7 +229,8 @@ test_pure_acks_and_control(void **state)
     v = send_pkt(t, &p, &k, 0, 100);
     assert_int_equal(v.level, 0);
     assert_false(panda_table_lookup(t, &k, NULL));
-    /* RST likewise, even with payload. */
+    /* RST likewise (another connection), even with payload. */
+    k.sport = htons(13);
     k.tcp_flags = 0;
     send_pkt(t, &p, &k, 1448, 101);
     assert_true(panda_table_lookup(t, &k, NULL));
@@ -249,6 +250,55 @@ test_pure_acks_and_control(void **state)
     panda_table_stats(t, &s);
     assert_int_equal(s.connections, 1);
     assert_int_equal(s.removed, 2);
+    panda_table_destroy(t);
+}
+
+/* Data the sender retransmits after its FIN keeps the connection's level;
+ * the entry no longer counts as live and its slot is reusable. */
+static void
+test_data_after_fin(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(64, 0);
+    struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    struct panda_table_stats s;
+    uint32_t i;
+
+    (void) state;
+    for (i = 0; i < 100; i++) {
+        send_pkt(t, &p, &k, 1448, i);
+    }
+    k.tcp_flags = PANDA_TCP_FIN | PANDA_TCP_ACK;
+    assert_int_equal(send_pkt(t, &p, &k, 0, 100).level, 0);
+    assert_false(panda_table_lookup(t, &k, NULL));
+    panda_table_stats(t, &s);
+    assert_int_equal(s.connections, 0);
+    assert_int_equal(s.removed, 1);
+    /* A retransmission of earlier data: still level 2, not a new flow. */
+    k.tcp_flags = PANDA_TCP_ACK;
+    assert_int_equal(send_pkt(t, &p, &k, 1448, 101).level, 2);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.connections, 0);
+    assert_int_equal(s.inserted, 1);
+    /* A SYN on the same tuple starts a new connection from zero. */
+    k.tcp_flags = PANDA_TCP_SYN;
+    send_pkt(t, &p, &k, 0, 102);
+    k.tcp_flags = PANDA_TCP_ACK;
+    assert_int_equal(send_pkt(t, &p, &k, 1448, 103).level, 0);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.connections, 1);
+    /* Ended entries make room for new connections without evictions. */
+    k.tcp_flags = PANDA_TCP_FIN;
+    send_pkt(t, &p, &k, 0, 104);
+    for (i = 0; i < 64; i++) {
+        struct panda_pkt n = tcp4("10.0.0.9", i + 1, "10.0.0.2", 80, 0, 0);
+
+        send_pkt(t, &p, &n, 100, 200);
+        n.tcp_flags = PANDA_TCP_FIN;
+        send_pkt(t, &p, &n, 0, 200);
+    }
+    panda_table_stats(t, &s);
+    assert_int_equal(s.evicted, 0);
     panda_table_destroy(t);
 }
 
@@ -511,6 +561,7 @@ main(void)
         cmocka_unit_test(test_flow_climbs_back),
         cmocka_unit_test(test_floor_prevents_banking),
         cmocka_unit_test(test_pure_acks_and_control),
+        cmocka_unit_test(test_data_after_fin),
         cmocka_unit_test(test_ctl_level_configurable),
         cmocka_unit_test(test_capacity_evicts),
         cmocka_unit_test(test_idle_expiry),

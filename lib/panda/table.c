@@ -31,12 +31,14 @@
 
 #define PANDA_WAYS 4
 #define CACHE_LINE 64
+#define TAG_LIVE 1u
 #define OVS_UNLIKELY_(x) __builtin_expect(!!(x), 0)
 
 struct entry_hdr {
     int64_t counter;
     uint32_t last_seen;
-    uint32_t tag;           /* Nonzero: slot in use. */
+    uint32_t tag;           /* 0: free; TAG_LIVE set: a live connection;
+                             * nonzero without TAG_LIVE: closed by FIN. */
     uint32_t key[];         /* key_words words. */
 };
 
@@ -176,7 +178,8 @@ probe_find(const struct subtable *st, const struct probe *pr,
         for (w = 0; w < PANDA_WAYS; w++) {
             struct entry_hdr *e = slot_at(st, pr->shard, pr->b[b], w);
 
-            if (e->tag == pr->tag && key_equal(e, key, st->key_words)) {
+            if (e->tag && (e->tag | TAG_LIVE) == pr->tag
+                && key_equal(e, key, st->key_words)) {
                 return e;
             }
         }
@@ -200,7 +203,7 @@ bucket_free_slot(const struct subtable *st, const struct shard *sh,
     for (w = 0; w < PANDA_WAYS; w++) {
         struct entry_hdr *e = slot_at(st, sh, bucket, w);
 
-        if (!e->tag) {
+        if (!(e->tag & TAG_LIVE)) {
             return e;
         }
     }
@@ -292,7 +295,7 @@ probe_insert(const struct panda_table *t, const struct subtable *st,
             struct entry_hdr *cand = slot_at(st, sh, pr->b[b], w);
             int32_t age;
 
-            if (!cand->tag) {
+            if (!(cand->tag & TAG_LIVE)) {
                 e = cand;
                 break;
             }
@@ -313,7 +316,7 @@ probe_insert(const struct panda_table *t, const struct subtable *st,
             sh->evicted++;
         }
     }
-    if (!e->tag) {
+    if (!(e->tag & TAG_LIVE)) {
         sh->n_live++;
     }
     e->tag = pr->tag;
@@ -324,12 +327,19 @@ probe_insert(const struct panda_table *t, const struct subtable *st,
     return e;
 }
 
+/* Ends the connection of 'e': it no longer counts as live and its slot is
+ * free for the next new connection.  After a FIN ('keep'), the entry stays
+ * readable until that happens, so that data the sender still retransmits
+ * after its FIN keeps the connection's level instead of starting a new
+ * connection on top. */
 static void
-entry_remove(struct shard *sh, struct entry_hdr *e)
+entry_end(struct shard *sh, struct entry_hdr *e, bool keep)
 {
-    e->tag = 0;
-    sh->n_live--;
-    sh->removed++;
+    if (e->tag & TAG_LIVE) {
+        sh->n_live--;
+        sh->removed++;
+    }
+    e->tag = keep ? e->tag & ~TAG_LIVE : 0;
 }
 
 static inline bool
@@ -389,13 +399,17 @@ panda_classify(struct panda_table *t, const struct panda_policy *p,
     if (pkt->tcp_flags & (PANDA_TCP_FIN | PANDA_TCP_RST)) {
         /* Connection ends: forget it; control packets go on top. */
         if (e) {
-            entry_remove(pr.shard, e);
+            entry_end(pr.shard, e, !(pkt->tcp_flags & PANDA_TCP_RST));
         }
         level = p->ctl_level;
     } else if (pkt->tcp_flags & PANDA_TCP_SYN) {
         /* A new connection (or a reused tuple) starts from zero. */
         if (!e) {
             e = probe_insert(t, st, &pr, key, now);
+        } else if (!(e->tag & TAG_LIVE)) {
+            e->tag |= TAG_LIVE;
+            pr.shard->n_live++;
+            pr.shard->inserted++;
         }
         e->counter = 0;
         e->last_seen = now;
@@ -405,7 +419,12 @@ panda_classify(struct panda_table *t, const struct panda_policy *p,
             e = probe_insert(t, st, &pr, key, now);
         } else if (is_idle(now, e->last_seen, t->cfg.idle_timeout_ms)) {
             /* Idle past the timeout: as good as a new connection. */
-            pr.shard->expired++;
+            if (e->tag & TAG_LIVE) {
+                pr.shard->expired++;
+            } else {
+                e->tag |= TAG_LIVE;
+                pr.shard->n_live++;
+            }
             pr.shard->inserted++;
             e->counter = 0;
         } else if (p->idle_reset_ms
@@ -469,6 +488,9 @@ panda_table_lookup(struct panda_table *t, const struct panda_pkt *pkt,
     probe_init(t, st, key, &pr);
     pthread_mutex_lock(&pr.shard->mutex);
     e = probe_find(st, &pr, key);
+    if (e && !(e->tag & TAG_LIVE)) {
+        e = NULL;               /* Ended by FIN. */
+    }
     if (e && counter) {
         *counter = e->counter;
     }
@@ -673,7 +695,7 @@ subtable_foreach(struct subtable *st, unsigned int n_shards, int family,
                                   (sh->slots + (size_t) s * st->entry_size);
             struct panda_conn_info ci;
 
-            if (!e->tag) {
+            if (!(e->tag & TAG_LIVE)) {
                 continue;
             }
             memset(&ci, 0, sizeof ci);
