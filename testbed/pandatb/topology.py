@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTBED = os.path.dirname(HERE)
 TOP = os.path.dirname(TESTBED)
 sys.path.insert(0, os.path.join(TOP, "tests", "pylib"))
-from ovs_sandbox import OvsSandbox, run  # noqa: E402
+from ovs_sandbox import OvsSandbox, parse_tc_classes, run  # noqa: E402
 
 PANDA_QOS = os.path.join(TOP, "tools", "panda-qos")
 PY = "/usr/bin/python3"
@@ -271,23 +271,6 @@ class Testbed:
 OFFLOADS = ("tx-checksumming", "tcp-segmentation-offload",
             "generic-segmentation-offload", "generic-receive-offload",
             "large-receive-offload")
-
-
-def parse_tc_classes(text):
-    """'tc -s class show' -> {"1:1": {"bytes", "packets", "dropped"}}."""
-    out = {}
-    cur = None
-    for line in text.splitlines():
-        m = re.match(r"class \S+ (\S+) ", line)
-        if m:
-            cur = m.group(1)
-            continue
-        m = re.match(r"\s*Sent (\d+) bytes (\d+) pkt \(dropped (\d+)", line)
-        if m and cur:
-            out[cur] = {"bytes": int(m.group(1)), "packets": int(m.group(2)),
-                        "dropped": int(m.group(3))}
-            cur = None
-    return out
 
 
 def end_process(p, sig=signal.SIGTERM, timeout=5):

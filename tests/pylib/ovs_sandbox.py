@@ -16,6 +16,7 @@ short random id, and stop() ends only the processes this sandbox started
 """
 
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -37,6 +38,27 @@ def run(*cmd, check=True, capture=True, timeout=60, env=None, input=None):
 
 def is_root():
     return os.geteuid() == 0
+
+
+def parse_tc_classes(text):
+    """'tc -s class show' output -> {classid: {"bytes", "packets",
+    "dropped"}}, plus "backlog" (packets) when tc prints it."""
+    out = {}
+    cur = None
+    for line in text.splitlines():
+        m = re.match(r"class \S+ (\S+) ", line)
+        if m:
+            cur = m.group(1)
+            continue
+        m = re.match(r"\s*Sent (\d+) bytes (\d+) pkt \(dropped (\d+)", line)
+        if m and cur:
+            out[cur] = {"bytes": int(m.group(1)), "packets": int(m.group(2)),
+                        "dropped": int(m.group(3))}
+            continue
+        m = re.match(r"\s*backlog \S+ (\d+)p", line)
+        if m and cur in out:
+            out[cur]["backlog"] = int(m.group(1))
+    return out
 
 
 class Netns:

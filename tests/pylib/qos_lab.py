@@ -23,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ovs_sandbox import OvsSandbox, run  # noqa: E402
+from ovs_sandbox import OvsSandbox, parse_tc_classes, run  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(HERE))
 TRAFFIC = os.path.join(HERE, "qos_traffic.py")
@@ -37,27 +37,6 @@ BULK_PORT = 5001
 def default_build_dir():
     return os.environ.get("PANDA_BUILD_DIR",
                           os.path.join(TOP, "_build"))
-
-
-def parse_tc_classes(text):
-    """'tc -s class show' output -> {classid: {"bytes", "packets",
-    "dropped"}}."""
-    out = {}
-    cur = None
-    for line in text.splitlines():
-        m = re.match(r"class \S+ (\S+) ", line)
-        if m:
-            cur = m.group(1)
-            continue
-        m = re.match(r"\s*Sent (\d+) bytes (\d+) pkt \(dropped (\d+)", line)
-        if m and cur:
-            out[cur] = {"bytes": int(m.group(1)), "packets": int(m.group(2)),
-                        "dropped": int(m.group(3)), "backlog": 0}
-            continue
-        m = re.match(r"\s*backlog \S+ (\d+)p", line)
-        if m and cur in out:
-            out[cur]["backlog"] = int(m.group(1))
-    return out
 
 
 class QosLab:
