@@ -1,0 +1,243 @@
+/*
+ * The Panda egress scheduler core: strict priority levels, per-flow queues
+ * inside each level (FISH), a starvation guard, a port-level ECN threshold,
+ * label-aware WRED, token-bucket shaping and buffer limits.
+ *
+ * Plain C, no OVS or ns-3 headers.  The same code runs in Open vSwitch's
+ * userspace datapath (one scheduler per port, QoS type "panda-sched") and in
+ * the ns-3 simulations (wrapped as a QueueDisc), so that what the testbed
+ * measures and what the simulator predicts come from one implementation.
+ *
+ * Packets are opaque to the core: the caller passes a handle (a
+ * struct dp_packet *, an ns-3 item, a test's integer) and the few facts the
+ * core needs about it (struct panda_sched_pkt).  The core never reads or
+ * writes packet bytes; when it decides a packet must carry CE, it says so
+ * in the verdict and the caller writes the mark.  Nothing here allocates
+ * after panda_sched_create(): packet and flow-queue nodes come from pools
+ * sized by the configuration, so memory is bounded whatever arrives.
+ *
+ * Threading: a scheduler is not thread-safe; its owner serialises calls
+ * (OVS: a per-port mutex; ns-3: single-threaded).  The optional shared
+ * budget (panda_sched_budget) is safe to use from several schedulers at
+ * once.
+ *
+ * Time is in nanoseconds of any monotonic clock, supplied by the caller.
+ */
+#ifndef PANDA_SCHEDULER_H
+#define PANDA_SCHEDULER_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PANDA_SCHED_MAX_LEVELS 8
+#define PANDA_SCHED_MAX_WRED 8      /* Label (DSCP range) rules. */
+
+/* ------------------------------------------------------------------------
+ * Configuration.
+ *
+ * One text form, "key=value" pairs, is parsed here and only here, so that
+ * Open vSwitch (other_config of a QoS record of type panda-sched and of its
+ * Queue records), the ns-3 QueueDisc and the tools accept the same keys with
+ * the same checks and the same error messages.  Errors name the key.
+ * ------------------------------------------------------------------------ */
+
+struct panda_sched_wred {
+    uint8_t dscp_min, dscp_max;     /* Label: DSCP range, inclusive. */
+    uint32_t min_bytes;             /* Below: never marked or dropped. */
+    uint32_t max_bytes;             /* Above: dropped (the rule's hard
+                                     * limit; set it to the buffer size to
+                                     * protect a label, as TCP SkyLine does
+                                     * for signal packets). */
+    uint16_t max_prob;              /* Mark/drop probability reached at
+                                     * max_bytes, in 1/65536 (0..65535). */
+};
+
+struct panda_sched_level_config {
+    bool per_flow;                  /* Per-flow queues served by DRR (FISH)
+                                     * instead of one FIFO.  Default on. */
+    uint32_t quantum;               /* DRR quantum in bytes (default: one
+                                     * MTU, 1514). */
+};
+
+struct panda_sched_config {
+    uint8_t n_levels;               /* "levels": 1..8 (default 8). */
+    uint64_t rate_bps;              /* "max-rate": bits/s, 0 = unshaped. */
+    uint32_t burst_bytes;           /* "burst": token bucket depth (default:
+                                     * 2 x MTU or 100 us at the rate,
+                                     * whichever is larger). */
+    uint32_t limit_bytes;           /* "limit-bytes": port buffer. */
+    uint32_t limit_packets;         /* "limit-packets": port buffer; also
+                                     * sizes the packet-node pool. */
+    uint32_t max_flow_queues;       /* "flow-queues": per-flow queues in the
+                                     * pool (default limit_packets: a flow
+                                     * queue exists only while it holds a
+                                     * packet).  When exhausted, a new flow
+                                     * shares its level's overflow queue
+                                     * (FISH's dynamic queue sharing). */
+    uint32_t ecn_threshold_bytes;   /* "ecn-threshold": mark CE on ECT
+                                     * packets when the port's summed
+                                     * backlog exceeds it; 0 = off. */
+    uint16_t guard_permille;        /* "guard": share of the link, in 1/1000,
+                                     * that waiting lower levels get while
+                                     * higher levels are backlogged; 0 =
+                                     * strict priority. */
+    uint8_t wred_ewma_shift;        /* "wred-ewma": 0 = instantaneous queue
+                                     * length (TCP SkyLine), else RED's
+                                     * average with weight 2^-shift. */
+    uint8_t n_wred;
+    struct panda_sched_wred wred[PANDA_SCHED_MAX_WRED]; /* "wred" */
+    uint64_t seed;                  /* "seed": WRED's random draws. */
+    struct panda_sched_level_config level[PANDA_SCHED_MAX_LEVELS];
+};
+
+/* Fills 'cfg' with the defaults. */
+void panda_sched_config_init(struct panda_sched_config *cfg);
+
+/* Applies one port-wide setting, e.g. ("max-rate", "50000000").  Returns
+ * NULL, or a malloc()ed message naming 'key' (unknown key, bad or
+ * out-of-range value).  'cfg' is unchanged on error. */
+char *panda_sched_config_set(struct panda_sched_config *cfg,
+                             const char *key, const char *value);
+
+/* Applies one per-level setting ("per-flow", "quantum") to 'level'. */
+char *panda_sched_config_set_level(struct panda_sched_config *cfg,
+                                   unsigned int level, const char *key,
+                                   const char *value);
+
+/* Parses "key=value,key=value,..." with panda_sched_config_set(); a key
+ * "LEVEL.key" (e.g. "2.per-flow=false") goes to the level.  Then
+ * validates. */
+char *panda_sched_config_parse(struct panda_sched_config *cfg,
+                               const char *text);
+
+/* Checks the settings together (e.g. limits against each other).  NULL if
+ * valid, else a malloc()ed message naming the key. */
+char *panda_sched_config_validate(const struct panda_sched_config *cfg);
+
+/* ------------------------------------------------------------------------
+ * A global bound on the packets held by all the schedulers of one datapath
+ * (held packets pin receive buffers).  Thread-safe.
+ * ------------------------------------------------------------------------ */
+
+struct panda_sched_budget;
+
+struct panda_sched_budget *panda_sched_budget_create(uint64_t max_packets);
+void panda_sched_budget_destroy(struct panda_sched_budget *);
+uint64_t panda_sched_budget_held(const struct panda_sched_budget *);
+
+/* ------------------------------------------------------------------------
+ * The scheduler.
+ * ------------------------------------------------------------------------ */
+
+struct panda_sched;
+
+/* What the core needs to know of a packet at enqueue. */
+struct panda_sched_pkt {
+    uint32_t len;           /* Bytes on the wire (shaping, limits, DRR). */
+    uint32_t flow_hash;     /* 5-tuple hash: selects the per-flow queue. */
+    uint8_t level;          /* 0 = highest; >= n_levels counts as the
+                             * lowest level. */
+    uint8_t dscp;           /* For WRED's labels. */
+    uint8_t ecn;            /* The IP ECN field: 0 Not-ECT, 1/2 ECT, 3 CE. */
+};
+
+enum panda_sched_verdict {
+    PANDA_SCHED_QUEUED,         /* Held; given back by dequeue. */
+    PANDA_SCHED_QUEUED_CE,      /* Held; the caller must set ECN to CE. */
+    PANDA_SCHED_DROP_LIMIT,     /* Not held: port buffer (bytes/packets). */
+    PANDA_SCHED_DROP_BUDGET,    /* Not held: datapath-wide budget. */
+    PANDA_SCHED_DROP_WRED,      /* Not held: WRED. */
+};
+
+static inline bool
+panda_sched_verdict_is_drop(enum panda_sched_verdict v)
+{
+    return v >= PANDA_SCHED_DROP_LIMIT;
+}
+
+/* Creates a scheduler from a validated 'cfg' ('budget' may be NULL).
+ * Returns NULL and a malloc()ed message in '*errp' on bad configuration or
+ * allocation failure; never aborts. */
+struct panda_sched *panda_sched_create(const struct panda_sched_config *cfg,
+                                       struct panda_sched_budget *budget,
+                                       char **errp);
+
+/* Destroys 's'; it must be empty (see panda_sched_drain()). */
+void panda_sched_destroy(struct panda_sched *s);
+
+enum panda_sched_verdict panda_sched_enqueue(struct panda_sched *s,
+                                             const struct panda_sched_pkt *,
+                                             void *handle, uint64_t now_ns);
+
+/* Returns the next packet that may leave at 'now_ns' (strict priority with
+ * the starvation guard, DRR inside a level, within the shaper's tokens),
+ * storing its length in '*len' if nonnull; NULL if none may leave now. */
+void *panda_sched_dequeue(struct panda_sched *s, uint64_t now_ns,
+                          uint32_t *len);
+
+/* Dequeues up to 'max' packets into 'handles'; returns how many. */
+size_t panda_sched_dequeue_burst(struct panda_sched *s, uint64_t now_ns,
+                                 void **handles, size_t max);
+
+/* When the next packet may leave: 'now_ns' or earlier if one may leave now,
+ * UINT64_MAX if the scheduler is empty, else the time the shaper allows. */
+uint64_t panda_sched_next_ns(const struct panda_sched *s, uint64_t now_ns);
+
+/* Removes every held packet, calling 'cb' on each (e.g. to free it). */
+void panda_sched_drain(struct panda_sched *s,
+                       void (*cb)(void *handle, void *aux), void *aux);
+
+bool panda_sched_is_empty(const struct panda_sched *s);
+
+/* ------------------------------------------------------------------------
+ * Statistics (for panda-sched/show, ns-3 output and tests).
+ * ------------------------------------------------------------------------ */
+
+struct panda_sched_level_stats {
+    uint64_t backlog_bytes, backlog_packets;
+    uint32_t flow_queues;           /* Active per-flow queues. */
+    uint64_t enqueued_packets, enqueued_bytes;
+    uint64_t sent_packets, sent_bytes;
+    uint64_t guard_packets;         /* Sent on the starvation guard. */
+    uint64_t drop_limit, drop_budget, drop_wred;
+    uint64_t mark_ecn, mark_wred;   /* CE set: port threshold / WRED. */
+    uint64_t shared_queue_packets;  /* Enqueued into the overflow queue. */
+};
+
+struct panda_sched_stats {
+    uint8_t n_levels;
+    uint64_t backlog_bytes, backlog_packets;
+    uint64_t max_backlog_bytes;     /* High-water mark. */
+    struct panda_sched_level_stats level[PANDA_SCHED_MAX_LEVELS];
+};
+
+void panda_sched_stats(const struct panda_sched *s,
+                       struct panda_sched_stats *stats);
+
+/* Calls 'cb' for each active per-flow queue, in level order; stops early if
+ * 'cb' returns false. */
+struct panda_sched_flow_info {
+    uint8_t level;
+    bool shared;                    /* The level's overflow queue. */
+    uint32_t flow_hash;
+    uint32_t backlog_bytes, backlog_packets;
+    int32_t deficit;
+};
+void panda_sched_foreach_flow(const struct panda_sched *s,
+                              bool (*cb)(const struct panda_sched_flow_info *,
+                                         void *aux),
+                              void *aux);
+
+/* Bytes of memory held by 's' (pools included), for the memory bound. */
+size_t panda_sched_memory(const struct panda_sched *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* scheduler.h */
