@@ -8,6 +8,8 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/model.h \
 	lib/panda/panda.h \
 	lib/panda/policy.c \
+	lib/panda/scheduler.c \
+	lib/panda/scheduler.h \
 	lib/panda/table.c \
 	lib/panda/util.c \
 	lib/panda/util.h

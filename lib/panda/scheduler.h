@@ -36,6 +36,9 @@ extern "C" {
 
 #define PANDA_SCHED_MAX_LEVELS 8
 #define PANDA_SCHED_MAX_WRED 8      /* Label (DSCP range) rules. */
+#define PANDA_SCHED_MTU 1514        /* Default DRR quantum; burst floor. */
+#define PANDA_SCHED_PROB_ONE 65536  /* Probability 1 in max_prob units. */
+#define PANDA_SCHED_MAX_PACKETS 16777215    /* limit-packets (2^24 - 1). */
 
 /* ------------------------------------------------------------------------
  * Configuration.
@@ -53,8 +56,9 @@ struct panda_sched_wred {
                                      * limit; set it to the buffer size to
                                      * protect a label, as TCP SkyLine does
                                      * for signal packets). */
-    uint16_t max_prob;              /* Mark/drop probability reached at
-                                     * max_bytes, in 1/65536 (0..65535). */
+    uint32_t max_prob;              /* Mark/drop probability reached at
+                                     * max_bytes, in 1/65536
+                                     * (0..PANDA_SCHED_PROB_ONE). */
 };
 
 struct panda_sched_level_config {
@@ -67,18 +71,21 @@ struct panda_sched_level_config {
 struct panda_sched_config {
     uint8_t n_levels;               /* "levels": 1..8 (default 8). */
     uint64_t rate_bps;              /* "max-rate": bits/s, 0 = unshaped. */
-    uint32_t burst_bytes;           /* "burst": token bucket depth (default:
-                                     * 2 x MTU or 100 us at the rate,
-                                     * whichever is larger). */
+    uint32_t burst_bytes;           /* "burst": token bucket depth; 0 =
+                                     * default, resolved at create: 2 x MTU
+                                     * or 100 us at the rate, whichever is
+                                     * larger. */
     uint32_t limit_bytes;           /* "limit-bytes": port buffer. */
     uint32_t limit_packets;         /* "limit-packets": port buffer; also
                                      * sizes the packet-node pool. */
     uint32_t max_flow_queues;       /* "flow-queues": per-flow queues in the
-                                     * pool (default limit_packets: a flow
-                                     * queue exists only while it holds a
-                                     * packet).  When exhausted, a new flow
-                                     * shares its level's overflow queue
-                                     * (FISH's dynamic queue sharing). */
+                                     * pool, shared by all levels; 0 =
+                                     * default, limit_packets (a flow queue
+                                     * exists only while it holds a packet,
+                                     * so more could never be used).  When
+                                     * exhausted, a new flow shares its
+                                     * level's overflow queue (FISH's
+                                     * dynamic queue sharing). */
     uint32_t ecn_threshold_bytes;   /* "ecn-threshold": mark CE on ECT
                                      * packets when the port's summed
                                      * backlog exceeds it; 0 = off. */
@@ -104,7 +111,11 @@ void panda_sched_config_init(struct panda_sched_config *cfg);
 char *panda_sched_config_set(struct panda_sched_config *cfg,
                              const char *key, const char *value);
 
-/* Applies one per-level setting ("per-flow", "quantum") to 'level'. */
+/* Applies one per-level setting ("per-flow", "quantum") to 'level'
+ * (0..PANDA_SCHED_MAX_LEVELS-1; settings of levels >= n_levels are kept but
+ * unused).  Errors name the key as "LEVEL.key".  The port-wide keys
+ * "per-flow" and "quantum" given to panda_sched_config_set() set every
+ * level. */
 char *panda_sched_config_set_level(struct panda_sched_config *cfg,
                                    unsigned int level, const char *key,
                                    const char *value);
@@ -119,6 +130,12 @@ char *panda_sched_config_parse(struct panda_sched_config *cfg,
  * valid, else a malloc()ed message naming the key. */
 char *panda_sched_config_validate(const struct panda_sched_config *cfg);
 
+/* Returns 'cfg' as malloc()ed "key=value,..." text that
+ * panda_sched_config_parse() reads back into the same configuration: every
+ * port-wide key, and "LEVEL.key" only where a level differs from the
+ * defaults (for logs, status columns and show commands). */
+char *panda_sched_config_format(const struct panda_sched_config *cfg);
+
 /* ------------------------------------------------------------------------
  * A global bound on the packets held by all the schedulers of one datapath
  * (held packets pin receive buffers).  Thread-safe.
@@ -126,6 +143,8 @@ char *panda_sched_config_validate(const struct panda_sched_config *cfg);
 
 struct panda_sched_budget;
 
+/* NULL on allocation failure.  The budget must outlive the schedulers that
+ * use it. */
 struct panda_sched_budget *panda_sched_budget_create(uint64_t max_packets);
 void panda_sched_budget_destroy(struct panda_sched_budget *);
 uint64_t panda_sched_budget_held(const struct panda_sched_budget *);
@@ -167,9 +186,15 @@ struct panda_sched *panda_sched_create(const struct panda_sched_config *cfg,
                                        struct panda_sched_budget *budget,
                                        char **errp);
 
-/* Destroys 's'; it must be empty (see panda_sched_drain()). */
+/* Destroys 's'.  Drain it first (panda_sched_drain()): the handles of
+ * packets still held are not freed (the core cannot), but their share of
+ * the budget is given back. */
 void panda_sched_destroy(struct panda_sched *s);
 
+/* Offers a packet.  On PANDA_SCHED_QUEUED[_CE] the scheduler holds 'handle'
+ * until dequeue or drain; on a drop verdict it does not, and the caller
+ * frees the packet.  'pkt->len' must be the length the packet has at
+ * dequeue (the caller writes CE in place, which does not change it). */
 enum panda_sched_verdict panda_sched_enqueue(struct panda_sched *s,
                                              const struct panda_sched_pkt *,
                                              void *handle, uint64_t now_ns);
@@ -213,6 +238,9 @@ struct panda_sched_stats {
     uint8_t n_levels;
     uint64_t backlog_bytes, backlog_packets;
     uint64_t max_backlog_bytes;     /* High-water mark. */
+    uint32_t burst_bytes;           /* Effective bucket depth (0: unshaped). */
+    uint32_t flow_queues_used;      /* Pool queues active, all levels. */
+    uint32_t flow_queues_max;       /* Pool size (flow-queues). */
     struct panda_sched_level_stats level[PANDA_SCHED_MAX_LEVELS];
 };
 

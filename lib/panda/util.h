@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +24,13 @@ void *panda_xrealloc(void *, size_t);
 /* malloc()ed formatted strings. */
 char *panda_asprintf(const char *fmt, ...) PANDA_PRINTF(1, 2);
 char *panda_vasprintf(const char *fmt, va_list);
+
+/* Parses 's' as a decimal integer in [min, max] into '*out'.  Returns NULL,
+ * or a malloc()ed message starting with "'field': " (e.g. "levels: 9 out
+ * of range (1..8)"); '*out' is unchanged on error.  The text parsers of
+ * lib/panda share it so that their messages read alike. */
+char *panda_parse_uint(const char *field, const char *s, uint64_t min,
+                       uint64_t max, uint64_t *out);
 
 #ifdef __cplusplus
 }
