@@ -8,7 +8,8 @@ UNIT_TESTS = \
 	tests/test-policy \
 	tests/test-table \
 	tests/test-model \
-	tests/test-cdf
+	tests/test-cdf \
+	tests/unit/test-scheduler
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
@@ -25,6 +26,9 @@ tests_test_model_LDADD = $(TEST_LDADD)
 tests_test_cdf_SOURCES = tests/test-cdf.c
 tests_test_cdf_CFLAGS = $(TEST_CFLAGS)
 tests_test_cdf_LDADD = $(TEST_LDADD)
+tests_unit_test_scheduler_SOURCES = tests/unit/test-scheduler.c
+tests_unit_test_scheduler_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_scheduler_LDADD = $(TEST_LDADD)
 else
 check-local:
 	@echo "cmocka not found: run ./install-deps.sh" >&2; exit 1

@@ -278,6 +278,8 @@ parse_wred(const char *value, struct panda_sched_config *cfg)
     const char *p = value;
     unsigned int n = 0;
 
+    memset(rules, 0, sizeof rules);     /* Padding too: cfg compares with
+                                         * memcmp() stay meaningful. */
     if (*value && strcmp(value, "none")) {
         for (;;) {
             const char *slash = strchr(p, '/');
