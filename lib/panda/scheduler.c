@@ -14,7 +14,8 @@
  *     queues.
  *
  * With the default flow-queues = limit-packets that is 16 + 32 + 4..8 = 52
- * to 56 bytes per configured packet, plus about 1.3 KB of fixed state.
+ * to 56 bytes per configured packet, plus about 1.6 KB of fixed state
+ * (struct panda_sched, mostly the configuration and per-level counters).
  * Links are 32-bit indices (NIL = none), which halves the nodes against
  * pointers and lets one free list run through each array.
  *
@@ -35,11 +36,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <panda/cdf.h>          /* panda_rng (moving to <panda/rng.h>). */
 #include <panda/util.h>
 
 #define NIL UINT32_MAX
+#define OVS_UNLIKELY_(x) __builtin_expect(!!(x), 0)
 
 /* Limits of the text form (checked by panda_sched_config_set()). */
 #define RATE_MIN 1000ULL                /* bit/s; keeps the cost in range. */
@@ -809,7 +812,17 @@ panda_sched_create(const struct panda_sched_config *cfg,
         }
     }
     panda_rng_seed(&s->rng, cfg->seed);
-    s->hash_seed = (uint32_t) panda_rng_next(&s->rng);
+    {
+        /* The index's layout changes nothing a packet sees (order comes
+         * from the rings), so its seed need not repeat; a secret one keeps
+         * crafted flow hashes (a NIC's RSS hash with its well-known default
+         * key, say) from piling into one chain. */
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        s->hash_seed = mix32((uint32_t) ts.tv_nsec ^ (uint32_t) ts.tv_sec
+                             ^ (uint32_t) (uintptr_t) s);
+    }
     s->guard_last = s->n_levels - 1;
 
     if (cfg->rate_bps) {
@@ -879,11 +892,8 @@ head_len(const struct panda_sched *s, const struct sched_fq *fq)
  * amortised (1 for packets up to a quantum, 43 for a 64 KB TSO packet with
  * the default quantum). */
 static void
-level_settle(struct panda_sched *s, struct sched_level *lv)
+level_settle__(struct panda_sched *s, struct sched_level *lv)
 {
-    if (!lv->per_flow) {
-        return;                 /* One FIFO: no deficits. */
-    }
     while (lv->ring_head != NIL) {
         uint32_t idx = lv->ring_head;
         struct sched_fq *fq = &s->fqs[idx];
@@ -904,6 +914,20 @@ level_settle(struct panda_sched *s, struct sched_level *lv)
         s->fqs[lv->ring_tail].ring_next = idx;
         fq->ring_next = NIL;
         lv->ring_tail = idx;
+    }
+}
+
+static inline void
+level_settle(struct panda_sched *s, struct sched_level *lv)
+{
+    /* Inline the common case: a FIFO level (no deficits), an empty ring,
+     * or a head that may send. */
+    if (lv->per_flow && lv->ring_head != NIL) {
+        const struct sched_fq *fq = &s->fqs[lv->ring_head];
+
+        if (fq->deficit < head_len(s, fq)) {
+            level_settle__(s, lv);
+        }
     }
 }
 
@@ -1152,7 +1176,7 @@ lower_waiting(const struct panda_sched *s, unsigned int level)
 
 /* Picks the level whose ring head sends next; '*guard' tells whether it
  * goes on the guard's credit.  Pure: changes nothing.  's' is not empty. */
-static unsigned int
+static inline unsigned int
 pick_level(const struct panda_sched *s, bool *guard)
 {
     unsigned int top = lowest_bit(s->active);
@@ -1160,7 +1184,7 @@ pick_level(const struct panda_sched *s, bool *guard)
     uint32_t g = s->cfg.guard_permille;
 
     *guard = false;
-    if (g && lower) {
+    if (OVS_UNLIKELY_(g && lower)) {
         /* Round robin over the waiting lower levels, one packet each, so
          * that the lowest level progresses even when the one above it is
          * always backlogged. */

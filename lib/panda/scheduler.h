@@ -47,11 +47,27 @@ extern "C" {
  * Open vSwitch (other_config of a QoS record of type panda-sched and of its
  * Queue records), the ns-3 QueueDisc and the tools accept the same keys with
  * the same checks and the same error messages.  Errors name the key.
+ *
+ * Keys (README.md, "Egress scheduler", has the table with defaults):
+ *   levels=1..8            max-rate=RATE (50000000, 50M, 50Mbit, 1.5G)
+ *   burst=BYTES            limit-bytes=BYTES       limit-packets=N
+ *   flow-queues=N          ecn-threshold=BYTES     guard=0..500 (permille)
+ *   wred=DSCP[-DSCP]:MIN:MAX:PROB[/...]  (e.g. 0-45:15000:700000:0.1)
+ *   wred-ewma=0..20        seed=N
+ *   per-flow=true|false, quantum=BYTES (every level), and per level as
+ *   LEVEL.per-flow, LEVEL.quantum (e.g. "2.per-flow=false").
  * ------------------------------------------------------------------------ */
 
+/* A WRED rule.  The queue length it compares is the port's backlog summed
+ * over all levels (the buffer the labels share), in bytes, as found by the
+ * arriving packet: instantaneous, or RED's average with "wred-ewma".
+ * Between min and max, an ECT packet is marked CE and a Not-ECT packet
+ * dropped with a probability rising linearly to max_prob.  DSCPs without a
+ * rule are left alone; rules may not overlap. */
 struct panda_sched_wred {
     uint8_t dscp_min, dscp_max;     /* Label: DSCP range, inclusive. */
-    uint32_t min_bytes;             /* Below: never marked or dropped. */
+    uint32_t min_bytes;             /* At or below: never marked or
+                                     * dropped. */
     uint32_t max_bytes;             /* Above: dropped (the rule's hard
                                      * limit; set it to the buffer size to
                                      * protect a label, as TCP SkyLine does
@@ -64,13 +80,15 @@ struct panda_sched_wred {
 struct panda_sched_level_config {
     bool per_flow;                  /* Per-flow queues served by DRR (FISH)
                                      * instead of one FIFO.  Default on. */
-    uint32_t quantum;               /* DRR quantum in bytes (default: one
-                                     * MTU, 1514). */
+    uint32_t quantum;               /* DRR quantum in bytes, 64..2^20
+                                     * (default: one MTU, 1514). */
 };
 
 struct panda_sched_config {
     uint8_t n_levels;               /* "levels": 1..8 (default 8). */
-    uint64_t rate_bps;              /* "max-rate": bits/s, 0 = unshaped. */
+    uint64_t rate_bps;              /* "max-rate": bits/s, 1000..10^15; 0 =
+                                     * unshaped (the key absent: the text
+                                     * "max-rate=0" is refused). */
     uint32_t burst_bytes;           /* "burst": token bucket depth; 0 =
                                      * default, resolved at create: 2 x MTU
                                      * or 100 us at the rate, whichever is
@@ -88,17 +106,20 @@ struct panda_sched_config {
                                      * dynamic queue sharing). */
     uint32_t ecn_threshold_bytes;   /* "ecn-threshold": mark CE on ECT
                                      * packets when the port's summed
-                                     * backlog exceeds it; 0 = off. */
-    uint16_t guard_permille;        /* "guard": share of the link, in 1/1000,
-                                     * that waiting lower levels get while
-                                     * higher levels are backlogged; 0 =
-                                     * strict priority. */
+                                     * backlog they find exceeds it; 0 =
+                                     * off.  Below limit_bytes. */
+    uint16_t guard_permille;        /* "guard": share of the link, in 1/1000
+                                     * (0..500), that waiting lower levels
+                                     * get while higher levels are
+                                     * backlogged; 0 = strict priority. */
     uint8_t wred_ewma_shift;        /* "wred-ewma": 0 = instantaneous queue
                                      * length (TCP SkyLine), else RED's
-                                     * average with weight 2^-shift. */
+                                     * average with weight 2^-shift
+                                     * (1..20). */
     uint8_t n_wred;
     struct panda_sched_wred wred[PANDA_SCHED_MAX_WRED]; /* "wred" */
-    uint64_t seed;                  /* "seed": WRED's random draws. */
+    uint64_t seed;                  /* "seed": WRED's random draws; default
+                                     * 1, so runs repeat. */
     struct panda_sched_level_config level[PANDA_SCHED_MAX_LEVELS];
 };
 
@@ -191,9 +212,11 @@ struct panda_sched *panda_sched_create(const struct panda_sched_config *cfg,
  * the budget is given back. */
 void panda_sched_destroy(struct panda_sched *s);
 
-/* Offers a packet.  On PANDA_SCHED_QUEUED[_CE] the scheduler holds 'handle'
- * until dequeue or drain; on a drop verdict it does not, and the caller
- * frees the packet.  'pkt->len' must be the length the packet has at
+/* Offers a packet ('handle' must not be NULL).  On PANDA_SCHED_QUEUED[_CE]
+ * the scheduler holds 'handle' until dequeue or drain; on a drop verdict it
+ * does not, and the caller frees the packet.  Checks, in order: the port
+ * limits, the packet's WRED rule, the port ECN threshold, the budget; a
+ * packet counts once, under the first reason that drops or marks it.  'pkt->len' must be the length the packet has at
  * dequeue (the caller writes CE in place, which does not change it). */
 enum panda_sched_verdict panda_sched_enqueue(struct panda_sched *s,
                                              const struct panda_sched_pkt *,
@@ -261,7 +284,10 @@ void panda_sched_foreach_flow(const struct panda_sched *s,
                                          void *aux),
                               void *aux);
 
-/* Bytes of memory held by 's' (pools included), for the memory bound. */
+/* Bytes of memory held by 's' (pools included), for the memory bound:
+ * 16 per packet (limit-packets), 32 per flow queue (flow-queues, plus one
+ * per level) and 4 to 8 of hash index per flow queue, plus about 1.6 KB;
+ * 52 to 56 bytes per packet with the default flow-queues. */
 size_t panda_sched_memory(const struct panda_sched *s);
 
 #ifdef __cplusplus

@@ -699,35 +699,51 @@ test_wred_protected_label(void **state)
 }
 
 /* With wred-ewma the average, not the instantaneous backlog, decides: a
- * sudden burst above max is let in until the average catches up. */
+ * burst gets in until the average, computed here alongside, passes the
+ * thresholds; an idle period decays the average at the link's rate. */
 static void
 test_wred_ewma(void **state)
 {
-    struct panda_sched *inst = sched("levels=1,limit-bytes=1000000,"
-                                     "wred=0-63:5000:20000:0.1");
-    struct panda_sched *avg = sched("levels=1,limit-bytes=1000000,"
-                                    "wred=0-63:5000:20000:0.1,wred-ewma=4");
-    int i, inst_first = -1, avg_first = -1;
+    struct panda_sched *s = sched("levels=1,limit-bytes=1000000,"
+                                  "max-rate=8M,burst=1000000,"
+                                  "wred=0-63:5000:20000:0.1,wred-ewma=4");
+    double avg = 0;
+    int i, drops = 0, first = -1;
 
     (void) state;
     for (i = 0; i < 200; i++) {
-        if (enq_full(inst, 1000, 1, 0, 0, 0, i, 0) == PANDA_SCHED_DROP_WRED
-            && inst_first < 0) {
-            inst_first = i;
+        double q = stats(s).backlog_bytes;
+        enum panda_sched_verdict v;
+
+        avg += (q - avg) / 16;
+        v = enq_full(s, 1000, 1, 0, 0, 0, i, SEC);
+        if (avg <= 4900) {
+            assert_int_equal(v, PANDA_SCHED_QUEUED);
+        } else if (avg > 20100) {
+            assert_int_equal(v, PANDA_SCHED_DROP_WRED);
         }
-        if (enq_full(avg, 1000, 1, 0, 0, 0, i, 0) == PANDA_SCHED_DROP_WRED
-            && avg_first < 0) {
-            avg_first = i;
+        if (v == PANDA_SCHED_DROP_WRED && first < 0) {
+            first = i;
         }
+        drops += v == PANDA_SCHED_DROP_WRED;
     }
-    /* Instantaneous: some drop between 5 KB and 20 KB, all above. */
-    assert_true(inst_first > 5 && inst_first <= 21);
-    /* Averaged with weight 1/16: well after the backlog passed 20 KB. */
-    assert_true(avg_first > 30);
-    print_message("first WRED drop: instantaneous at packet %d, ewma at %d\n",
-                  inst_first, avg_first);
-    drain_and_destroy(inst);
-    drain_and_destroy(avg);
+    /* The instantaneous backlog passed 20 KB at packet 21; the average
+     * lags it by about 15 packets. */
+    assert_true(first > 21);
+    assert_true(drops > 100);
+    print_message("ewma: first WRED drop at packet %d (the backlog passed"
+                  " max at 21)\n", first);
+
+    /* Send everything at 1 s (the bucket allows it), stay idle 10 ms at 8
+     * Mbit/s (about 66 MTU-sized packet times): the average has decayed
+     * by (15/16)^66 and the next burst starts unmarked again. */
+    while (panda_sched_dequeue(s, SEC, NULL)) {
+    }
+    for (i = 0; i < 10; i++) {
+        assert_int_equal(enq_full(s, 1000, 1, 0, 0, 0, i, SEC + 10 * MS),
+                         PANDA_SCHED_QUEUED);
+    }
+    drain_and_destroy(s);
 }
 
 /* ---- Shaper. ---- */
