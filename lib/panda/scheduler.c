@@ -562,72 +562,53 @@ panda_sched_config_validate(const struct panda_sched_config *cfg)
     return NULL;
 }
 
-/* Appends printf-style text to a malloc()ed string. */
-static void PANDA_PRINTF(2, 3)
-append(char **s, const char *fmt, ...)
-{
-    va_list args;
-    char *more, *joined;
-
-    va_start(args, fmt);
-    more = panda_vasprintf(fmt, args);
-    va_end(args);
-    joined = panda_asprintf("%s%s%s", *s, **s ? "," : "", more);
-    free(more);
-    free(*s);
-    *s = joined;
-}
-
 char *
 panda_sched_config_format(const struct panda_sched_config *cfg)
 {
     struct panda_sched_config def;
-    char *s = panda_asprintf("%s", "");
+    char *s = NULL;
     unsigned int i;
 
     panda_sched_config_init(&def);
-    append(&s, "levels=%u", cfg->n_levels);
+    panda_append(&s, ",", "levels=%u", cfg->n_levels);
     if (cfg->rate_bps) {
-        append(&s, "max-rate=%" PRIu64, cfg->rate_bps);
+        panda_append(&s, ",", "max-rate=%" PRIu64, cfg->rate_bps);
     }
     if (cfg->burst_bytes) {
-        append(&s, "burst=%" PRIu32, cfg->burst_bytes);
+        panda_append(&s, ",", "burst=%" PRIu32, cfg->burst_bytes);
     }
-    append(&s, "limit-bytes=%" PRIu32, cfg->limit_bytes);
-    append(&s, "limit-packets=%" PRIu32, cfg->limit_packets);
+    panda_append(&s, ",", "limit-bytes=%" PRIu32, cfg->limit_bytes);
+    panda_append(&s, ",", "limit-packets=%" PRIu32, cfg->limit_packets);
     if (cfg->max_flow_queues) {
-        append(&s, "flow-queues=%" PRIu32, cfg->max_flow_queues);
+        panda_append(&s, ",", "flow-queues=%" PRIu32, cfg->max_flow_queues);
     }
-    append(&s, "ecn-threshold=%" PRIu32, cfg->ecn_threshold_bytes);
-    append(&s, "guard=%u", cfg->guard_permille);
+    panda_append(&s, ",", "ecn-threshold=%" PRIu32, cfg->ecn_threshold_bytes);
+    panda_append(&s, ",", "guard=%u", cfg->guard_permille);
     if (cfg->n_wred) {
-        char *rules = panda_asprintf("%s", "");
+        char *rules = NULL;
 
         for (i = 0; i < cfg->n_wred; i++) {
             const struct panda_sched_wred *w = &cfg->wred[i];
-            char *joined;
 
             /* %.7g: 7 significant digits round-trip any 1/65536 step. */
-            joined = panda_asprintf("%s%s%u-%u:%" PRIu32 ":%" PRIu32 ":%.7g",
-                                    rules, i ? "/" : "", w->dscp_min,
-                                    w->dscp_max, w->min_bytes, w->max_bytes,
-                                    (double) w->max_prob
-                                    / PANDA_SCHED_PROB_ONE);
-            free(rules);
-            rules = joined;
+            panda_append(&rules, "/", "%u-%u:%" PRIu32 ":%" PRIu32 ":%.7g",
+                         w->dscp_min, w->dscp_max, w->min_bytes,
+                         w->max_bytes,
+                         (double) w->max_prob / PANDA_SCHED_PROB_ONE);
         }
-        append(&s, "wred=%s", rules);
+        panda_append(&s, ",", "wred=%s", rules);
         free(rules);
     }
-    append(&s, "wred-ewma=%u", cfg->wred_ewma_shift);
-    append(&s, "seed=%" PRIu64, cfg->seed);
+    panda_append(&s, ",", "wred-ewma=%u", cfg->wred_ewma_shift);
+    panda_append(&s, ",", "seed=%" PRIu64, cfg->seed);
     for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
         if (cfg->level[i].per_flow != def.level[i].per_flow) {
-            append(&s, "%u.per-flow=%s", i,
-                   cfg->level[i].per_flow ? "true" : "false");
+            panda_append(&s, ",", "%u.per-flow=%s", i,
+                         cfg->level[i].per_flow ? "true" : "false");
         }
         if (cfg->level[i].quantum != def.level[i].quantum) {
-            append(&s, "%u.quantum=%" PRIu32, i, cfg->level[i].quantum);
+            panda_append(&s, ",", "%u.quantum=%" PRIu32, i,
+                         cfg->level[i].quantum);
         }
     }
     return s;
@@ -672,7 +653,7 @@ struct panda_sched {
     uint8_t active;             /* Bit L: level L holds packets. */
     uint8_t guard_last;         /* Level the guard served last. */
     uint8_t wred_rule[64];      /* DSCP -> rule index + 1; 0: no rule. */
-    uint32_t hash_seed;
+    uint64_t hash_seed;
 
     uint64_t backlog_bytes, backlog_packets, max_backlog_bytes;
 
@@ -710,22 +691,12 @@ _Static_assert(sizeof(struct sched_node) == 16, "packet node size");
 _Static_assert(sizeof(struct sched_fq) == 32, "flow queue size");
 
 static uint32_t
-mix32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-
-static uint32_t
 bucket_of(const struct panda_sched *s, unsigned int level, uint32_t hash)
 {
     /* The caller's hash may be weak in its low bits (or equal across
      * levels), so remix it with the level and a per-scheduler seed. */
-    return mix32(hash ^ s->hash_seed ^ (level * 0x9e3779b9U))
+    return (uint32_t) panda_mix64(hash ^ s->hash_seed
+                                  ^ ((uint64_t) level << 32))
            & s->bucket_mask;
 }
 
@@ -820,8 +791,9 @@ panda_sched_create(const struct panda_sched_config *cfg,
         struct timespec ts;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        s->hash_seed = mix32((uint32_t) ts.tv_nsec ^ (uint32_t) ts.tv_sec
-                             ^ (uint32_t) (uintptr_t) s);
+        s->hash_seed = panda_mix64((uint64_t) ts.tv_nsec
+                                   ^ ((uint64_t) ts.tv_sec << 30)
+                                   ^ (uintptr_t) s);
     }
     s->guard_last = s->n_levels - 1;
 

@@ -216,8 +216,9 @@ void panda_sched_destroy(struct panda_sched *s);
  * the scheduler holds 'handle' until dequeue or drain; on a drop verdict it
  * does not, and the caller frees the packet.  Checks, in order: the port
  * limits, the packet's WRED rule, the port ECN threshold, the budget; a
- * packet counts once, under the first reason that drops or marks it.  'pkt->len' must be the length the packet has at
- * dequeue (the caller writes CE in place, which does not change it). */
+ * packet counts once, under the first reason that drops or marks it.
+ * 'pkt->len' must be the length the packet has at dequeue (the caller
+ * writes CE in place, which does not change it). */
 enum panda_sched_verdict panda_sched_enqueue(struct panda_sched *s,
                                              const struct panda_sched_pkt *,
                                              void *handle, uint64_t now_ns);

@@ -75,6 +75,26 @@ panda_asprintf(const char *fmt, ...)
     return s;
 }
 
+void
+panda_append(char **s, const char *sep, const char *fmt, ...)
+{
+    va_list args;
+    char *more;
+
+    va_start(args, fmt);
+    more = panda_vasprintf(fmt, args);
+    va_end(args);
+    if (*s) {
+        char *joined = panda_asprintf("%s%s%s", *s, sep, more);
+
+        free(*s);
+        free(more);
+        *s = joined;
+    } else {
+        *s = more;
+    }
+}
+
 char *
 panda_parse_uint(const char *field, const char *s, uint64_t min,
                  uint64_t max, uint64_t *out)
