@@ -92,7 +92,10 @@ struct panda_sched_config {
     uint32_t burst_bytes;           /* "burst": token bucket depth; 0 =
                                      * default, resolved at create: 2 x MTU
                                      * or 100 us at the rate, whichever is
-                                     * larger. */
+                                     * larger.  It must cover the caller's
+                                     * service interval: a caller that
+                                     * dequeues once a ms sends at most
+                                     * 'burst' bytes a ms. */
     uint32_t limit_bytes;           /* "limit-bytes": port buffer. */
     uint32_t limit_packets;         /* "limit-packets": port buffer; also
                                      * sizes the packet-node pool. */
@@ -233,11 +236,14 @@ void *panda_sched_dequeue(struct panda_sched *s, uint64_t now_ns,
 size_t panda_sched_dequeue_burst(struct panda_sched *s, uint64_t now_ns,
                                  void **handles, size_t max);
 
-/* When the next packet may leave: 'now_ns' or earlier if one may leave now,
- * UINT64_MAX if the scheduler is empty, else the time the shaper allows. */
+/* When the next packet may leave: 'now_ns' if one may leave now,
+ * UINT64_MAX if the scheduler is empty, else the (exact, ns) time the
+ * shaper allows.  Changes nothing; after an enqueue the answer may be
+ * earlier (a packet of a higher level, or a smaller one). */
 uint64_t panda_sched_next_ns(const struct panda_sched *s, uint64_t now_ns);
 
-/* Removes every held packet, calling 'cb' on each (e.g. to free it). */
+/* Removes every held packet, calling 'cb' (if nonnull) on each, e.g. to
+ * free it.  Counters are kept; the scheduler is ready for new packets. */
 void panda_sched_drain(struct panda_sched *s,
                        void (*cb)(void *handle, void *aux), void *aux);
 
@@ -249,13 +255,16 @@ bool panda_sched_is_empty(const struct panda_sched *s);
 
 struct panda_sched_level_stats {
     uint64_t backlog_bytes, backlog_packets;
-    uint32_t flow_queues;           /* Active per-flow queues. */
+    uint32_t flow_queues;           /* Active pool queues (the level's own
+                                     * queue is not counted). */
     uint64_t enqueued_packets, enqueued_bytes;
     uint64_t sent_packets, sent_bytes;
     uint64_t guard_packets;         /* Sent on the starvation guard. */
     uint64_t drop_limit, drop_budget, drop_wred;
     uint64_t mark_ecn, mark_wred;   /* CE set: port threshold / WRED. */
-    uint64_t shared_queue_packets;  /* Enqueued into the overflow queue. */
+    uint64_t shared_queue_packets;  /* New-flow packets put in the overflow
+                                     * queue: pool exhausted, or overflow
+                                     * queue still holding packets. */
 };
 
 struct panda_sched_stats {
@@ -271,11 +280,13 @@ struct panda_sched_stats {
 void panda_sched_stats(const struct panda_sched *s,
                        struct panda_sched_stats *stats);
 
-/* Calls 'cb' for each active per-flow queue, in level order; stops early if
- * 'cb' returns false. */
+/* Calls 'cb' for each queue holding packets, in level order and service
+ * order within a level; stops early if 'cb' returns false. */
 struct panda_sched_flow_info {
     uint8_t level;
-    bool shared;                    /* The level's overflow queue. */
+    bool shared;                    /* The level's own queue: its overflow
+                                     * queue, or its FIFO when per-flow is
+                                     * off (flow_hash then 0). */
     uint32_t flow_hash;
     uint32_t backlog_bytes, backlog_packets;
     int32_t deficit;

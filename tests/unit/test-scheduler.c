@@ -879,6 +879,45 @@ test_shaper_burst(void **state)
     panda_sched_destroy(s);
 }
 
+/* next_ns() names the exact ns at which dequeue() succeeds, also when the
+ * guard picks a lower level's packet of another size and when levels,
+ * flows and sizes mix. */
+static void
+test_shaper_next_ns_exact(void **state)
+{
+    struct panda_sched *s = sched("levels=3,max-rate=8M,guard=300,"
+                                  "limit-bytes=10000000");
+    static const uint32_t sizes[3] = { 1500, 64, 9000 };
+    uint64_t t = SEC, guard_sent;
+    uint32_t seq = 0;
+    int i, l;
+
+    (void) state;
+    for (l = 0; l < 3; l++) {
+        for (i = 0; i < 20; i++) {
+            enq(s, sizes[l] + i, l, l, seq++);
+        }
+    }
+    for (i = 0; i < 500; i++) {
+        uint64_t next = panda_sched_next_ns(s, t);
+        void *h;
+
+        if (next > t) {
+            assert_null(panda_sched_dequeue(s, next - 1, NULL));
+            assert_int_equal(panda_sched_next_ns(s, next - 1), next);
+        }
+        t = next;
+        h = panda_sched_dequeue(s, t, NULL);
+        assert_non_null(h);
+        enq(s, sizes[flow_of(h)] + i % 20, flow_of(h), flow_of(h), seq++);
+    }
+    guard_sent = stats(s).level[1].guard_packets
+                 + stats(s).level[2].guard_packets;
+    assert_true(guard_sent > 10);
+    assert_int_equal(stats(s).level[0].guard_packets, 0);
+    drain_and_destroy(s);
+}
+
 /* ---- Limits and the budget. ---- */
 
 static void
@@ -1404,6 +1443,7 @@ main(void)
         cmocka_unit_test(test_wred_ewma),
         cmocka_unit_test(test_shaper_rate),
         cmocka_unit_test(test_shaper_burst),
+        cmocka_unit_test(test_shaper_next_ns_exact),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_budget_two_schedulers),
         cmocka_unit_test(test_budget_threads),
