@@ -14,3 +14,7 @@ EXTRA_DIST += \
 	bench/bench-forwarding.results.txt \
 	bench/bench-panda-action.c \
 	bench/lg-bench.sh
+
+noinst_PROGRAMS += bench/bench-scheduler
+bench_bench_scheduler_SOURCES = bench/bench-scheduler.c
+bench_bench_scheduler_LDADD = $(PANDA_LIBADD)

@@ -22,6 +22,8 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/rng.h \
 	lib/panda/samples.c \
 	lib/panda/samples.h \
+	lib/panda/scheduler.c \
+	lib/panda/scheduler.h \
 	lib/panda/solver.c \
 	lib/panda/solver.h \
 	lib/panda/wire.c \

@@ -1,5 +1,7 @@
 #include <panda/base.h>
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -71,4 +73,52 @@ panda_asprintf(const char *fmt, ...)
     s = panda_vasprintf(fmt, args);
     va_end(args);
     return s;
+}
+
+void
+panda_append(char **s, const char *sep, const char *fmt, ...)
+{
+    va_list args;
+    char *more;
+
+    va_start(args, fmt);
+    more = panda_vasprintf(fmt, args);
+    va_end(args);
+    if (*s) {
+        char *joined = panda_asprintf("%s%s%s", *s, sep, more);
+
+        free(*s);
+        free(more);
+        *s = joined;
+    } else {
+        *s = more;
+    }
+}
+
+char *
+panda_parse_uint(const char *field, const char *s, uint64_t min,
+                 uint64_t max, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (*s == '-' || *s == '\0') {
+        return panda_asprintf("%s: \"%s\" is not a nonnegative integer",
+                              field, s);
+    }
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || *end || end == s) {
+        return panda_asprintf("%s: \"%s\" is not a nonnegative integer",
+                              field, s);
+    }
+    if (v < min || v > max) {
+        return min
+               ? panda_asprintf("%s: %s out of range (%" PRIu64 "..%" PRIu64
+                                ")", field, s, min, max)
+               : panda_asprintf("%s: %s out of range (max %" PRIu64 ")",
+                                field, s, max);
+    }
+    *out = v;
+    return NULL;
 }

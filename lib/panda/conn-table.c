@@ -94,17 +94,6 @@ fastrange32(uint32_t x, uint32_t n)
 }
 
 static inline uint64_t
-mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
-
-static inline uint64_t
 hash_key(const uint32_t *key, unsigned int n, uint64_t seed)
 {
     uint64_t h = seed;
@@ -113,12 +102,12 @@ hash_key(const uint32_t *key, unsigned int n, uint64_t seed)
     for (i = 0; i + 1 < n; i += 2) {
         uint64_t w = key[i] | ((uint64_t) key[i + 1] << 32);
 
-        h = (h ^ mix64(w)) * 0x9e3779b97f4a7c15ULL;
+        h = (h ^ panda_mix64(w)) * 0x9e3779b97f4a7c15ULL;
     }
     if (i < n) {
-        h = (h ^ mix64(key[i])) * 0x9e3779b97f4a7c15ULL;
+        h = (h ^ panda_mix64(key[i])) * 0x9e3779b97f4a7c15ULL;
     }
-    return mix64(h ^ n);
+    return panda_mix64(h ^ n);
 }
 
 /* Builds the key words of 'pkt'; returns the sub-table to use. */
@@ -628,7 +617,7 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
     t->cfg.n_shards = n_shards;
     t->shard_bits = bits;
     clock_gettime(CLOCK_REALTIME, &ts);
-    t->seed = mix64((uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 30)
+    t->seed = panda_mix64((uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 30)
                     ^ (uintptr_t) t);
     pthread_mutex_init(&t->alloc_mutex, NULL);
     if (!subtable_init(&t->v4, 3, panda_table_entry_size(4), cfg->capacity,

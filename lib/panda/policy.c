@@ -139,25 +139,7 @@ panda_policy_validate(const struct panda_policy *p)
 static char *
 parse_u64(const char *field, const char *s, uint64_t max, uint64_t *out)
 {
-    char *end;
-    unsigned long long v;
-
-    if (*s == '-' || *s == '\0') {
-        return panda_asprintf("%s: \"%s\" is not a nonnegative integer",
-                              field, s);
-    }
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || *end || end == s) {
-        return panda_asprintf("%s: \"%s\" is not a nonnegative integer",
-                              field, s);
-    }
-    if (v > max) {
-        return panda_asprintf("%s: %s out of range (max %" PRIu64 ")",
-                              field, s, max);
-    }
-    *out = v;
-    return NULL;
+    return panda_parse_uint(field, s, 0, max, out);
 }
 
 /* Parses a decimal with at most two fractional digits into hundredths. */

@@ -36,6 +36,9 @@ extern "C" {
 
 #define PANDA_SCHED_MAX_LEVELS 8
 #define PANDA_SCHED_MAX_WRED 8      /* Label (DSCP range) rules. */
+#define PANDA_SCHED_MTU 1514        /* Default DRR quantum; burst floor. */
+#define PANDA_SCHED_PROB_ONE 65536  /* Probability 1 in max_prob units. */
+#define PANDA_SCHED_MAX_PACKETS 16777215    /* limit-packets (2^24 - 1). */
 
 /* ------------------------------------------------------------------------
  * Configuration.
@@ -44,54 +47,82 @@ extern "C" {
  * Open vSwitch (other_config of a QoS record of type panda-sched and of its
  * Queue records), the ns-3 QueueDisc and the tools accept the same keys with
  * the same checks and the same error messages.  Errors name the key.
+ *
+ * Keys (README.md, "Egress scheduler", has the table with defaults):
+ *   levels=1..8            max-rate=RATE (50000000, 50M, 50Mbit, 1.5G)
+ *   burst=BYTES            limit-bytes=BYTES       limit-packets=N
+ *   flow-queues=N          ecn-threshold=BYTES     guard=0..500 (permille)
+ *   wred=DSCP[-DSCP]:MIN:MAX:PROB[/...]  (e.g. 0-45:15000:700000:0.1)
+ *   wred-ewma=0..20        seed=N
+ *   per-flow=true|false, quantum=BYTES (every level), and per level as
+ *   LEVEL.per-flow, LEVEL.quantum (e.g. "2.per-flow=false").
  * ------------------------------------------------------------------------ */
 
+/* A WRED rule.  The queue length it compares is the port's backlog summed
+ * over all levels (the buffer the labels share), in bytes, as found by the
+ * arriving packet: instantaneous, or RED's average with "wred-ewma".
+ * Between min and max, an ECT packet is marked CE and a Not-ECT packet
+ * dropped with a probability rising linearly to max_prob.  DSCPs without a
+ * rule are left alone; rules may not overlap. */
 struct panda_sched_wred {
     uint8_t dscp_min, dscp_max;     /* Label: DSCP range, inclusive. */
-    uint32_t min_bytes;             /* Below: never marked or dropped. */
+    uint32_t min_bytes;             /* At or below: never marked or
+                                     * dropped. */
     uint32_t max_bytes;             /* Above: dropped (the rule's hard
                                      * limit; set it to the buffer size to
                                      * protect a label, as TCP SkyLine does
                                      * for signal packets). */
-    uint16_t max_prob;              /* Mark/drop probability reached at
-                                     * max_bytes, in 1/65536 (0..65535). */
+    uint32_t max_prob;              /* Mark/drop probability reached at
+                                     * max_bytes, in 1/65536
+                                     * (0..PANDA_SCHED_PROB_ONE). */
 };
 
 struct panda_sched_level_config {
     bool per_flow;                  /* Per-flow queues served by DRR (FISH)
                                      * instead of one FIFO.  Default on. */
-    uint32_t quantum;               /* DRR quantum in bytes (default: one
-                                     * MTU, 1514). */
+    uint32_t quantum;               /* DRR quantum in bytes, 64..2^20
+                                     * (default: one MTU, 1514). */
 };
 
 struct panda_sched_config {
     uint8_t n_levels;               /* "levels": 1..8 (default 8). */
-    uint64_t rate_bps;              /* "max-rate": bits/s, 0 = unshaped. */
-    uint32_t burst_bytes;           /* "burst": token bucket depth (default:
-                                     * 2 x MTU or 100 us at the rate,
-                                     * whichever is larger). */
+    uint64_t rate_bps;              /* "max-rate": bits/s, 1000..10^15; 0 =
+                                     * unshaped (the key absent: the text
+                                     * "max-rate=0" is refused). */
+    uint32_t burst_bytes;           /* "burst": token bucket depth; 0 =
+                                     * default, resolved at create: 2 x MTU
+                                     * or 100 us at the rate, whichever is
+                                     * larger.  It must cover the caller's
+                                     * service interval: a caller that
+                                     * dequeues once a ms sends at most
+                                     * 'burst' bytes a ms. */
     uint32_t limit_bytes;           /* "limit-bytes": port buffer. */
     uint32_t limit_packets;         /* "limit-packets": port buffer; also
                                      * sizes the packet-node pool. */
     uint32_t max_flow_queues;       /* "flow-queues": per-flow queues in the
-                                     * pool (default limit_packets: a flow
-                                     * queue exists only while it holds a
-                                     * packet).  When exhausted, a new flow
-                                     * shares its level's overflow queue
-                                     * (FISH's dynamic queue sharing). */
+                                     * pool, shared by all levels; 0 =
+                                     * default, limit_packets (a flow queue
+                                     * exists only while it holds a packet,
+                                     * so more could never be used).  When
+                                     * exhausted, a new flow shares its
+                                     * level's overflow queue (FISH's
+                                     * dynamic queue sharing). */
     uint32_t ecn_threshold_bytes;   /* "ecn-threshold": mark CE on ECT
                                      * packets when the port's summed
-                                     * backlog exceeds it; 0 = off. */
-    uint16_t guard_permille;        /* "guard": share of the link, in 1/1000,
-                                     * that waiting lower levels get while
-                                     * higher levels are backlogged; 0 =
-                                     * strict priority. */
+                                     * backlog they find exceeds it; 0 =
+                                     * off.  Below limit_bytes. */
+    uint16_t guard_permille;        /* "guard": share of the link, in 1/1000
+                                     * (0..500), that waiting lower levels
+                                     * get while higher levels are
+                                     * backlogged; 0 = strict priority. */
     uint8_t wred_ewma_shift;        /* "wred-ewma": 0 = instantaneous queue
                                      * length (TCP SkyLine), else RED's
-                                     * average with weight 2^-shift. */
+                                     * average with weight 2^-shift
+                                     * (1..20). */
     uint8_t n_wred;
     struct panda_sched_wred wred[PANDA_SCHED_MAX_WRED]; /* "wred" */
-    uint64_t seed;                  /* "seed": WRED's random draws. */
+    uint64_t seed;                  /* "seed": WRED's random draws; default
+                                     * 1, so runs repeat. */
     struct panda_sched_level_config level[PANDA_SCHED_MAX_LEVELS];
 };
 
@@ -104,7 +135,11 @@ void panda_sched_config_init(struct panda_sched_config *cfg);
 char *panda_sched_config_set(struct panda_sched_config *cfg,
                              const char *key, const char *value);
 
-/* Applies one per-level setting ("per-flow", "quantum") to 'level'. */
+/* Applies one per-level setting ("per-flow", "quantum") to 'level'
+ * (0..PANDA_SCHED_MAX_LEVELS-1; settings of levels >= n_levels are kept but
+ * unused).  Errors name the key as "LEVEL.key".  The port-wide keys
+ * "per-flow" and "quantum" given to panda_sched_config_set() set every
+ * level. */
 char *panda_sched_config_set_level(struct panda_sched_config *cfg,
                                    unsigned int level, const char *key,
                                    const char *value);
@@ -119,6 +154,12 @@ char *panda_sched_config_parse(struct panda_sched_config *cfg,
  * valid, else a malloc()ed message naming the key. */
 char *panda_sched_config_validate(const struct panda_sched_config *cfg);
 
+/* Returns 'cfg' as malloc()ed "key=value,..." text that
+ * panda_sched_config_parse() reads back into the same configuration: every
+ * port-wide key, and "LEVEL.key" only where a level differs from the
+ * defaults (for logs, status columns and show commands). */
+char *panda_sched_config_format(const struct panda_sched_config *cfg);
+
 /* ------------------------------------------------------------------------
  * A global bound on the packets held by all the schedulers of one datapath
  * (held packets pin receive buffers).  Thread-safe.
@@ -126,6 +167,8 @@ char *panda_sched_config_validate(const struct panda_sched_config *cfg);
 
 struct panda_sched_budget;
 
+/* NULL on allocation failure.  The budget must outlive the schedulers that
+ * use it. */
 struct panda_sched_budget *panda_sched_budget_create(uint64_t max_packets);
 void panda_sched_budget_destroy(struct panda_sched_budget *);
 uint64_t panda_sched_budget_held(const struct panda_sched_budget *);
@@ -167,9 +210,18 @@ struct panda_sched *panda_sched_create(const struct panda_sched_config *cfg,
                                        struct panda_sched_budget *budget,
                                        char **errp);
 
-/* Destroys 's'; it must be empty (see panda_sched_drain()). */
+/* Destroys 's'.  Drain it first (panda_sched_drain()): the handles of
+ * packets still held are not freed (the core cannot), but their share of
+ * the budget is given back. */
 void panda_sched_destroy(struct panda_sched *s);
 
+/* Offers a packet ('handle' must not be NULL).  On PANDA_SCHED_QUEUED[_CE]
+ * the scheduler holds 'handle' until dequeue or drain; on a drop verdict it
+ * does not, and the caller frees the packet.  Checks, in order: the port
+ * limits, the packet's WRED rule, the port ECN threshold, the budget; a
+ * packet counts once, under the first reason that drops or marks it.
+ * 'pkt->len' must be the length the packet has at dequeue (the caller
+ * writes CE in place, which does not change it). */
 enum panda_sched_verdict panda_sched_enqueue(struct panda_sched *s,
                                              const struct panda_sched_pkt *,
                                              void *handle, uint64_t now_ns);
@@ -184,11 +236,14 @@ void *panda_sched_dequeue(struct panda_sched *s, uint64_t now_ns,
 size_t panda_sched_dequeue_burst(struct panda_sched *s, uint64_t now_ns,
                                  void **handles, size_t max);
 
-/* When the next packet may leave: 'now_ns' or earlier if one may leave now,
- * UINT64_MAX if the scheduler is empty, else the time the shaper allows. */
+/* When the next packet may leave: 'now_ns' if one may leave now,
+ * UINT64_MAX if the scheduler is empty, else the (exact, ns) time the
+ * shaper allows.  Changes nothing; after an enqueue the answer may be
+ * earlier (a packet of a higher level, or a smaller one). */
 uint64_t panda_sched_next_ns(const struct panda_sched *s, uint64_t now_ns);
 
-/* Removes every held packet, calling 'cb' on each (e.g. to free it). */
+/* Removes every held packet, calling 'cb' (if nonnull) on each, e.g. to
+ * free it.  Counters are kept; the scheduler is ready for new packets. */
 void panda_sched_drain(struct panda_sched *s,
                        void (*cb)(void *handle, void *aux), void *aux);
 
@@ -200,30 +255,38 @@ bool panda_sched_is_empty(const struct panda_sched *s);
 
 struct panda_sched_level_stats {
     uint64_t backlog_bytes, backlog_packets;
-    uint32_t flow_queues;           /* Active per-flow queues. */
+    uint32_t flow_queues;           /* Active pool queues (the level's own
+                                     * queue is not counted). */
     uint64_t enqueued_packets, enqueued_bytes;
     uint64_t sent_packets, sent_bytes;
     uint64_t guard_packets;         /* Sent on the starvation guard. */
     uint64_t drop_limit, drop_budget, drop_wred;
     uint64_t mark_ecn, mark_wred;   /* CE set: port threshold / WRED. */
-    uint64_t shared_queue_packets;  /* Enqueued into the overflow queue. */
+    uint64_t shared_queue_packets;  /* New-flow packets put in the overflow
+                                     * queue: pool exhausted, or overflow
+                                     * queue still holding packets. */
 };
 
 struct panda_sched_stats {
     uint8_t n_levels;
     uint64_t backlog_bytes, backlog_packets;
     uint64_t max_backlog_bytes;     /* High-water mark. */
+    uint32_t burst_bytes;           /* Effective bucket depth (0: unshaped). */
+    uint32_t flow_queues_used;      /* Pool queues active, all levels. */
+    uint32_t flow_queues_max;       /* Pool size (flow-queues). */
     struct panda_sched_level_stats level[PANDA_SCHED_MAX_LEVELS];
 };
 
 void panda_sched_stats(const struct panda_sched *s,
                        struct panda_sched_stats *stats);
 
-/* Calls 'cb' for each active per-flow queue, in level order; stops early if
- * 'cb' returns false. */
+/* Calls 'cb' for each queue holding packets, in level order and service
+ * order within a level; stops early if 'cb' returns false. */
 struct panda_sched_flow_info {
     uint8_t level;
-    bool shared;                    /* The level's overflow queue. */
+    bool shared;                    /* The level's own queue: its overflow
+                                     * queue, or its FIFO when per-flow is
+                                     * off (flow_hash then 0). */
     uint32_t flow_hash;
     uint32_t backlog_bytes, backlog_packets;
     int32_t deficit;
@@ -233,7 +296,10 @@ void panda_sched_foreach_flow(const struct panda_sched *s,
                                          void *aux),
                               void *aux);
 
-/* Bytes of memory held by 's' (pools included), for the memory bound. */
+/* Bytes of memory held by 's' (pools included), for the memory bound:
+ * 16 per packet (limit-packets), 32 per flow queue (flow-queues, plus one
+ * per level) and 4 to 8 of hash index per flow queue, plus about 1.6 KB;
+ * 52 to 56 bytes per packet with the default flow-queues. */
 size_t panda_sched_memory(const struct panda_sched *s);
 
 #ifdef __cplusplus

@@ -257,28 +257,6 @@ panda_solver_t_of(const struct panda_samples *a, const struct panda_samples *b,
 
 /* ---- Eq. 3-23. ---- */
 
-static void
-add_note(char **notes, const char *fmt, ...) PANDA_PRINTF(2, 3);
-
-static void
-add_note(char **notes, const char *fmt, ...)
-{
-    va_list args;
-    char *msg, *joined;
-
-    va_start(args, fmt);
-    msg = panda_vasprintf(fmt, args);
-    va_end(args);
-    if (*notes) {
-        joined = panda_asprintf("%s; %s", *notes, msg);
-        free(*notes);
-        free(msg);
-        *notes = joined;
-    } else {
-        *notes = msg;
-    }
-}
-
 char *
 panda_solver_find_subthresholds(const struct panda_samples *fht,
                           const double *bounds, size_t n_bounds, uint32_t T,
@@ -325,9 +303,10 @@ panda_solver_find_subthresholds(const struct panda_samples *fht,
         struct panda_solver_separation sep;
 
         if (!out->n_flows[c] || !out->n_flows[c + 1]) {
-            add_note(&out->notes, "no sub-threshold between flow-size classes"
-                     " %zu and %zu: class %zu has no flows", c + 1, c + 2,
-                     out->n_flows[c] ? c + 2 : c + 1);
+            panda_append(&out->notes, "; ", "no sub-threshold between"
+                         " flow-size classes %zu and %zu: class %zu has no"
+                         " flows", c + 1, c + 2,
+                         out->n_flows[c] ? c + 2 : c + 1);
             continue;
         }
         if (prev == UINT32_MAX) {
@@ -337,17 +316,18 @@ panda_solver_find_subthresholds(const struct panda_samples *fht,
                              out->n_flows[c + 1], prev + 1, UINT32_MAX, mss,
                              header_len, tie, &sep);
         if (err) {
-            add_note(&out->notes, "no sub-threshold between flow-size classes"
-                     " %zu and %zu: %s", c + 1, c + 2, err);
+            panda_append(&out->notes, "; ", "no sub-threshold between"
+                         " flow-size classes %zu and %zu: %s", c + 1, c + 2,
+                         err);
             free(err);
             err = NULL;
             continue;
         }
         if (!(sep.t > 1e-9)) {
-            add_note(&out->notes, "no sub-threshold between flow-size classes"
-                     " %zu and %zu: packet sizes do not separate them above"
-                     " %" PRIu32 " (best t = %.4g)", c + 1, c + 2, prev,
-                     sep.t);
+            panda_append(&out->notes, "; ", "no sub-threshold between"
+                         " flow-size classes %zu and %zu: packet sizes do not"
+                         " separate them above %" PRIu32 " (best t = %.4g)",
+                         c + 1, c + 2, prev, sep.t);
             continue;
         }
         out->sub[out->n].cls = c;
@@ -681,9 +661,10 @@ panda_solver_find_alpha(const struct panda_cdf *cdf, double scale, double rho,
                     list = item;
                 }
             }
-            add_note(&out->notes, "closed-form thresholds raised to stay"
-                     " strictly ascending because CDF quantiles collide"
-                     " (flow sizes concentrate there): %s bytes", list);
+            panda_append(&out->notes, "; ", "closed-form thresholds raised"
+                         " to stay strictly ascending because CDF quantiles"
+                         " collide (flow sizes concentrate there): %s bytes",
+                         list);
             free(list);
         }
     }

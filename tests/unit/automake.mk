@@ -13,6 +13,7 @@ UNIT_TESTS = \
 	tests/unit/test-lg-common \
 	tests/unit/test-model \
 	tests/unit/test-policy \
+	tests/unit/test-scheduler \
 	tests/unit/test-solver \
 	tests/unit/test-wire
 check_PROGRAMS += $(UNIT_TESTS)
@@ -37,6 +38,9 @@ tests_unit_test_lg_common_LDADD = $(LG_LIBADD) $(CMOCKA_LIBS)
 tests_unit_test_model_SOURCES = tests/unit/test-model.c
 tests_unit_test_model_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_model_LDADD = $(UNIT_LDADD)
+tests_unit_test_scheduler_SOURCES = tests/unit/test-scheduler.c
+tests_unit_test_scheduler_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_scheduler_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_SOURCES = tests/unit/test-policy.c
 tests_unit_test_policy_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)

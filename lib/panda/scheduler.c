@@ -1,0 +1,1423 @@
+/*
+ * The Panda egress scheduler core (see scheduler.h for the contract and
+ * README.md, "Egress scheduler", for the decisions with their reasons).
+ *
+ * Layout.  Three arrays allocated at create time and never resized:
+ *
+ *   - packet nodes, one per packet the port may hold (limit-packets):
+ *     16 bytes each (the caller's handle, the length, the next node);
+ *   - flow queues: the pool (flow-queues) followed by one queue per level
+ *     that is the level's own queue: its FIFO when per-flow is off, its
+ *     overflow queue when per-flow is on.  32 bytes each;
+ *   - the hash index over the pool's active queues: a power of two of
+ *     4-byte bucket heads, at least one per pool queue, chained through the
+ *     queues.
+ *
+ * With the default flow-queues = limit-packets that is 16 + 32 + 4..8 = 52
+ * to 56 bytes per configured packet, plus about 1.6 KB of fixed state
+ * (struct panda_sched, mostly the configuration and per-level counters).
+ * Links are 32-bit indices (NIL = none), which halves the nodes against
+ * pointers and lets one free list run through each array.
+ *
+ * Per level, the active queues (those holding packets) form a ring served
+ * by deficit round robin; a queue leaves the ring, and a pool queue returns
+ * to the pool, the moment it empties.  The ring's head always has enough
+ * deficit for its head packet (level_settle() keeps that true after every
+ * change), so "which packet goes next" is a pure function of the state:
+ * panda_sched_next_ns() can answer it without changing anything, and the
+ * shaper can test the exact packet before it is taken.
+ */
+#include <panda/scheduler.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <panda/rng.h>
+#include <panda/base.h>
+
+#define NIL UINT32_MAX
+#define OVS_UNLIKELY_(x) __builtin_expect(!!(x), 0)
+
+/* Limits of the text form (checked by panda_sched_config_set()). */
+#define RATE_MIN 1000ULL                /* bit/s; keeps the cost in range. */
+#define RATE_MAX 1000000000000000ULL    /* 1 Pbit/s. */
+#define QUANTUM_MIN 64                  /* Bounds DRR rotations per packet. */
+#define QUANTUM_MAX (1u << 20)
+#define GUARD_MAX 500                   /* Above half, "lower" would win. */
+#define EWMA_MAX 20
+#define DEFAULT_LIMIT_BYTES 1000000     /* sch_pias's 1 MB port buffer. */
+#define DEFAULT_LIMIT_PACKETS 1000      /* A Linux txqueuelen. */
+#define DEFAULT_SEED 1
+#define BURST_DEFAULT_NS 100000         /* 100 us at the rate... */
+#define BURST_DEFAULT_MIN (2 * PANDA_SCHED_MTU)     /* ...or 2 MTUs. */
+
+/* ------------------------------------------------------------------------
+ * The shared budget.
+ * ------------------------------------------------------------------------ */
+
+struct panda_sched_budget {
+    _Atomic uint64_t held;
+    uint64_t max;
+};
+
+struct panda_sched_budget *
+panda_sched_budget_create(uint64_t max_packets)
+{
+    struct panda_sched_budget *b = malloc(sizeof *b);
+
+    if (b) {
+        atomic_init(&b->held, 0);
+        b->max = max_packets;
+    }
+    return b;
+}
+
+void
+panda_sched_budget_destroy(struct panda_sched_budget *b)
+{
+    free(b);
+}
+
+uint64_t
+panda_sched_budget_held(const struct panda_sched_budget *b)
+{
+    return atomic_load_explicit(&((struct panda_sched_budget *) b)->held,
+                                memory_order_relaxed);
+}
+
+/* Takes one packet from 'b'; false if it is spent.  A compare-and-swap
+ * loop, not add-then-undo, so that a failed attempt never makes another
+ * thread's attempt fail too. */
+static bool
+budget_take(struct panda_sched_budget *b)
+{
+    uint64_t held = atomic_load_explicit(&b->held, memory_order_relaxed);
+
+    do {
+        if (held >= b->max) {
+            return false;
+        }
+    } while (!atomic_compare_exchange_weak_explicit(&b->held, &held,
+                                                    held + 1,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+static void
+budget_give(struct panda_sched_budget *b, uint64_t n)
+{
+    if (b && n) {
+        atomic_fetch_sub_explicit(&b->held, n, memory_order_relaxed);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Configuration.
+ * ------------------------------------------------------------------------ */
+
+void
+panda_sched_config_init(struct panda_sched_config *cfg)
+{
+    unsigned int i;
+
+    memset(cfg, 0, sizeof *cfg);
+    cfg->n_levels = PANDA_SCHED_MAX_LEVELS;
+    cfg->limit_bytes = DEFAULT_LIMIT_BYTES;
+    cfg->limit_packets = DEFAULT_LIMIT_PACKETS;
+    cfg->seed = DEFAULT_SEED;
+    for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
+        cfg->level[i].per_flow = true;
+        cfg->level[i].quantum = PANDA_SCHED_MTU;
+    }
+}
+
+static char *
+parse_bool(const char *key, const char *value, bool *out)
+{
+    if (!strcmp(value, "true")) {
+        *out = true;
+    } else if (!strcmp(value, "false")) {
+        *out = false;
+    } else {
+        return panda_asprintf("%s: \"%s\" is not true or false", key, value);
+    }
+    return NULL;
+}
+
+/* A rate in bit/s: a decimal number, an optional SI multiplier (k, M, G, T;
+ * either case, since "m" cannot mean milli for a link) and an optional unit
+ * "bit", "bps" or "bit/s": "50000000", "50M", "50Mbit", "1.5G".  Bytes are
+ * refused rather than guessed ("50MB"). */
+static char *
+parse_rate(const char *key, const char *value, uint64_t *out)
+{
+    static const char examples[] = "e.g. 50000000, 50M, 50Mbit, 1.5Gbit";
+    const char *p = value;
+    double v, mult = 1;
+    char *end;
+
+    if (*p < '0' || *p > '9') {
+        return panda_asprintf("%s: \"%s\" is not a rate in bit/s (%s)",
+                              key, value, examples);
+    }
+    v = strtod(p, &end);
+    p = end;
+    switch (*p) {
+    case 'k': case 'K': mult = 1e3; p++; break;
+    case 'm': case 'M': mult = 1e6; p++; break;
+    case 'g': case 'G': mult = 1e9; p++; break;
+    case 't': case 'T': mult = 1e12; p++; break;
+    }
+    if (*p && strcmp(p, "bit") && strcmp(p, "bps") && strcmp(p, "bit/s")) {
+        return panda_asprintf("%s: \"%s\": unknown unit \"%s\" (rates are in"
+                              " bit/s, %s)", key, value, p, examples);
+    }
+    v = v * mult;
+    if (v == 0) {
+        return panda_asprintf("%s: 0 is not a rate (leave the key out for"
+                              " an unshaped port)", key);
+    }
+    if (!(v >= RATE_MIN && v <= RATE_MAX)) {
+        return panda_asprintf("%s: \"%s\" out of range (%llu bit/s .. %llu"
+                              " bit/s)", key, value, RATE_MIN, RATE_MAX);
+    }
+    *out = (uint64_t) (v + 0.5);
+    return NULL;
+}
+
+/* A probability "0".."1" as a decimal, into 1/65536 units. */
+static char *
+parse_prob(const char *key, const char *s, uint32_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+
+    if (end == s || *end || *s == '-' || *s == '+' || !(v >= 0 && v <= 1)) {
+        return panda_asprintf("%s: probability \"%s\" is not a number in"
+                              " 0..1", key, s);
+    }
+    *out = (uint32_t) (v * PANDA_SCHED_PROB_ONE + 0.5);
+    return NULL;
+}
+
+/* Copies the 'n' bytes at 's' into 'buf' (of 'size') as a string; false if
+ * they do not fit. */
+static bool
+copy_field(char *buf, size_t size, const char *s, size_t n)
+{
+    if (n >= size) {
+        return false;
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return true;
+}
+
+/* One WRED rule, "DSCP[-DSCP]:MIN:MAX:PROB", e.g. "46:15000:1000000:0.1"
+ * or "0-45:15000:700000:0.1".  Thresholds in bytes of port backlog. */
+static char *
+parse_wred_rule(const char *item, struct panda_sched_wred *w)
+{
+    char field[4][32];
+    const char *p = item, *dash;
+    uint64_t lo, hi, min, max;
+    char *err;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        const char *colon = i < 3 ? strchr(p, ':') : p + strlen(p);
+
+        if (!colon || !copy_field(field[i], sizeof field[i], p, colon - p)) {
+            return panda_asprintf("wred: \"%s\" is not DSCP[-DSCP]:MIN:MAX:"
+                                  "PROB (e.g. 0-45:15000:700000:0.1)", item);
+        }
+        p = colon + 1;
+    }
+    dash = strchr(field[0], '-');
+    if (dash) {
+        char lo_s[32];
+
+        copy_field(lo_s, sizeof lo_s, field[0], dash - field[0]);
+        err = panda_parse_uint("wred", lo_s, 0, 63, &lo);
+        if (!err) {
+            err = panda_parse_uint("wred", dash + 1, 0, 63, &hi);
+        }
+    } else {
+        err = panda_parse_uint("wred", field[0], 0, 63, &lo);
+        hi = lo;
+    }
+    if (!err) {
+        err = panda_parse_uint("wred", field[1], 0, UINT32_MAX, &min);
+    }
+    if (!err) {
+        err = panda_parse_uint("wred", field[2], 0, UINT32_MAX, &max);
+    }
+    if (!err) {
+        err = parse_prob("wred", field[3], &w->max_prob);
+    }
+    if (err) {
+        return err;
+    }
+    w->dscp_min = (uint8_t) lo;
+    w->dscp_max = (uint8_t) hi;
+    w->min_bytes = (uint32_t) min;
+    w->max_bytes = (uint32_t) max;
+    return NULL;
+}
+
+/* "RULE/RULE/...", or "" / "none" for no rules.  Each rule is checked on
+ * its own here; the rules together by panda_sched_config_validate(). */
+static char *
+parse_wred(const char *value, struct panda_sched_config *cfg)
+{
+    struct panda_sched_wred rules[PANDA_SCHED_MAX_WRED];
+    const char *p = value;
+    unsigned int n = 0;
+
+    memset(rules, 0, sizeof rules);     /* Padding too: cfg compares with
+                                         * memcmp() stay meaningful. */
+    if (*value && strcmp(value, "none")) {
+        for (;;) {
+            const char *slash = strchr(p, '/');
+            size_t len = slash ? (size_t) (slash - p) : strlen(p);
+            char item[128];
+            char *err;
+
+            if (n >= PANDA_SCHED_MAX_WRED) {
+                return panda_asprintf("wred: more than %d rules",
+                                      PANDA_SCHED_MAX_WRED);
+            }
+            if (!len || !copy_field(item, sizeof item, p, len)) {
+                return panda_asprintf("wred: empty or overlong rule in"
+                                      " \"%s\"", value);
+            }
+            err = parse_wred_rule(item, &rules[n]);
+            if (err) {
+                return err;
+            }
+            n++;
+            if (!slash) {
+                break;
+            }
+            p = slash + 1;
+        }
+    }
+    memcpy(cfg->wred, rules, n * sizeof *rules);
+    cfg->n_wred = (uint8_t) n;
+    return NULL;
+}
+
+char *
+panda_sched_config_set_level(struct panda_sched_config *cfg,
+                             unsigned int level, const char *key,
+                             const char *value)
+{
+    char name[64];
+    uint64_t v;
+    char *err;
+
+    snprintf(name, sizeof name, "%u.%s", level, key);
+    if (level >= PANDA_SCHED_MAX_LEVELS) {
+        return panda_asprintf("%s: level %u out of range (0..%d)",
+                              name, level, PANDA_SCHED_MAX_LEVELS - 1);
+    }
+    if (!strcmp(key, "per-flow")) {
+        return parse_bool(name, value, &cfg->level[level].per_flow);
+    } else if (!strcmp(key, "quantum")) {
+        err = panda_parse_uint(name, value, QUANTUM_MIN, QUANTUM_MAX, &v);
+        if (!err) {
+            cfg->level[level].quantum = (uint32_t) v;
+        }
+        return err;
+    }
+    return panda_asprintf("%s: unknown per-level key (per-flow, quantum)",
+                          name);
+}
+
+/* Sets a level setting on every level (the port-wide "per-flow" and
+ * "quantum"): parsed once on level 0, then copied. */
+static char *
+set_all_levels(struct panda_sched_config *cfg, const char *key,
+               const char *value)
+{
+    struct panda_sched_config tmp = *cfg;
+    char *err = panda_sched_config_set_level(&tmp, 0, key, value);
+    unsigned int i;
+
+    if (err) {
+        /* Name the port-wide key, not "0.key". */
+        char *msg = panda_asprintf("%s%s", key, strchr(err, ':'));
+
+        free(err);
+        return msg;
+    }
+    for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
+        cfg->level[i] = tmp.level[0];
+    }
+    return NULL;
+}
+
+static const char *const known_keys =
+    "levels, max-rate, burst, limit-bytes, limit-packets, flow-queues,"
+    " ecn-threshold, guard, wred, wred-ewma, seed, per-flow, quantum";
+
+char *
+panda_sched_config_set(struct panda_sched_config *cfg, const char *key,
+                       const char *value)
+{
+    struct panda_sched_config tmp = *cfg;
+    uint64_t v = 0;
+    char *err;
+
+    if (!strcmp(key, "levels")) {
+        err = panda_parse_uint(key, value, 1, PANDA_SCHED_MAX_LEVELS, &v);
+        tmp.n_levels = (uint8_t) v;
+    } else if (!strcmp(key, "max-rate")) {
+        err = parse_rate(key, value, &tmp.rate_bps);
+    } else if (!strcmp(key, "burst")) {
+        err = panda_parse_uint(key, value, 1, UINT32_MAX, &v);
+        tmp.burst_bytes = (uint32_t) v;
+    } else if (!strcmp(key, "limit-bytes")) {
+        err = panda_parse_uint(key, value, 1, UINT32_MAX, &v);
+        tmp.limit_bytes = (uint32_t) v;
+    } else if (!strcmp(key, "limit-packets")) {
+        err = panda_parse_uint(key, value, 1, PANDA_SCHED_MAX_PACKETS, &v);
+        tmp.limit_packets = (uint32_t) v;
+    } else if (!strcmp(key, "flow-queues")) {
+        err = panda_parse_uint(key, value, 1, PANDA_SCHED_MAX_PACKETS, &v);
+        tmp.max_flow_queues = (uint32_t) v;
+    } else if (!strcmp(key, "ecn-threshold")) {
+        err = panda_parse_uint(key, value, 0, UINT32_MAX, &v);
+        tmp.ecn_threshold_bytes = (uint32_t) v;
+    } else if (!strcmp(key, "guard")) {
+        err = panda_parse_uint(key, value, 0, GUARD_MAX, &v);
+        tmp.guard_permille = (uint16_t) v;
+    } else if (!strcmp(key, "wred")) {
+        err = parse_wred(value, &tmp);
+    } else if (!strcmp(key, "wred-ewma")) {
+        err = panda_parse_uint(key, value, 0, EWMA_MAX, &v);
+        tmp.wred_ewma_shift = (uint8_t) v;
+    } else if (!strcmp(key, "seed")) {
+        err = panda_parse_uint(key, value, 0, UINT64_MAX, &tmp.seed);
+    } else if (!strcmp(key, "per-flow") || !strcmp(key, "quantum")) {
+        err = set_all_levels(&tmp, key, value);
+    } else {
+        err = panda_asprintf("%s: unknown key (known: %s, LEVEL.per-flow,"
+                             " LEVEL.quantum)", key, known_keys);
+    }
+    if (!err) {
+        *cfg = tmp;
+    }
+    return err;
+}
+
+char *
+panda_sched_config_parse(struct panda_sched_config *cfg, const char *text)
+{
+    struct panda_sched_config tmp = *cfg;
+    char *copy = panda_asprintf("%s", text);
+    char *save = NULL, *tok, *err = NULL;
+
+    for (tok = strtok_r(copy, ",", &save); tok && !err;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *value = strchr(tok, '=');
+        char *dot;
+
+        tok += strspn(tok, " \t");
+        if (!value) {
+            err = panda_asprintf("%s: missing \"=<value>\"", tok);
+            break;
+        }
+        *value++ = '\0';
+        dot = strchr(tok, '.');
+        if (dot && dot > tok && strspn(tok, "0123456789") == (size_t) (dot
+                                                                   - tok)) {
+            unsigned long level = strtoul(tok, NULL, 10);
+
+            if (level >= PANDA_SCHED_MAX_LEVELS) {
+                err = panda_asprintf("%s: level out of range (0..%d)", tok,
+                                     PANDA_SCHED_MAX_LEVELS - 1);
+            } else {
+                err = panda_sched_config_set_level(&tmp, level, dot + 1,
+                                                   value);
+            }
+        } else {
+            err = panda_sched_config_set(&tmp, tok, value);
+        }
+    }
+    free(copy);
+    if (!err) {
+        err = panda_sched_config_validate(&tmp);
+    }
+    if (!err) {
+        *cfg = tmp;
+    }
+    return err;
+}
+
+char *
+panda_sched_config_validate(const struct panda_sched_config *cfg)
+{
+    unsigned int i, j;
+
+    /* The ranges panda_sched_config_set() enforces, again, for callers
+     * that fill the structure directly (ns-3, tests). */
+    if (cfg->n_levels < 1 || cfg->n_levels > PANDA_SCHED_MAX_LEVELS) {
+        return panda_asprintf("levels: %u out of range (1..%d)",
+                              cfg->n_levels, PANDA_SCHED_MAX_LEVELS);
+    }
+    if (cfg->rate_bps && (cfg->rate_bps < RATE_MIN
+                          || cfg->rate_bps > RATE_MAX)) {
+        return panda_asprintf("max-rate: %" PRIu64 " out of range (%llu bit/s"
+                              " .. %llu bit/s)", cfg->rate_bps, RATE_MIN,
+                              RATE_MAX);
+    }
+    if (cfg->burst_bytes && !cfg->rate_bps) {
+        return panda_asprintf("burst: set without max-rate (an unshaped port"
+                              " has no token bucket)");
+    }
+    if (!cfg->limit_bytes) {
+        return panda_asprintf("limit-bytes: must be at least 1");
+    }
+    if (!cfg->limit_packets || cfg->limit_packets > PANDA_SCHED_MAX_PACKETS) {
+        return panda_asprintf("limit-packets: %" PRIu32 " out of range"
+                              " (1..%d)", cfg->limit_packets,
+                              PANDA_SCHED_MAX_PACKETS);
+    }
+    if (cfg->max_flow_queues > cfg->limit_packets) {
+        return panda_asprintf("flow-queues: %" PRIu32 " exceeds limit-packets"
+                              " (%" PRIu32 "); a flow queue exists only while"
+                              " it holds a packet", cfg->max_flow_queues,
+                              cfg->limit_packets);
+    }
+    if (cfg->ecn_threshold_bytes
+        && cfg->ecn_threshold_bytes >= cfg->limit_bytes) {
+        return panda_asprintf("ecn-threshold: %" PRIu32 " not below"
+                              " limit-bytes (%" PRIu32 "), so it would never"
+                              " mark", cfg->ecn_threshold_bytes,
+                              cfg->limit_bytes);
+    }
+    if (cfg->guard_permille > GUARD_MAX) {
+        return panda_asprintf("guard: %u out of range (max %d permille)",
+                              cfg->guard_permille, GUARD_MAX);
+    }
+    if (cfg->wred_ewma_shift > EWMA_MAX) {
+        return panda_asprintf("wred-ewma: %u out of range (max %d)",
+                              cfg->wred_ewma_shift, EWMA_MAX);
+    }
+    if (cfg->n_wred > PANDA_SCHED_MAX_WRED) {
+        return panda_asprintf("wred: more than %d rules",
+                              PANDA_SCHED_MAX_WRED);
+    }
+    for (i = 0; i < cfg->n_wred; i++) {
+        const struct panda_sched_wred *w = &cfg->wred[i];
+
+        if (w->dscp_min > w->dscp_max || w->dscp_max > 63) {
+            return panda_asprintf("wred: rule %u: DSCP range %u-%u is not"
+                                  " within 0..63 in ascending order", i + 1,
+                                  w->dscp_min, w->dscp_max);
+        }
+        if (w->min_bytes >= w->max_bytes) {
+            return panda_asprintf("wred: rule %u: min %" PRIu32 " not below"
+                                  " max %" PRIu32, i + 1, w->min_bytes,
+                                  w->max_bytes);
+        }
+        if (w->max_bytes > cfg->limit_bytes) {
+            return panda_asprintf("wred: rule %u: max %" PRIu32 " above"
+                                  " limit-bytes (%" PRIu32 "); max ="
+                                  " limit-bytes protects a label", i + 1,
+                                  w->max_bytes, cfg->limit_bytes);
+        }
+        if (w->max_prob > PANDA_SCHED_PROB_ONE) {
+            return panda_asprintf("wred: rule %u: probability above 1",
+                                  i + 1);
+        }
+        for (j = 0; j < i; j++) {
+            if (w->dscp_min <= cfg->wred[j].dscp_max
+                && cfg->wred[j].dscp_min <= w->dscp_max) {
+                return panda_asprintf("wred: rule %u (DSCP %u-%u) overlaps"
+                                      " rule %u (DSCP %u-%u)", i + 1,
+                                      w->dscp_min, w->dscp_max, j + 1,
+                                      cfg->wred[j].dscp_min,
+                                      cfg->wred[j].dscp_max);
+            }
+        }
+    }
+    for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
+        uint32_t q = cfg->level[i].quantum;
+
+        if (q < QUANTUM_MIN || q > QUANTUM_MAX) {
+            return panda_asprintf("%u.quantum: %" PRIu32 " out of range"
+                                  " (%d..%u)", i, q, QUANTUM_MIN,
+                                  QUANTUM_MAX);
+        }
+    }
+    return NULL;
+}
+
+char *
+panda_sched_config_format(const struct panda_sched_config *cfg)
+{
+    struct panda_sched_config def;
+    char *s = NULL;
+    unsigned int i;
+
+    panda_sched_config_init(&def);
+    panda_append(&s, ",", "levels=%u", cfg->n_levels);
+    if (cfg->rate_bps) {
+        panda_append(&s, ",", "max-rate=%" PRIu64, cfg->rate_bps);
+    }
+    if (cfg->burst_bytes) {
+        panda_append(&s, ",", "burst=%" PRIu32, cfg->burst_bytes);
+    }
+    panda_append(&s, ",", "limit-bytes=%" PRIu32, cfg->limit_bytes);
+    panda_append(&s, ",", "limit-packets=%" PRIu32, cfg->limit_packets);
+    if (cfg->max_flow_queues) {
+        panda_append(&s, ",", "flow-queues=%" PRIu32, cfg->max_flow_queues);
+    }
+    panda_append(&s, ",", "ecn-threshold=%" PRIu32, cfg->ecn_threshold_bytes);
+    panda_append(&s, ",", "guard=%u", cfg->guard_permille);
+    if (cfg->n_wred) {
+        char *rules = NULL;
+
+        for (i = 0; i < cfg->n_wred; i++) {
+            const struct panda_sched_wred *w = &cfg->wred[i];
+
+            /* %.7g: 7 significant digits round-trip any 1/65536 step. */
+            panda_append(&rules, "/", "%u-%u:%" PRIu32 ":%" PRIu32 ":%.7g",
+                         w->dscp_min, w->dscp_max, w->min_bytes,
+                         w->max_bytes,
+                         (double) w->max_prob / PANDA_SCHED_PROB_ONE);
+        }
+        panda_append(&s, ",", "wred=%s", rules);
+        free(rules);
+    }
+    panda_append(&s, ",", "wred-ewma=%u", cfg->wred_ewma_shift);
+    panda_append(&s, ",", "seed=%" PRIu64, cfg->seed);
+    for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
+        if (cfg->level[i].per_flow != def.level[i].per_flow) {
+            panda_append(&s, ",", "%u.per-flow=%s", i,
+                         cfg->level[i].per_flow ? "true" : "false");
+        }
+        if (cfg->level[i].quantum != def.level[i].quantum) {
+            panda_append(&s, ",", "%u.quantum=%" PRIu32, i,
+                         cfg->level[i].quantum);
+        }
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------------------
+ * The scheduler's state.
+ * ------------------------------------------------------------------------ */
+
+/* A held packet: 16 bytes. */
+struct sched_node {
+    void *handle;
+    uint32_t len;
+    uint32_t next;              /* Next packet of the queue; free list. */
+};
+
+/* A flow queue: 32 bytes. */
+struct sched_fq {
+    uint32_t head, tail;        /* Packets, oldest first (NIL if none). */
+    uint32_t ring_next;         /* Next active queue of the level. */
+    uint32_t hash_next;         /* Hash chain; free list when unused. */
+    uint32_t flow_hash;
+    uint32_t deficit;           /* DRR: bytes it may still send. */
+    uint32_t bytes;
+    uint32_t packets : 24;      /* < 2^24: limit-packets is capped. */
+    uint32_t level : 8;
+};
+
+struct sched_level {
+    bool per_flow;
+    uint32_t quantum;
+    uint32_t own;               /* Index of the level's own queue: FIFO, or
+                                 * the overflow queue when per-flow. */
+    uint32_t ring_head, ring_tail;  /* Active queues (NIL if none). */
+    struct panda_sched_level_stats st;  /* Counters and backlog. */
+};
+
+struct panda_sched {
+    struct panda_sched_config cfg;      /* Validated, defaults resolved. */
+    struct panda_sched_budget *budget;
+    uint8_t n_levels;
+    uint8_t active;             /* Bit L: level L holds packets. */
+    uint8_t guard_last;         /* Level the guard served last. */
+    uint8_t wred_rule[64];      /* DSCP -> rule index + 1; 0: no rule. */
+    uint64_t hash_seed;
+
+    uint64_t backlog_bytes, backlog_packets, max_backlog_bytes;
+
+    /* Starvation guard: credit in byte x permille units.  Earned at
+     * guard_permille per byte sent at strict priority while a lower level
+     * waits; a guard packet of L bytes costs L x (1000 - guard_permille).
+     * In the long run lower levels get guard/1000 of the bytes sent. */
+    uint64_t guard_credit;
+
+    /* Shaper, as a virtual clock in 2^-32 ns units: the bucket holds
+     * min(burst, (now - tat) x rate) bytes; see shaper_*() below. */
+    uint64_t cost_per_byte;     /* 2^-32 ns per byte at the rate. */
+    __int128 tat;
+    __int128 burst_cost;
+
+    /* WRED. */
+    struct panda_rng rng;
+    uint64_t avg;               /* RED average backlog, bytes << 16. */
+    uint64_t idle_since_ns;     /* When the port last went empty. */
+
+    /* Pools. */
+    struct sched_node *nodes;
+    uint32_t free_node;
+    struct sched_fq *fqs;       /* Pool, then n_levels own queues. */
+    uint32_t n_pool;
+    uint32_t free_fq;
+    uint32_t pool_used;
+    uint32_t *buckets;
+    uint32_t bucket_mask;
+
+    struct sched_level levels[PANDA_SCHED_MAX_LEVELS];
+};
+
+_Static_assert(sizeof(struct sched_node) == 16, "packet node size");
+_Static_assert(sizeof(struct sched_fq) == 32, "flow queue size");
+
+static uint32_t
+bucket_of(const struct panda_sched *s, unsigned int level, uint32_t hash)
+{
+    /* The caller's hash may be weak in its low bits (or equal across
+     * levels), so remix it with the level and a per-scheduler seed. */
+    return (uint32_t) panda_mix64(hash ^ s->hash_seed
+                                  ^ ((uint64_t) level << 32))
+           & s->bucket_mask;
+}
+
+static void
+pools_reset(struct panda_sched *s)
+{
+    uint32_t i, n_fq = s->n_pool + s->n_levels;
+
+    for (i = 0; i < s->cfg.limit_packets; i++) {
+        s->nodes[i].next = i + 1 < s->cfg.limit_packets ? i + 1 : NIL;
+    }
+    s->free_node = 0;
+    for (i = 0; i < n_fq; i++) {
+        struct sched_fq *fq = &s->fqs[i];
+
+        memset(fq, 0, sizeof *fq);
+        fq->head = fq->tail = fq->ring_next = NIL;
+        fq->hash_next = i + 1 < s->n_pool ? i + 1 : NIL;
+    }
+    s->free_fq = s->n_pool ? 0 : NIL;
+    s->pool_used = 0;
+    for (i = 0; i <= s->bucket_mask; i++) {
+        s->buckets[i] = NIL;
+    }
+    for (i = 0; i < s->n_levels; i++) {
+        struct sched_level *lv = &s->levels[i];
+
+        lv->own = s->n_pool + i;
+        s->fqs[lv->own].level = i;
+        s->fqs[lv->own].hash_next = NIL;
+        lv->ring_head = lv->ring_tail = NIL;
+        lv->st.backlog_bytes = lv->st.backlog_packets = 0;
+        lv->st.flow_queues = 0;
+    }
+    s->active = 0;
+    s->backlog_bytes = s->backlog_packets = 0;
+    s->guard_credit = 0;
+}
+
+struct panda_sched *
+panda_sched_create(const struct panda_sched_config *cfg,
+                   struct panda_sched_budget *budget, char **errp)
+{
+    struct panda_sched *s;
+    char *err = panda_sched_config_validate(cfg);
+    uint32_t n_buckets = 1;
+    unsigned int i;
+
+    *errp = NULL;
+    if (err) {
+        *errp = err;
+        return NULL;
+    }
+    s = calloc(1, sizeof *s);
+    if (!s) {
+        goto nomem;
+    }
+    s->cfg = *cfg;
+    s->budget = budget;
+    s->n_levels = cfg->n_levels;
+    s->n_pool = cfg->max_flow_queues ? cfg->max_flow_queues
+                                     : cfg->limit_packets;
+    s->cfg.max_flow_queues = s->n_pool;
+    while (n_buckets < s->n_pool) {
+        n_buckets <<= 1;
+    }
+    s->bucket_mask = n_buckets - 1;
+    s->nodes = malloc((size_t) cfg->limit_packets * sizeof *s->nodes);
+    s->fqs = malloc(((size_t) s->n_pool + s->n_levels) * sizeof *s->fqs);
+    s->buckets = malloc((size_t) n_buckets * sizeof *s->buckets);
+    if (!s->nodes || !s->fqs || !s->buckets) {
+        goto nomem;
+    }
+
+    for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
+        s->levels[i].per_flow = cfg->level[i].per_flow;
+        s->levels[i].quantum = cfg->level[i].quantum;
+    }
+    for (i = 0; i < cfg->n_wred; i++) {
+        unsigned int d;
+
+        for (d = cfg->wred[i].dscp_min; d <= cfg->wred[i].dscp_max; d++) {
+            s->wred_rule[d] = (uint8_t) (i + 1);
+        }
+    }
+    panda_rng_seed(&s->rng, cfg->seed);
+    {
+        /* The index's layout changes nothing a packet sees (order comes
+         * from the rings), so its seed need not repeat; a secret one keeps
+         * crafted flow hashes (a NIC's RSS hash with its well-known default
+         * key, say) from piling into one chain. */
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        s->hash_seed = panda_mix64((uint64_t) ts.tv_nsec
+                                   ^ ((uint64_t) ts.tv_sec << 30)
+                                   ^ (uintptr_t) s);
+    }
+    s->guard_last = s->n_levels - 1;
+
+    if (cfg->rate_bps) {
+        uint32_t burst = cfg->burst_bytes;
+
+        if (!burst) {
+            uint64_t b = cfg->rate_bps / 8 * BURST_DEFAULT_NS / 1000000000;
+
+            burst = b > BURST_DEFAULT_MIN ? (b > UINT32_MAX ? UINT32_MAX
+                                             : (uint32_t) b)
+                                          : BURST_DEFAULT_MIN;
+        }
+        s->cfg.burst_bytes = burst;
+        /* 8e9 x 2^32 / rate, rounded; rate >= 1000 keeps it below 2^55. */
+        s->cost_per_byte = (uint64_t) ((((unsigned __int128) 8000000000ULL
+                                         << 32) + cfg->rate_bps / 2)
+                                       / cfg->rate_bps);
+        s->burst_cost = (__int128) burst * s->cost_per_byte;
+        /* Full bucket at any start time: far enough in the past. */
+        s->tat = -((__int128) 1 << 100);
+    }
+    pools_reset(s);
+    return s;
+
+nomem:
+    *errp = panda_asprintf("panda-sched: cannot allocate %" PRIu32 " packet"
+                           " nodes and %" PRIu32 " flow queues",
+                           cfg->limit_packets, s ? s->n_pool : 0);
+    if (s) {
+        free(s->nodes);
+        free(s->fqs);
+        free(s->buckets);
+        free(s);
+    }
+    return NULL;
+}
+
+void
+panda_sched_destroy(struct panda_sched *s)
+{
+    if (s) {
+        budget_give(s->budget, s->backlog_packets);
+        free(s->nodes);
+        free(s->fqs);
+        free(s->buckets);
+        free(s);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Flow queues.
+ * ------------------------------------------------------------------------ */
+
+static inline uint32_t
+head_len(const struct panda_sched *s, const struct sched_fq *fq)
+{
+    return s->nodes[fq->head].len;
+}
+
+/* Keeps the DRR invariant: the ring's head queue has deficit for its head
+ * packet.  A head queue short of deficit has finished its turn: it moves to
+ * the tail carrying its deficit plus the next turn's quantum (crediting at
+ * the move rather than at the start of the next turn is the same thing,
+ * since no one looks at the deficit in between).  A queue alone in the ring
+ * gets the quanta it needs at once.  Each move pays at least one quantum
+ * towards a packet, so the loop costs O(packet / quantum) moves per packet
+ * amortised (1 for packets up to a quantum, 43 for a 64 KB TSO packet with
+ * the default quantum). */
+static void
+level_settle__(struct panda_sched *s, struct sched_level *lv)
+{
+    while (lv->ring_head != NIL) {
+        uint32_t idx = lv->ring_head;
+        struct sched_fq *fq = &s->fqs[idx];
+        uint32_t need = head_len(s, fq);
+
+        if (fq->deficit >= need) {
+            return;
+        }
+        if (fq->ring_next == NIL) {
+            uint32_t short_by = need - fq->deficit;
+
+            fq->deficit += (short_by + lv->quantum - 1) / lv->quantum
+                           * lv->quantum;
+            return;
+        }
+        fq->deficit += lv->quantum;
+        lv->ring_head = fq->ring_next;
+        s->fqs[lv->ring_tail].ring_next = idx;
+        fq->ring_next = NIL;
+        lv->ring_tail = idx;
+    }
+}
+
+static inline void
+level_settle(struct panda_sched *s, struct sched_level *lv)
+{
+    /* Inline the common case: a FIFO level (no deficits), an empty ring,
+     * or a head that may send. */
+    if (lv->per_flow && lv->ring_head != NIL) {
+        const struct sched_fq *fq = &s->fqs[lv->ring_head];
+
+        if (fq->deficit < head_len(s, fq)) {
+            level_settle__(s, lv);
+        }
+    }
+}
+
+static uint32_t
+fq_lookup(const struct panda_sched *s, unsigned int level, uint32_t hash)
+{
+    uint32_t i;
+
+    for (i = s->buckets[bucket_of(s, level, hash)]; i != NIL;
+         i = s->fqs[i].hash_next) {
+        if (s->fqs[i].flow_hash == hash && s->fqs[i].level == level) {
+            return i;
+        }
+    }
+    return NIL;
+}
+
+/* The queue a packet of 'hash' joins at 'level'. */
+static uint32_t
+fq_for(struct panda_sched *s, unsigned int level, uint32_t hash)
+{
+    struct sched_level *lv = &s->levels[level];
+    uint32_t i, b;
+
+    if (!lv->per_flow) {
+        return lv->own;
+    }
+    i = fq_lookup(s, level, hash);
+    if (i != NIL) {
+        return i;
+    }
+    /* A new flow.  It shares the overflow queue when the pool is empty, and
+     * also while the overflow queue still holds packets: a flow that went
+     * there keeps going there until they are sent, so that no flow's
+     * packets sit in two queues (which would reorder them). */
+    if (s->free_fq == NIL || s->fqs[lv->own].packets) {
+        lv->st.shared_queue_packets++;
+        return lv->own;
+    }
+    i = s->free_fq;
+    s->free_fq = s->fqs[i].hash_next;
+    b = bucket_of(s, level, hash);
+    s->fqs[i].flow_hash = hash;
+    s->fqs[i].level = level;
+    s->fqs[i].hash_next = s->buckets[b];
+    s->buckets[b] = i;
+    s->pool_used++;
+    lv->st.flow_queues++;
+    return i;
+}
+
+/* Returns an empty pool queue to the pool. */
+static void
+fq_release(struct panda_sched *s, struct sched_level *lv, uint32_t idx)
+{
+    struct sched_fq *fq = &s->fqs[idx];
+    uint32_t *link = &s->buckets[bucket_of(s, fq->level, fq->flow_hash)];
+
+    while (*link != idx) {
+        link = &s->fqs[*link].hash_next;
+    }
+    *link = fq->hash_next;
+    fq->hash_next = s->free_fq;
+    s->free_fq = idx;
+    s->pool_used--;
+    lv->st.flow_queues--;
+}
+
+/* ------------------------------------------------------------------------
+ * Enqueue: limits, WRED, port ECN, budget.
+ * ------------------------------------------------------------------------ */
+
+/* RED's average after an idle period: decayed as if the link had sent
+ * MTU-sized packets all along (each arrival would have moved the average
+ * 2^-shift towards 0).  Unshaped, the link's speed is unknown, and an
+ * empty queue on a fast link is empty for good reason: start again at 0. */
+static void
+red_idle_decay(struct panda_sched *s, uint64_t now_ns)
+{
+    double idle_s, m;
+
+    if (!s->cfg.rate_bps) {
+        s->avg = 0;
+    } else if (now_ns > s->idle_since_ns) {
+        idle_s = (now_ns - s->idle_since_ns) * 1e-9;
+        m = idle_s * s->cfg.rate_bps / (8.0 * PANDA_SCHED_MTU);
+        s->avg = (uint64_t) (s->avg
+                             * pow(1.0 - ldexp(1.0, -s->cfg.wred_ewma_shift),
+                                   m));
+    }
+    s->idle_since_ns = now_ns;  /* Decay each idle moment once. */
+}
+
+/* The queue length WRED compares with its thresholds, in bytes. */
+static uint64_t
+wred_qlen(struct panda_sched *s, uint64_t now_ns)
+{
+    unsigned int shift = s->cfg.wred_ewma_shift;
+    uint64_t q = s->backlog_bytes;
+
+    if (!shift) {
+        return q;               /* Instantaneous (TCP SkyLine). */
+    }
+    if (!s->backlog_packets) {
+        red_idle_decay(s, now_ns);
+    }
+    if ((q << 16) >= s->avg) {
+        s->avg += ((q << 16) - s->avg) >> shift;
+    } else {
+        s->avg -= (s->avg - (q << 16)) >> shift;
+    }
+    return s->avg >> 16;
+}
+
+enum wred_action { WRED_PASS, WRED_MARK, WRED_DROP };
+
+static enum wred_action
+wred_decide(struct panda_sched *s, const struct panda_sched_wred *w,
+            uint64_t q, bool ect)
+{
+    uint64_t p;
+
+    if (q <= w->min_bytes) {
+        return WRED_PASS;
+    }
+    if (q > w->max_bytes) {
+        return WRED_DROP;
+    }
+    /* Linear from 0 just above min to max_prob at max, in 1/65536. */
+    p = (uint64_t) w->max_prob * (q - w->min_bytes)
+        / (w->max_bytes - w->min_bytes);
+    if ((panda_rng_next(&s->rng) >> 48) >= p) {
+        return WRED_PASS;
+    }
+    return ect ? WRED_MARK : WRED_DROP;
+}
+
+enum panda_sched_verdict
+panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
+                    void *handle, uint64_t now_ns)
+{
+    unsigned int level = pkt->level < s->n_levels ? pkt->level
+                                                   : s->n_levels - 1u;
+    struct sched_level *lv = &s->levels[level];
+    bool ect = (pkt->ecn & 3) != 0;
+    bool ce = false, by_wred = false;
+    unsigned int rule = s->wred_rule[pkt->dscp & 63];
+    uint32_t qi, ni;
+    struct sched_fq *fq;
+    struct sched_node *node;
+
+    /* RED's average moves on every arrival, dropped or not. */
+    uint64_t qlen = rule || s->cfg.wred_ewma_shift
+                    ? wred_qlen(s, now_ns) : s->backlog_bytes;
+
+    if (s->backlog_bytes + pkt->len > s->cfg.limit_bytes
+        || s->backlog_packets >= s->cfg.limit_packets) {
+        lv->st.drop_limit++;
+        return PANDA_SCHED_DROP_LIMIT;
+    }
+    if (rule) {
+        enum wred_action a = wred_decide(s, &s->cfg.wred[rule - 1], qlen, ect);
+
+        if (a == WRED_DROP) {
+            lv->st.drop_wred++;
+            return PANDA_SCHED_DROP_WRED;
+        }
+        ce = by_wred = a == WRED_MARK;
+    }
+    /* Port-level threshold on the backlog the packet finds (the thesis's
+     * scheme 3; PIAS's sch_pias).  Not-ECT packets are never dropped for
+     * it: only the limits drop them. */
+    if (!ce && ect && s->cfg.ecn_threshold_bytes
+        && s->backlog_bytes > s->cfg.ecn_threshold_bytes) {
+        ce = true;
+    }
+    if (s->budget && !budget_take(s->budget)) {
+        lv->st.drop_budget++;
+        return PANDA_SCHED_DROP_BUDGET;
+    }
+
+    qi = fq_for(s, level, pkt->flow_hash);
+    fq = &s->fqs[qi];
+    ni = s->free_node;          /* Never NIL: the pool is limit-packets. */
+    node = &s->nodes[ni];
+    s->free_node = node->next;
+    node->handle = handle;
+    node->len = pkt->len;
+    node->next = NIL;
+    if (fq->head == NIL) {
+        fq->head = fq->tail = ni;
+        fq->deficit = lv->quantum;      /* Its first turn's quantum. */
+        if (lv->ring_head == NIL) {
+            lv->ring_head = lv->ring_tail = qi;
+            level_settle(s, lv);
+        } else {
+            s->fqs[lv->ring_tail].ring_next = qi;
+            lv->ring_tail = qi;
+        }
+    } else {
+        s->nodes[fq->tail].next = ni;
+        fq->tail = ni;
+    }
+    fq->bytes += pkt->len;
+    fq->packets++;
+
+    lv->st.backlog_bytes += pkt->len;
+    lv->st.backlog_packets++;
+    lv->st.enqueued_packets++;
+    lv->st.enqueued_bytes += pkt->len;
+    s->active |= 1u << level;
+    s->backlog_bytes += pkt->len;
+    s->backlog_packets++;
+    if (s->backlog_bytes > s->max_backlog_bytes) {
+        s->max_backlog_bytes = s->backlog_bytes;
+    }
+
+    /* An arriving CE packet needs nothing done and is not our mark. */
+    if (!ce || (pkt->ecn & 3) == 3) {
+        return PANDA_SCHED_QUEUED;
+    }
+    if (by_wred) {
+        lv->st.mark_wred++;
+    } else {
+        lv->st.mark_ecn++;
+    }
+    return PANDA_SCHED_QUEUED_CE;
+}
+
+/* ------------------------------------------------------------------------
+ * Dequeue: strict priority with the guard, DRR, the shaper.
+ * ------------------------------------------------------------------------ */
+
+static inline unsigned int
+lowest_bit(unsigned int mask)
+{
+    return (unsigned int) __builtin_ctz(mask);
+}
+
+/* Levels below 'level' that hold packets. */
+static inline unsigned int
+lower_waiting(const struct panda_sched *s, unsigned int level)
+{
+    return s->active & ~((2u << level) - 1);
+}
+
+/* Picks the level whose ring head sends next; '*guard' tells whether it
+ * goes on the guard's credit.  Pure: changes nothing.  's' is not empty. */
+static inline unsigned int
+pick_level(const struct panda_sched *s, bool *guard)
+{
+    unsigned int top = lowest_bit(s->active);
+    unsigned int lower = lower_waiting(s, top);
+    uint32_t g = s->cfg.guard_permille;
+
+    *guard = false;
+    if (OVS_UNLIKELY_(g && lower)) {
+        /* Round robin over the waiting lower levels, one packet each, so
+         * that the lowest level progresses even when the one above it is
+         * always backlogged. */
+        unsigned int after = lower & ~((2u << s->guard_last) - 1);
+        unsigned int l = lowest_bit(after ? after : lower);
+        const struct sched_level *lv = &s->levels[l];
+        uint64_t cost = (uint64_t) head_len(s, &s->fqs[lv->ring_head])
+                        * (1000 - g);
+
+        if (s->guard_credit >= cost) {
+            *guard = true;
+            return l;
+        }
+    }
+    return top;
+}
+
+static inline __int128
+shaper_cost(const struct panda_sched *s, uint32_t len)
+{
+    return (__int128) len * s->cost_per_byte;
+}
+
+/* The bucket's level at 'now' is min(burst, (now - tat) x rate): the
+ * virtual clock 'tat' is the time at which it was last empty.  A packet of
+ * 'len' bytes may leave when the bucket holds min(len, burst) bytes -- a
+ * packet larger than the bucket (a TSO segment) waits for a full bucket and
+ * leaves the bucket in debt, so it is late rather than stuck.  Returns the
+ * earliest time in 2^-32 ns units. */
+static inline __int128
+shaper_ready(const struct panda_sched *s, uint32_t len)
+{
+    uint32_t need = len < s->cfg.burst_bytes ? len : s->cfg.burst_bytes;
+
+    return s->tat + shaper_cost(s, need);
+}
+
+static inline void
+shaper_charge(struct panda_sched *s, uint32_t len, __int128 now)
+{
+    __int128 full = now - s->burst_cost;     /* tat of a full bucket. */
+
+    s->tat = (s->tat > full ? s->tat : full) + shaper_cost(s, len);
+}
+
+void *
+panda_sched_dequeue(struct panda_sched *s, uint64_t now_ns, uint32_t *len)
+{
+    struct sched_level *lv;
+    struct sched_node *node;
+    struct sched_fq *fq;
+    unsigned int level;
+    uint32_t qi, ni, l;
+    bool guard;
+    void *handle;
+
+    if (!s->active) {
+        return NULL;
+    }
+    if (!lower_waiting(s, lowest_bit(s->active))) {
+        s->guard_credit = 0;    /* No banking: credit only while one waits. */
+    }
+    level = pick_level(s, &guard);
+    lv = &s->levels[level];
+    qi = lv->ring_head;
+    fq = &s->fqs[qi];
+    ni = fq->head;
+    node = &s->nodes[ni];
+    l = node->len;
+    if (s->cfg.rate_bps) {
+        __int128 now = (__int128) now_ns << 32;
+
+        if (shaper_ready(s, l) > now) {
+            return NULL;
+        }
+        shaper_charge(s, l, now);
+    }
+
+    /* The guard's credit. */
+    if (guard) {
+        s->guard_credit -= (uint64_t) l * (1000 - s->cfg.guard_permille);
+        s->guard_last = level;
+        lv->st.guard_packets++;
+    } else if (s->cfg.guard_permille && lower_waiting(s, level)) {
+        s->guard_credit += (uint64_t) l * s->cfg.guard_permille;
+    }
+
+    /* Take the packet. */
+    handle = node->handle;
+    fq->head = node->next;
+    node->next = s->free_node;
+    s->free_node = ni;
+    fq->bytes -= l;
+    fq->packets--;
+    if (lv->per_flow) {
+        fq->deficit -= l;
+    }
+    if (fq->head == NIL) {
+        /* Empty: out of the ring, and a pool queue back to the pool. */
+        fq->tail = NIL;
+        fq->deficit = 0;
+        lv->ring_head = fq->ring_next;
+        fq->ring_next = NIL;
+        if (lv->ring_head == NIL) {
+            lv->ring_tail = NIL;
+        }
+        if (qi != lv->own) {
+            fq_release(s, lv, qi);
+        }
+    }
+    level_settle(s, lv);
+
+    lv->st.backlog_bytes -= l;
+    lv->st.backlog_packets--;
+    lv->st.sent_packets++;
+    lv->st.sent_bytes += l;
+    if (!lv->st.backlog_packets) {
+        s->active &= ~(1u << level);
+    }
+    s->backlog_bytes -= l;
+    s->backlog_packets--;
+    if (!s->backlog_packets) {
+        s->idle_since_ns = now_ns;
+    }
+    budget_give(s->budget, 1);
+    if (len) {
+        *len = l;
+    }
+    return handle;
+}
+
+size_t
+panda_sched_dequeue_burst(struct panda_sched *s, uint64_t now_ns,
+                          void **handles, size_t max)
+{
+    size_t n = 0;
+
+    while (n < max) {
+        void *h = panda_sched_dequeue(s, now_ns, NULL);
+
+        if (!h) {
+            break;
+        }
+        handles[n++] = h;
+    }
+    return n;
+}
+
+uint64_t
+panda_sched_next_ns(const struct panda_sched *s, uint64_t now_ns)
+{
+    const struct sched_level *lv;
+    unsigned int level;
+    __int128 ready;
+    bool guard;
+
+    if (!s->active) {
+        return UINT64_MAX;
+    }
+    if (!s->cfg.rate_bps) {
+        return now_ns;
+    }
+    /* Without a lower level waiting, dequeue zeroes the credit first; the
+     * choice is then the top level either way. */
+    level = pick_level(s, &guard);
+    lv = &s->levels[level];
+    ready = shaper_ready(s, head_len(s, &s->fqs[lv->ring_head]));
+    if (ready <= (__int128) now_ns << 32) {
+        return now_ns;
+    }
+    /* Round up: at the returned time the packet may leave. */
+    return (uint64_t) ((ready + (((__int128) 1 << 32) - 1)) >> 32);
+}
+
+void
+panda_sched_drain(struct panda_sched *s,
+                  void (*cb)(void *handle, void *aux), void *aux)
+{
+    unsigned int i;
+
+    for (i = 0; i < s->n_levels; i++) {
+        uint32_t qi;
+
+        for (qi = s->levels[i].ring_head; qi != NIL;
+             qi = s->fqs[qi].ring_next) {
+            uint32_t ni;
+
+            for (ni = s->fqs[qi].head; ni != NIL; ni = s->nodes[ni].next) {
+                if (cb) {
+                    cb(s->nodes[ni].handle, aux);
+                }
+            }
+        }
+    }
+    budget_give(s->budget, s->backlog_packets);
+    pools_reset(s);
+}
+
+bool
+panda_sched_is_empty(const struct panda_sched *s)
+{
+    return !s->backlog_packets;
+}
+
+/* ------------------------------------------------------------------------
+ * Statistics.
+ * ------------------------------------------------------------------------ */
+
+void
+panda_sched_stats(const struct panda_sched *s, struct panda_sched_stats *st)
+{
+    unsigned int i;
+
+    memset(st, 0, sizeof *st);
+    st->n_levels = s->n_levels;
+    st->backlog_bytes = s->backlog_bytes;
+    st->backlog_packets = s->backlog_packets;
+    st->max_backlog_bytes = s->max_backlog_bytes;
+    st->burst_bytes = s->cfg.rate_bps ? s->cfg.burst_bytes : 0;
+    st->flow_queues_used = s->pool_used;
+    st->flow_queues_max = s->n_pool;
+    for (i = 0; i < s->n_levels; i++) {
+        st->level[i] = s->levels[i].st;
+    }
+}
+
+void
+panda_sched_foreach_flow(const struct panda_sched *s,
+                         bool (*cb)(const struct panda_sched_flow_info *,
+                                    void *aux),
+                         void *aux)
+{
+    unsigned int i;
+
+    for (i = 0; i < s->n_levels; i++) {
+        const struct sched_level *lv = &s->levels[i];
+        uint32_t qi;
+
+        for (qi = lv->ring_head; qi != NIL; qi = s->fqs[qi].ring_next) {
+            const struct sched_fq *fq = &s->fqs[qi];
+            struct panda_sched_flow_info info = {
+                .level = i,
+                .shared = qi == lv->own,
+                .flow_hash = qi == lv->own ? 0 : fq->flow_hash,
+                .backlog_bytes = fq->bytes,
+                .backlog_packets = fq->packets,
+                .deficit = (int32_t) fq->deficit,
+            };
+
+            if (!cb(&info, aux)) {
+                return;
+            }
+        }
+    }
+}
+
+size_t
+panda_sched_memory(const struct panda_sched *s)
+{
+    return sizeof *s
+           + (size_t) s->cfg.limit_packets * sizeof *s->nodes
+           + ((size_t) s->n_pool + s->n_levels) * sizeof *s->fqs
+           + ((size_t) s->bucket_mask + 1) * sizeof *s->buckets;
+}

@@ -1,0 +1,1461 @@
+/* Unit tests: the egress scheduler core (lib/panda/scheduler.h). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <malloc.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <panda/rng.h>
+#include <panda/scheduler.h>
+
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+
+/* ---- Helpers. ---- */
+
+static struct panda_sched_config
+config(const char *text)
+{
+    struct panda_sched_config cfg;
+    char *err;
+
+    panda_sched_config_init(&cfg);
+    err = panda_sched_config_parse(&cfg, text);
+    if (err) {
+        fail_msg("config \"%s\": %s", text, err);
+    }
+    return cfg;
+}
+
+static struct panda_sched *
+sched_with(const char *text, struct panda_sched_budget *budget)
+{
+    struct panda_sched_config cfg = config(text);
+    char *err = NULL;
+    struct panda_sched *s = panda_sched_create(&cfg, budget, &err);
+
+    if (!s) {
+        fail_msg("create \"%s\": %s", text, err);
+    }
+    return s;
+}
+
+static struct panda_sched *
+sched(const char *text)
+{
+    return sched_with(text, NULL);
+}
+
+/* Handles encode the flow (high 32 bits) and a sequence number; never
+ * NULL. */
+static void *
+handle(uint32_t flow, uint32_t seq)
+{
+    return (void *) (uintptr_t) ((uint64_t) flow << 32 | (seq + 1));
+}
+
+static uint32_t
+flow_of(void *h)
+{
+    return (uint32_t) ((uintptr_t) h >> 32);
+}
+
+static uint32_t
+seq_of(void *h)
+{
+    return (uint32_t) (uintptr_t) h - 1;
+}
+
+static enum panda_sched_verdict
+enq_full(struct panda_sched *s, uint32_t len, uint32_t flow, uint8_t level,
+         uint8_t dscp, uint8_t ecn, uint32_t seq, uint64_t now)
+{
+    struct panda_sched_pkt pkt = {
+        .len = len, .flow_hash = flow * 0x9e3779b1u + 17, .level = level,
+        .dscp = dscp, .ecn = ecn,
+    };
+
+    return panda_sched_enqueue(s, &pkt, handle(flow, seq), now);
+}
+
+static enum panda_sched_verdict
+enq(struct panda_sched *s, uint32_t len, uint32_t flow, uint8_t level,
+    uint32_t seq)
+{
+    return enq_full(s, len, flow, level, 0, 0, seq, 0);
+}
+
+static struct panda_sched_stats
+stats(const struct panda_sched *s)
+{
+    struct panda_sched_stats st;
+
+    panda_sched_stats(s, &st);
+    return st;
+}
+
+static void
+drain_and_destroy(struct panda_sched *s)
+{
+    panda_sched_drain(s, NULL, NULL);
+    panda_sched_destroy(s);
+}
+
+/* ---- Strict priority. ---- */
+
+/* Packets leave in level order whatever the arrival order; a level's
+ * packets of one flow stay in order; a level >= levels is the lowest. */
+static void
+test_strict_order(void **state)
+{
+    struct panda_sched *s = sched("levels=3");
+    static const uint8_t lv[] = { 2, 0, 1, 7, 0, 2, 1, 0, 200, 1 };
+    uint32_t seq[3] = { 0, 0, 0 };
+    int last_level = -1, i;
+    uint32_t len;
+
+    (void) state;
+    for (i = 0; i < 10; i++) {
+        unsigned int eff = lv[i] < 3 ? lv[i] : 2;
+
+        assert_int_equal(enq(s, 100 + i, eff, lv[i], seq[eff]++),
+                         PANDA_SCHED_QUEUED);
+    }
+    assert_int_equal(stats(s).level[2].backlog_packets, 4);
+    memset(seq, 0, sizeof seq);
+    for (i = 0; i < 10; i++) {
+        void *h = panda_sched_dequeue(s, 0, &len);
+
+        assert_non_null(h);
+        assert_true((int) flow_of(h) >= last_level);
+        last_level = flow_of(h);
+        assert_int_equal(seq_of(h), seq[last_level]++);
+    }
+    assert_null(panda_sched_dequeue(s, 0, &len));
+    assert_true(panda_sched_is_empty(s));
+    assert_int_equal(panda_sched_next_ns(s, 5), UINT64_MAX);
+    panda_sched_destroy(s);
+}
+
+/* ---- DRR inside a level. ---- */
+
+/* With 'n' flows of level 0 backlogged (fill()) with packets of
+ * sizes[flow] bytes, sends 'sends' packets, each replaced by one of its
+ * flow so that every flow stays backlogged; returns bytes sent per flow. */
+static void
+run_backlogged(struct panda_sched *s, int n, const uint32_t *sizes,
+               int sends, uint64_t *bytes)
+{
+    uint32_t seq[16] = { 0 };
+    int i;
+
+    memset(bytes, 0, n * sizeof *bytes);
+    for (i = 0; i < sends; i++) {
+        uint32_t len;
+        void *h = panda_sched_dequeue(s, 0, &len);
+
+        assert_non_null(h);
+        assert_int_equal(len, sizes[flow_of(h)]);
+        bytes[flow_of(h)] += len;
+        assert_int_equal(enq(s, sizes[flow_of(h)], flow_of(h), 0,
+                             seq[flow_of(h)]++), PANDA_SCHED_QUEUED);
+    }
+}
+
+static void
+fill(struct panda_sched *s, int n, const uint32_t *sizes, int per_flow)
+{
+    int f, i;
+
+    for (i = 0; i < per_flow; i++) {
+        for (f = 0; f < n; f++) {
+            assert_int_equal(enq(s, sizes[f], f, 0, 1000000 + i),
+                             PANDA_SCHED_QUEUED);
+        }
+    }
+}
+
+static void
+assert_fair(const uint64_t *bytes, int n, double tol)
+{
+    uint64_t total = 0;
+    int f;
+
+    for (f = 0; f < n; f++) {
+        total += bytes[f];
+    }
+    for (f = 0; f < n; f++) {
+        double share = (double) bytes[f] * n / total;
+
+        if (fabs(share - 1) > tol) {
+            fail_msg("flow %d got %.3f of a fair share (%" PRIu64 " of %"
+                     PRIu64 " bytes)", f, share, bytes[f], total);
+        }
+    }
+}
+
+/* Two backlogged flows of one level get equal bytes (+-5%), with equal and
+ * with different packet sizes. */
+static void
+test_drr_two_flows_equal_bytes(void **state)
+{
+    static const uint32_t same[2] = { 1500, 1500 };
+    static const uint32_t mixed[2] = { 1500, 64 };
+    static const uint32_t odd[2] = { 9000, 577 };
+    const uint32_t *cases[] = { same, mixed, odd };
+    uint64_t bytes[2];
+    size_t c;
+
+    (void) state;
+    for (c = 0; c < 3; c++) {
+        struct panda_sched *s = sched("levels=1,limit-bytes=10000000,"
+                                      "limit-packets=10000");
+
+        fill(s, 2, cases[c], 200);
+        run_backlogged(s, 2, cases[c], 20000, bytes);
+        assert_fair(bytes, 2, 0.05);
+        drain_and_destroy(s);
+    }
+}
+
+/* Five flows with five packet sizes, and a quantum that is not a multiple
+ * of any of them. */
+static void
+test_drr_many_sizes(void **state)
+{
+    static const uint32_t sizes[5] = { 64, 300, 1000, 1514, 4000 };
+    struct panda_sched *s = sched("levels=2,0.quantum=1000,"
+                                  "limit-bytes=10000000,limit-packets=10000");
+    uint64_t bytes[5];
+
+    (void) state;
+    fill(s, 5, sizes, 100);
+    run_backlogged(s, 5, sizes, 30000, bytes);
+    assert_fair(bytes, 5, 0.05);
+    drain_and_destroy(s);
+}
+
+/* A one-packet flow arriving behind N backlogged flows of its level waits
+ * for about N quanta: exactly N when packets are one quantum long, at most
+ * N x (quantum + largest packet) and N quanta on average with mixed sizes.
+ * In FIFO mode it waits for the whole backlog. */
+static void
+test_drr_new_flow_waits_n_quanta(void **state)
+{
+    enum { N = 10, DEPTH = 20 };
+    struct panda_rng rng;
+    uint64_t worst = 0, sum = 0;
+    int trial, trials = 300;
+    int f, i;
+
+    (void) state;
+    panda_rng_seed(&rng, 3);
+
+    /* One quantum per packet: exactly N packets ahead. */
+    {
+        struct panda_sched *s = sched("levels=1");
+        uint64_t before = 0;
+        uint32_t len;
+        void *h;
+
+        for (i = 0; i < DEPTH; i++) {
+            for (f = 0; f < N; f++) {
+                enq(s, PANDA_SCHED_MTU, f, 0, i);
+            }
+        }
+        for (i = 0; i < 37; i++) {
+            assert_non_null(panda_sched_dequeue(s, 0, NULL));
+        }
+        enq(s, 100, 999, 0, 0);
+        while ((h = panda_sched_dequeue(s, 0, &len)) && flow_of(h) != 999) {
+            before += len;
+        }
+        assert_non_null(h);
+        assert_int_equal(before, (uint64_t) N * PANDA_SCHED_MTU);
+        drain_and_destroy(s);
+    }
+
+    /* Mixed sizes 64..1500, new flow at random moments. */
+    {
+        struct panda_sched *s = sched("levels=1,limit-packets=10000,"
+                                      "limit-bytes=100000000");
+        uint32_t seq[N] = { 0 };
+
+        for (i = 0; i < DEPTH; i++) {
+            for (f = 0; f < N; f++) {
+                enq(s, 64 + panda_rng_next(&rng) % 1437, f, 0, seq[f]++);
+            }
+        }
+        for (trial = 0; trial < trials; trial++) {
+            uint64_t before = 0;
+            int skip = (int) (panda_rng_next(&rng) % 50);
+            uint32_t len;
+            void *h;
+
+            for (i = 0; i < skip; i++) {
+                h = panda_sched_dequeue(s, 0, &len);
+                enq(s, 64 + panda_rng_next(&rng) % 1437, flow_of(h), 0,
+                    seq[flow_of(h)]++);
+            }
+            enq(s, 100, 1000 + trial, 0, 0);
+            while ((h = panda_sched_dequeue(s, 0, &len))
+                   && flow_of(h) != 1000u + trial) {
+                before += len;
+                enq(s, 64 + panda_rng_next(&rng) % 1437, flow_of(h), 0,
+                    seq[flow_of(h)]++);
+            }
+            assert_non_null(h);
+            worst = before > worst ? before : worst;
+            sum += before;
+        }
+        print_message("new flow behind %d flows: mean %.2f quanta, worst"
+                      " %.2f\n", N, (double) sum / trials / PANDA_SCHED_MTU,
+                      (double) worst / PANDA_SCHED_MTU);
+        assert_true(worst <= (uint64_t) N * (PANDA_SCHED_MTU + 1500));
+        assert_true((double) sum / trials <= 1.05 * N * PANDA_SCHED_MTU);
+        assert_true((double) sum / trials >= (N - 1.5) * PANDA_SCHED_MTU);
+        drain_and_destroy(s);
+    }
+
+    /* FIFO: behind everything. */
+    {
+        struct panda_sched *s = sched("levels=1,per-flow=false");
+        int ahead = 0;
+        void *h;
+
+        for (i = 0; i < DEPTH; i++) {
+            for (f = 0; f < N; f++) {
+                enq(s, PANDA_SCHED_MTU, f, 0, i);
+            }
+        }
+        enq(s, 100, 999, 0, 0);
+        while ((h = panda_sched_dequeue(s, 0, NULL)) && flow_of(h) != 999) {
+            ahead++;
+        }
+        assert_int_equal(ahead, N * DEPTH);
+        panda_sched_destroy(s);
+    }
+}
+
+/* per-flow=false makes a level one FIFO: arrival order, whatever the flow;
+ * per-flow on (default) alternates between the flows (one quantum-sized
+ * packet per turn). */
+static void
+test_fifo_mode(void **state)
+{
+    struct panda_sched *fifo = sched("levels=2,1.per-flow=false");
+    struct panda_sched *fq = sched("levels=2");
+    struct panda_sched_stats st;
+    int i;
+
+    (void) state;
+    for (i = 0; i < 10; i++) {
+        enq(fifo, PANDA_SCHED_MTU, 1, 1, i);
+        enq(fq, PANDA_SCHED_MTU, 1, 1, i);
+    }
+    for (i = 0; i < 10; i++) {
+        enq(fifo, PANDA_SCHED_MTU, 2, 1, i);
+        enq(fq, PANDA_SCHED_MTU, 2, 1, i);
+    }
+    st = stats(fifo);
+    assert_int_equal(st.level[1].flow_queues, 0);
+    assert_int_equal(st.flow_queues_used, 0);
+    assert_int_equal(stats(fq).level[1].flow_queues, 2);
+    for (i = 0; i < 20; i++) {
+        void *a = panda_sched_dequeue(fifo, 0, NULL);
+        void *b = panda_sched_dequeue(fq, 0, NULL);
+
+        assert_int_equal(flow_of(a), i < 10 ? 1 : 2);
+        assert_int_equal(seq_of(a), i % 10);
+        assert_int_equal(flow_of(b), i % 2 ? 2 : 1);
+        assert_int_equal(seq_of(b), i / 2);
+    }
+    assert_int_equal(stats(fq).flow_queues_used, 0);    /* Reclaimed. */
+    panda_sched_destroy(fifo);
+    panda_sched_destroy(fq);
+}
+
+/* ---- Starvation guard. ---- */
+
+/* Sends 'sends' packets with levels 0..n_levels-1 all kept backlogged
+ * (sizes[level]); returns bytes per level. */
+static void
+run_levels(struct panda_sched *s, int n_levels, const uint32_t *sizes,
+           int sends, uint64_t *bytes)
+{
+    uint32_t seq = 0;
+    int l, i;
+
+    for (l = 0; l < n_levels; l++) {
+        for (i = 0; i < 50; i++) {
+            enq(s, sizes[l], l, l, seq++);
+        }
+    }
+    memset(bytes, 0, n_levels * sizeof *bytes);
+    for (i = 0; i < sends; i++) {
+        uint32_t len;
+        void *h = panda_sched_dequeue(s, 0, &len);
+
+        assert_non_null(h);
+        bytes[flow_of(h)] += len;
+        enq(s, sizes[flow_of(h)], flow_of(h), flow_of(h), seq++);
+    }
+}
+
+static double
+share(const uint64_t *bytes, int n, int which)
+{
+    uint64_t total = 0;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        total += bytes[i];
+    }
+    return (double) bytes[which] / total;
+}
+
+/* The lower level's share of the bytes equals the configured guard while
+ * the higher level stays backlogged; 0 with the guard off; with two lower
+ * levels, they split it. */
+static void
+test_guard_share(void **state)
+{
+    static const uint32_t same[3] = { 1500, 1500, 1500 };
+    static const uint32_t mixed[3] = { 200, 1500, 700 };
+    static const int guards[] = { 0, 10, 100, 250, 500 };
+    uint64_t bytes[3];
+    size_t g;
+
+    (void) state;
+    for (g = 0; g < sizeof guards / sizeof *guards; g++) {
+        char text[64];
+        struct panda_sched *s;
+        double want = guards[g] / 1000.0;
+
+        snprintf(text, sizeof text, "levels=2,guard=%d", guards[g]);
+        s = sched(text);
+        run_levels(s, 2, same, 20000, bytes);
+        assert_true(fabs(share(bytes, 2, 1) - want) < 0.002);
+        assert_int_equal(stats(s).level[1].guard_packets,
+                         stats(s).level[1].sent_packets);
+        drain_and_destroy(s);
+
+        s = sched(text);
+        run_levels(s, 2, mixed, 40000, bytes);
+        assert_true(fabs(share(bytes, 2, 1) - want) < 0.005);
+        drain_and_destroy(s);
+    }
+
+    {
+        struct panda_sched *s = sched("levels=3,guard=100");
+
+        run_levels(s, 3, same, 30000, bytes);
+        assert_true(fabs(share(bytes, 3, 0) - 0.9) < 0.002);
+        assert_true(fabs(share(bytes, 3, 1) - 0.05) < 0.002);
+        assert_true(fabs(share(bytes, 3, 2) - 0.05) < 0.002);
+        drain_and_destroy(s);
+    }
+}
+
+/* No banking: credit is earned only while a lower level waits.  After a
+ * long stretch of higher-level traffic alone (and of the lower level
+ * alone), a newly waiting lower level gets its share from then on, not a
+ * burst. */
+static void
+test_guard_no_banking(void **state)
+{
+    struct panda_sched *s = sched("levels=2,guard=100");
+    int i, lower = 0, first_lower = -1;
+    uint32_t seq = 0;
+
+    (void) state;
+    /* Level 0 alone, 1000 packets. */
+    for (i = 0; i < 1000; i++) {
+        enq(s, 1500, 0, 0, seq++);
+        assert_non_null(panda_sched_dequeue(s, 0, NULL));
+    }
+    /* Level 1 alone, 1000 packets (it is the top then: no credit). */
+    for (i = 0; i < 1000; i++) {
+        enq(s, 1500, 1, 1, seq++);
+        assert_non_null(panda_sched_dequeue(s, 0, NULL));
+    }
+    /* Both backlogged: the first guard packet needs 9 strict packets of
+     * credit (100/900 of 1500 bytes each). */
+    for (i = 0; i < 100; i++) {
+        enq(s, 1500, 0, 0, seq++);
+        enq(s, 1500, 1, 1, seq++);
+    }
+    for (i = 0; i < 100; i++) {
+        void *h = panda_sched_dequeue(s, 0, NULL);
+
+        if (flow_of(h) == 1) {
+            lower++;
+            if (first_lower < 0) {
+                first_lower = i;
+            }
+        }
+    }
+    assert_int_equal(first_lower, 9);
+    assert_int_equal(lower, 10);
+    drain_and_destroy(s);
+}
+
+/* ---- Port-level ECN. ---- */
+
+/* CE on ECT packets only, only when the backlog the packet finds exceeds
+ * the threshold; Not-ECT packets are neither marked nor dropped by it. */
+static void
+test_ecn_threshold(void **state)
+{
+    struct panda_sched *s = sched("levels=2,ecn-threshold=10000");
+    struct panda_sched_stats st;
+    int i;
+
+    (void) state;
+    for (i = 0; i < 20; i++) {
+        enum panda_sched_verdict v = enq_full(s, 1000, 1, i % 2, 0,
+                                              i % 3 ? 2 : 1, i, 0);
+
+        /* Packet i finds i x 1000 bytes. */
+        assert_int_equal(v, i * 1000 > 10000 ? PANDA_SCHED_QUEUED_CE
+                                             : PANDA_SCHED_QUEUED);
+    }
+    for (i = 0; i < 20; i++) {
+        assert_int_equal(enq_full(s, 1000, 2, 0, 0, 0, i, 0),
+                         PANDA_SCHED_QUEUED);      /* Not-ECT. */
+    }
+    assert_int_equal(enq_full(s, 1000, 3, 0, 0, 3, 0, 0),
+                     PANDA_SCHED_QUEUED);          /* Already CE. */
+    st = stats(s);
+    assert_int_equal(st.level[0].mark_ecn + st.level[1].mark_ecn, 9);
+    assert_int_equal(st.level[0].mark_ecn, 4);     /* i = 12, 14, 16, 18 */
+    assert_int_equal(st.level[0].drop_limit + st.level[1].drop_limit, 0);
+    assert_int_equal(st.level[0].mark_wred, 0);
+    /* Below the threshold again: no marks. */
+    while (stats(s).backlog_bytes > 9000) {
+        panda_sched_dequeue(s, 0, NULL);
+    }
+    assert_int_equal(enq_full(s, 1000, 1, 0, 0, 2, 99, 0),
+                     PANDA_SCHED_QUEUED);
+    assert_int_equal(enq_full(s, 1000, 1, 0, 0, 2, 100, 0),
+                     PANDA_SCHED_QUEUED);        /* Finds exactly 10000. */
+    assert_int_equal(enq_full(s, 1000, 1, 0, 0, 2, 101, 0),
+                     PANDA_SCHED_QUEUED_CE);
+    drain_and_destroy(s);
+}
+
+/* ---- WRED. ---- */
+
+/* Holds the backlog at 'q' bytes with level-1 packets of a DSCP without a
+ * rule, offers 'n' level-0 probes of 'dscp' and 'ecn', each taken out again
+ * right away (level 0 leaves first).  Returns the verdict counts. */
+struct probe_result {
+    int queued, marked, dropped_wred, dropped_limit;
+};
+
+static struct probe_result
+probe_at(struct panda_sched *s, uint64_t q, uint8_t dscp, uint8_t ecn, int n)
+{
+    struct probe_result r = { 0, 0, 0, 0 };
+    static uint32_t seq;
+    int i;
+
+    panda_sched_drain(s, NULL, NULL);
+    while (stats(s).backlog_bytes + 1000 <= q) {
+        assert_int_equal(enq_full(s, 1000, 1, 1, 63, 0, seq++, 0),
+                         PANDA_SCHED_QUEUED);
+    }
+    if (stats(s).backlog_bytes < q) {
+        enq_full(s, q - stats(s).backlog_bytes, 1, 1, 63, 0, seq++, 0);
+    }
+    assert_int_equal(stats(s).backlog_bytes, q);
+    for (i = 0; i < n; i++) {
+        enum panda_sched_verdict v = enq_full(s, 100, 2, 0, dscp, ecn,
+                                              seq++, 0);
+
+        switch (v) {
+        case PANDA_SCHED_QUEUED: r.queued++; break;
+        case PANDA_SCHED_QUEUED_CE: r.marked++; break;
+        case PANDA_SCHED_DROP_WRED: r.dropped_wred++; break;
+        case PANDA_SCHED_DROP_LIMIT: r.dropped_limit++; break;
+        default: fail_msg("unexpected verdict %d", v);
+        }
+        if (!panda_sched_verdict_is_drop(v)) {
+            assert_int_equal(flow_of(panda_sched_dequeue(s, 0, NULL)), 2);
+        }
+    }
+    return r;
+}
+
+/* Mark (ECT) and drop (Not-ECT) probabilities follow the configured line
+ * per label: 0 up to min, max_prob x (q - min) / (max - min) up to max,
+ * drop above; within 4 standard deviations of 20000 draws. */
+static void
+test_wred_curve(void **state)
+{
+    struct panda_sched *s = sched(
+        "levels=2,limit-bytes=200000,limit-packets=1000,seed=7,"
+        "wred=0-31:20000:60000:0.2/32-47:10000:100000:1");
+    static const struct {
+        uint8_t dscp;
+        double min, max, prob;
+    } labels[] = { { 5, 20000, 60000, 0.2 }, { 40, 10000, 100000, 1 } };
+    static const uint64_t qs[] = { 5000, 20000, 30000, 45000, 60000, 61000,
+                                   90000, 100000, 150000 };
+    const int n = 20000;
+    size_t li, qi;
+
+    (void) state;
+    for (li = 0; li < 2; li++) {
+        for (qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
+            double q = qs[qi], p;
+            struct probe_result ect, not_ect;
+
+            if (q <= labels[li].min) {
+                p = 0;
+            } else if (q > labels[li].max) {
+                p = -1;         /* Drop. */
+            } else {
+                p = labels[li].prob * (q - labels[li].min)
+                    / (labels[li].max - labels[li].min);
+            }
+            ect = probe_at(s, qs[qi], labels[li].dscp, 2, n);
+            not_ect = probe_at(s, qs[qi], labels[li].dscp, 0, n);
+            if (p < 0) {
+                assert_int_equal(ect.dropped_wred, n);
+                assert_int_equal(not_ect.dropped_wred, n);
+            } else {
+                double tol = 4 * sqrt(p * (1 - p) / n) + 1e-4;
+
+                assert_int_equal(ect.dropped_wred, 0);
+                assert_int_equal(not_ect.marked, 0);
+                if (fabs((double) ect.marked / n - p) > tol
+                    || fabs((double) not_ect.dropped_wred / n - p) > tol) {
+                    fail_msg("dscp %u at %.0f: marked %.4f dropped %.4f,"
+                             " want %.4f", labels[li].dscp, q,
+                             (double) ect.marked / n,
+                             (double) not_ect.dropped_wred / n, p);
+                }
+            }
+        }
+    }
+    /* A DSCP without a rule is never touched by WRED. */
+    {
+        struct probe_result r = probe_at(s, 150000, 63, 0, 1000);
+
+        assert_int_equal(r.queued, 1000);
+    }
+    assert_true(stats(s).level[0].mark_wred > 0);
+    assert_true(stats(s).level[0].drop_wred > 0);
+    assert_int_equal(stats(s).level[0].mark_ecn, 0);
+    drain_and_destroy(s);
+}
+
+/* TCP SkyLine: signal packets (DSCP 46, max = the buffer) and ordinary
+ * packets (max 70% of it) share a 100 KB buffer.  Above 70 KB every
+ * ordinary packet is dropped while signal packets keep getting in; they
+ * are refused only when the buffer itself is full. */
+static void
+test_wred_protected_label(void **state)
+{
+    struct panda_sched *s = sched(
+        "levels=1,limit-bytes=100000,limit-packets=1000,seed=9,"
+        "wred=0-45:10000:70000:0.1/46:10000:100000:0.1");
+    uint32_t seq = 0;
+    int signal_in = 0, ordinary_in = 0, i;
+    struct panda_sched_stats st;
+
+    (void) state;
+    for (i = 0; i < 1000; i++) {
+        uint64_t qa = stats(s).backlog_bytes, qb;
+        enum panda_sched_verdict a = enq_full(s, 1000, 1, 0, 0, 2, seq++, 0);
+        enum panda_sched_verdict b;
+
+        qb = stats(s).backlog_bytes;
+        b = enq_full(s, 1000, 2, 0, 46, 2, seq++, 0);
+        ordinary_in += !panda_sched_verdict_is_drop(a);
+        signal_in += !panda_sched_verdict_is_drop(b);
+        if (qa > 70000) {
+            assert_int_equal(a, qa + 1000 > 100000 ? PANDA_SCHED_DROP_LIMIT
+                                                   : PANDA_SCHED_DROP_WRED);
+        }
+        assert_int_not_equal(b, PANDA_SCHED_DROP_WRED);
+        assert_int_equal(b == PANDA_SCHED_DROP_LIMIT, qb + 1000 > 100000);
+    }
+    st = stats(s);
+    assert_int_equal(st.backlog_bytes, 100000);        /* Full. */
+    assert_true(ordinary_in <= 71);
+    assert_true(signal_in >= 29);
+    assert_int_equal(ordinary_in + signal_in, 100);
+    assert_true(st.level[0].drop_limit > 0);
+    drain_and_destroy(s);
+}
+
+/* With wred-ewma the average, not the instantaneous backlog, decides: a
+ * burst gets in until the average, computed here alongside, passes the
+ * thresholds; an idle period decays the average at the link's rate. */
+static void
+test_wred_ewma(void **state)
+{
+    struct panda_sched *s = sched("levels=1,limit-bytes=1000000,"
+                                  "max-rate=8M,burst=1000000,"
+                                  "wred=0-63:5000:20000:0.1,wred-ewma=4");
+    double avg = 0;
+    int i, drops = 0, first = -1;
+
+    (void) state;
+    for (i = 0; i < 200; i++) {
+        double q = stats(s).backlog_bytes;
+        enum panda_sched_verdict v;
+
+        avg += (q - avg) / 16;
+        v = enq_full(s, 1000, 1, 0, 0, 0, i, SEC);
+        if (avg <= 4900) {
+            assert_int_equal(v, PANDA_SCHED_QUEUED);
+        } else if (avg > 20100) {
+            assert_int_equal(v, PANDA_SCHED_DROP_WRED);
+        }
+        if (v == PANDA_SCHED_DROP_WRED && first < 0) {
+            first = i;
+        }
+        drops += v == PANDA_SCHED_DROP_WRED;
+    }
+    /* The instantaneous backlog passed 20 KB at packet 21; the average
+     * lags it by about 15 packets. */
+    assert_true(first > 21);
+    assert_true(drops > 100);
+    print_message("ewma: first WRED drop at packet %d (the backlog passed"
+                  " max at 21)\n", first);
+
+    /* Send everything at 1 s (the bucket allows it), stay idle 10 ms at 8
+     * Mbit/s (about 66 MTU-sized packet times): the average has decayed
+     * by (15/16)^66 and the next burst starts unmarked again. */
+    while (panda_sched_dequeue(s, SEC, NULL)) {
+    }
+    for (i = 0; i < 10; i++) {
+        assert_int_equal(enq_full(s, 1000, 1, 0, 0, 0, i, SEC + 10 * MS),
+                         PANDA_SCHED_QUEUED);
+    }
+    drain_and_destroy(s);
+}
+
+/* ---- Shaper. ---- */
+
+/* Over 2 s of simulated time, the achieved rate is the configured one
+ * within 1e-4 (after the initial burst), for several rates and packet
+ * sizes; packets leave at the ns the rate allows, not a ms later. */
+static void
+test_shaper_rate(void **state)
+{
+    static const struct {
+        const char *rate;
+        double bps;
+        uint32_t len;
+    } cases[] = {
+        { "50M", 50e6, 1514 },
+        { "1Gbit", 1e9, 64 },
+        { "10G", 10e9, 1514 },
+        { "1.5M", 1.5e6, 300 },
+        { "123456789", 123456789, 999 },
+    };
+    size_t c;
+
+    (void) state;
+    for (c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char text[128];
+        struct panda_sched *s;
+        uint64_t t = SEC, start = 0, bytes = 0, prev = 0;
+        int paced = 0;
+        uint32_t seq = 0, len;
+        uint64_t max_gap_err = 0;
+
+        snprintf(text, sizeof text, "levels=1,max-rate=%s,limit-packets=100,"
+                 "limit-bytes=1000000", cases[c].rate);
+        s = sched(text);
+        for (seq = 0; seq < 50; seq++) {
+            enq(s, cases[c].len, seq % 3, 0, seq);
+        }
+        while (t < 3 * SEC) {
+            uint64_t next = panda_sched_next_ns(s, t);
+            void *h;
+
+            assert_true(next >= t);
+            if (next > t) {
+                /* Just before it, nothing may leave. */
+                assert_null(panda_sched_dequeue(s, next - 1, NULL));
+                if (!paced) {
+                    /* The initial burst is spent: measure from here. */
+                    start = t;
+                }
+                paced++;
+            }
+            t = next;
+            h = panda_sched_dequeue(s, t, &len);
+            assert_non_null(h);
+            if (paced) {
+                bytes += len;
+            }
+            if (paced >= 2) {
+                /* Departures are ceil()ed to whole ns: gaps round.  (The
+                 * first wait used the burst's leftover tokens.) */
+                double want = len * 8e9 / cases[c].bps;
+                double err = fabs((double) (t - prev) - want);
+
+                if (err > max_gap_err) {
+                    max_gap_err = (uint64_t) ceil(err);
+                }
+            }
+            prev = t;
+            enq(s, cases[c].len, flow_of(h), 0, seq++);
+        }
+        {
+            double achieved = bytes * 8e9 / (double) (t - start);
+
+            if (fabs(achieved / cases[c].bps - 1) > 1e-4) {
+                fail_msg("%s: achieved %.0f bit/s", cases[c].rate, achieved);
+            }
+        }
+        if (max_gap_err > 1) {      /* ns-exact spacing. */
+            fail_msg("%s: spacing off by %" PRIu64 " ns", cases[c].rate,
+                     max_gap_err);
+        }
+        drain_and_destroy(s);
+    }
+}
+
+/* The bucket: after idleness, 'burst' bytes may leave at once and no more;
+ * the default is 2 MTUs or 100 us at the rate; a packet larger than the
+ * bucket is late, not stuck. */
+static void
+test_shaper_burst(void **state)
+{
+    struct panda_sched *s;
+    int i, n;
+
+    (void) state;
+    s = sched("levels=1,max-rate=50M,burst=15000");
+    for (i = 0; i < 30; i++) {
+        enq(s, 1500, 1, 0, i);
+    }
+    for (n = 0; panda_sched_dequeue(s, 10 * SEC, NULL); n++) {
+    }
+    assert_int_equal(n, 10);
+    /* 1500 bytes at 50 Mbit/s = 240 us later, one more. */
+    assert_int_equal(panda_sched_next_ns(s, 10 * SEC), 10 * SEC + 240000);
+    assert_null(panda_sched_dequeue(s, 10 * SEC + 239999, NULL));
+    assert_non_null(panda_sched_dequeue(s, 10 * SEC + 240000, NULL));
+    drain_and_destroy(s);
+
+    /* Defaults: 2 x 1514 at 50 Mbit/s, 125000 bytes at 10 Gbit/s. */
+    s = sched("levels=1,max-rate=50M");
+    assert_int_equal(stats(s).burst_bytes, 2 * PANDA_SCHED_MTU);
+    panda_sched_destroy(s);
+    s = sched("levels=1,max-rate=10G");
+    assert_int_equal(stats(s).burst_bytes, 125000);
+    panda_sched_destroy(s);
+    s = sched("levels=1");
+    assert_int_equal(stats(s).burst_bytes, 0);
+    enq(s, 1500, 1, 0, 0);
+    assert_int_equal(panda_sched_next_ns(s, 77), 77);   /* Unshaped. */
+    drain_and_destroy(s);
+
+    /* A 64000-byte TSO packet with a 3000-byte bucket at 8 Mbit/s (1 byte
+     * per us): it leaves with a full bucket and its debt delays the next
+     * one by 61 ms. */
+    s = sched("levels=1,max-rate=8M,burst=3000,limit-bytes=1000000");
+    enq(s, 64000, 1, 0, 0);
+    enq(s, 1000, 1, 0, 1);
+    assert_non_null(panda_sched_dequeue(s, SEC, NULL));
+    assert_int_equal(panda_sched_next_ns(s, SEC), SEC + 62000 * 1000);
+    assert_null(panda_sched_dequeue(s, SEC + 62000 * 1000 - 1, NULL));
+    assert_non_null(panda_sched_dequeue(s, SEC + 62000 * 1000, NULL));
+    panda_sched_destroy(s);
+}
+
+/* next_ns() names the exact ns at which dequeue() succeeds, also when the
+ * guard picks a lower level's packet of another size and when levels,
+ * flows and sizes mix. */
+static void
+test_shaper_next_ns_exact(void **state)
+{
+    struct panda_sched *s = sched("levels=3,max-rate=8M,guard=300,"
+                                  "limit-bytes=10000000");
+    static const uint32_t sizes[3] = { 1500, 64, 9000 };
+    uint64_t t = SEC, guard_sent;
+    uint32_t seq = 0;
+    int i, l;
+
+    (void) state;
+    for (l = 0; l < 3; l++) {
+        for (i = 0; i < 20; i++) {
+            enq(s, sizes[l] + i, l, l, seq++);
+        }
+    }
+    for (i = 0; i < 500; i++) {
+        uint64_t next = panda_sched_next_ns(s, t);
+        void *h;
+
+        if (next > t) {
+            assert_null(panda_sched_dequeue(s, next - 1, NULL));
+            assert_int_equal(panda_sched_next_ns(s, next - 1), next);
+        }
+        t = next;
+        h = panda_sched_dequeue(s, t, NULL);
+        assert_non_null(h);
+        enq(s, sizes[flow_of(h)] + i % 20, flow_of(h), flow_of(h), seq++);
+    }
+    guard_sent = stats(s).level[1].guard_packets
+                 + stats(s).level[2].guard_packets;
+    assert_true(guard_sent > 10);
+    assert_int_equal(stats(s).level[0].guard_packets, 0);
+    drain_and_destroy(s);
+}
+
+/* ---- Limits and the budget. ---- */
+
+static void
+test_limits(void **state)
+{
+    struct panda_sched *s = sched("levels=2,limit-bytes=10000,"
+                                  "limit-packets=100");
+    struct panda_sched_stats st;
+    int i;
+
+    (void) state;
+    for (i = 0; i < 10; i++) {
+        assert_int_equal(enq(s, 1000, 1, i % 2, i), PANDA_SCHED_QUEUED);
+    }
+    assert_int_equal(enq(s, 1000, 1, 1, 10), PANDA_SCHED_DROP_LIMIT);
+    assert_int_equal(enq(s, 1, 1, 0, 11), PANDA_SCHED_DROP_LIMIT);
+    assert_non_null(panda_sched_dequeue(s, 0, NULL));
+    assert_int_equal(enq(s, 1001, 1, 0, 12), PANDA_SCHED_DROP_LIMIT);
+    assert_int_equal(enq(s, 1000, 1, 0, 13), PANDA_SCHED_QUEUED);
+    st = stats(s);
+    assert_int_equal(st.level[0].drop_limit, 2);
+    assert_int_equal(st.level[1].drop_limit, 1);
+    assert_int_equal(st.backlog_bytes, 10000);
+    assert_int_equal(st.max_backlog_bytes, 10000);
+    drain_and_destroy(s);
+
+    s = sched("levels=1,limit-packets=5");
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(enq(s, 64, i, 0, 0), PANDA_SCHED_QUEUED);
+    }
+    assert_int_equal(enq(s, 64, 9, 0, 0), PANDA_SCHED_DROP_LIMIT);
+    assert_int_equal(stats(s).level[0].drop_limit, 1);
+    assert_int_equal(stats(s).backlog_packets, 5);
+    drain_and_destroy(s);
+}
+
+/* One budget bounds the packets held by two schedulers together. */
+static void
+test_budget_two_schedulers(void **state)
+{
+    struct panda_sched_budget *b = panda_sched_budget_create(10);
+    struct panda_sched *x = sched_with("levels=1", b);
+    struct panda_sched *y = sched_with("levels=1", b);
+    int i, dropped = 0;
+
+    (void) state;
+    for (i = 0; i < 6; i++) {
+        assert_int_equal(enq(x, 100, 1, 0, i), PANDA_SCHED_QUEUED);
+    }
+    for (i = 0; i < 6; i++) {
+        enum panda_sched_verdict v = enq(y, 100, 1, 0, i);
+
+        dropped += v == PANDA_SCHED_DROP_BUDGET;
+        assert_int_equal(v, i < 4 ? PANDA_SCHED_QUEUED
+                                  : PANDA_SCHED_DROP_BUDGET);
+    }
+    assert_int_equal(dropped, 2);
+    assert_int_equal(panda_sched_budget_held(b), 10);
+    assert_int_equal(stats(y).level[0].drop_budget, 2);
+    assert_non_null(panda_sched_dequeue(x, 0, NULL));
+    assert_int_equal(panda_sched_budget_held(b), 9);
+    assert_int_equal(enq(y, 100, 1, 0, 9), PANDA_SCHED_QUEUED);
+    panda_sched_drain(x, NULL, NULL);
+    assert_int_equal(panda_sched_budget_held(b), 5);
+    panda_sched_destroy(y);     /* Not drained: gives its share back. */
+    assert_int_equal(panda_sched_budget_held(b), 0);
+    panda_sched_destroy(x);
+    panda_sched_budget_destroy(b);
+}
+
+struct hammer {
+    struct panda_sched *s;
+    uint64_t over;              /* Times 'held' exceeded the budget. */
+    struct panda_sched_budget *b;
+};
+
+static void *
+hammer_main(void *arg_)
+{
+    struct hammer *h = arg_;
+    struct panda_rng rng;
+    int i;
+
+    panda_rng_seed(&rng, (uintptr_t) h);
+    for (i = 0; i < 200000; i++) {
+        if (panda_rng_next(&rng) % 3) {
+            enq(h->s, 100, (uint32_t) (panda_rng_next(&rng) % 50), 0, i);
+        } else {
+            panda_sched_dequeue(h->s, 0, NULL);
+        }
+        h->over += panda_sched_budget_held(h->b) > 64;
+    }
+    return NULL;
+}
+
+/* Two threads, a scheduler each, one budget of 64: never more than 64
+ * held, and at the end the budget holds exactly what the schedulers do. */
+static void
+test_budget_threads(void **state)
+{
+    struct panda_sched_budget *b = panda_sched_budget_create(64);
+    struct hammer h[2] = {
+        { sched_with("levels=1", b), 0, b },
+        { sched_with("levels=1", b), 0, b },
+    };
+    pthread_t t[2];
+    int i;
+
+    (void) state;
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(pthread_create(&t[i], NULL, hammer_main, &h[i]), 0);
+    }
+    for (i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+    }
+    assert_int_equal(h[0].over + h[1].over, 0);
+    assert_int_equal(panda_sched_budget_held(b),
+                     stats(h[0].s).backlog_packets
+                     + stats(h[1].s).backlog_packets);
+    assert_true(stats(h[0].s).level[0].drop_budget
+                + stats(h[1].s).level[0].drop_budget > 0);
+    for (i = 0; i < 2; i++) {
+        drain_and_destroy(h[i].s);
+    }
+    assert_int_equal(panda_sched_budget_held(b), 0);
+    panda_sched_budget_destroy(b);
+}
+
+/* ---- Memory bound. ---- */
+
+/* A flood of 1M distinct flows: the pool of 256 queues runs out, new flows
+ * share the overflow queue (counted), nothing is allocated, per-packet
+ * memory stays as stated, and each flow's packets stay in order. */
+static void
+test_flood_memory_bound(void **state)
+{
+    struct panda_sched *s = sched("levels=2,limit-packets=1000,"
+                                  "flow-queues=256,limit-bytes=10000000");
+    struct panda_sched_stats st;
+    size_t mem = panda_sched_memory(s);
+    size_t heap;
+    uint32_t i, max_used = 0;
+
+    (void) state;
+    /* The memory the header promises per configured packet. */
+    assert_true(mem < 1000 * 16 + 256 * (32 + 4) + 2 * 32 + 4096);
+    heap = mallinfo2().uordblks;
+    for (i = 0; i < 1000000; i++) {
+        enq(s, 64 + i % 1000, i, i % 2, 0);
+        if (stats(s).backlog_packets >= 900) {
+            int k;
+
+            for (k = 0; k < 100; k++) {
+                panda_sched_dequeue(s, 0, NULL);
+            }
+        }
+        if (stats(s).flow_queues_used > max_used) {
+            max_used = stats(s).flow_queues_used;
+        }
+    }
+    st = stats(s);
+    assert_int_equal(mallinfo2().uordblks, heap);
+    assert_int_equal(panda_sched_memory(s), mem);
+    assert_int_equal(max_used, 256);
+    assert_int_equal(st.flow_queues_max, 256);
+    /* Level 1 waits behind level 0 and keeps the pool's queues longest. */
+    assert_true(st.level[0].shared_queue_packets
+                + st.level[1].shared_queue_packets > 400000);
+    assert_int_equal(st.level[0].drop_limit + st.level[1].drop_limit, 0);
+    assert_int_equal(st.level[0].enqueued_packets
+                     + st.level[1].enqueued_packets, 1000000);
+    drain_and_destroy(s);
+}
+
+/* A flow that went to the overflow queue keeps going there while it holds
+ * packets, even once pool queues are free again (no reordering). */
+static void
+test_overflow_keeps_order(void **state)
+{
+    struct panda_sched *s = sched("levels=1,flow-queues=2");
+    uint32_t next_seq[4] = { 0 };
+    void *h;
+    int i;
+
+    (void) state;
+    for (i = 0; i < 4; i++) {
+        enq(s, 100, 1, 0, i);       /* Own queue. */
+        enq(s, 100, 2, 0, i);       /* Own queue. */
+        enq(s, 100, 3, 0, i);       /* Overflow. */
+    }
+    assert_int_equal(stats(s).level[0].shared_queue_packets, 4);
+    /* Empty flow 1's queue; flow 3 then finds a free pool queue but must
+     * stay in the overflow queue, which still holds its packets. */
+    while (stats(s).flow_queues_used == 2) {
+        h = panda_sched_dequeue(s, 0, NULL);
+        assert_int_equal(seq_of(h), next_seq[flow_of(h)]++);
+    }
+    enq(s, 100, 3, 0, 4);
+    assert_int_equal(stats(s).level[0].shared_queue_packets, 5);
+    assert_int_equal(stats(s).flow_queues_used, 1);
+    while ((h = panda_sched_dequeue(s, 0, NULL))) {
+        assert_int_equal(seq_of(h), next_seq[flow_of(h)]++);
+    }
+    assert_int_equal(next_seq[3], 5);
+    panda_sched_destroy(s);
+}
+
+/* ---- Drain, introspection. ---- */
+
+static void
+count_handle(void *h, void *aux)
+{
+    uint8_t *seen = aux;
+
+    seen[flow_of(h) * 10 + seq_of(h)]++;
+}
+
+static bool
+count_flow(const struct panda_sched_flow_info *info, void *aux)
+{
+    uint64_t *n = aux;
+
+    n[0]++;
+    n[1] += info->backlog_packets;
+    n[2] += info->shared;
+    return true;
+}
+
+static void
+test_drain(void **state)
+{
+    struct panda_sched_budget *b = panda_sched_budget_create(1000);
+    struct panda_sched *s = sched_with("levels=4,2.per-flow=false", b);
+    uint8_t seen[100] = { 0 };
+    uint64_t flows[3] = { 0, 0, 0 };
+    int f, i;
+
+    (void) state;
+    for (f = 0; f < 10; f++) {
+        for (i = 0; i < 10; i++) {
+            enq(s, 100 + f, f, f % 4, i);
+        }
+    }
+    panda_sched_foreach_flow(s, count_flow, flows);
+    /* Levels 0, 1, 3: a queue per flow (3 + 3 + 2); level 2: one FIFO. */
+    assert_int_equal(flows[0], 9);
+    assert_int_equal(flows[1], 100);
+    assert_int_equal(flows[2], 1);
+    assert_int_equal(panda_sched_budget_held(b), 100);
+    panda_sched_drain(s, count_handle, seen);
+    for (i = 0; i < 100; i++) {
+        assert_int_equal(seen[i], 1);
+    }
+    assert_true(panda_sched_is_empty(s));
+    assert_int_equal(stats(s).flow_queues_used, 0);
+    assert_int_equal(stats(s).level[0].enqueued_packets, 30);
+    assert_int_equal(panda_sched_budget_held(b), 0);
+    assert_null(panda_sched_dequeue(s, 0, NULL));
+    /* Usable again, all its capacity back. */
+    for (i = 0; i < 1000; i++) {
+        assert_int_equal(enq(s, 100, i, 0, 0), PANDA_SCHED_QUEUED);
+    }
+    assert_int_equal(stats(s).flow_queues_used, 1000);
+    assert_int_equal(panda_sched_dequeue_burst(s, 0, (void *[32]) { 0 }, 32),
+                     32);
+    drain_and_destroy(s);
+    panda_sched_budget_destroy(b);
+}
+
+/* ---- Configuration. ---- */
+
+static void
+test_config_defaults(void **state)
+{
+    struct panda_sched_config cfg;
+    char *text;
+    int i;
+
+    (void) state;
+    panda_sched_config_init(&cfg);
+    assert_int_equal(cfg.n_levels, 8);
+    assert_int_equal(cfg.rate_bps, 0);
+    assert_int_equal(cfg.burst_bytes, 0);
+    assert_int_equal(cfg.limit_bytes, 1000000);
+    assert_int_equal(cfg.limit_packets, 1000);
+    assert_int_equal(cfg.max_flow_queues, 0);
+    assert_int_equal(cfg.ecn_threshold_bytes, 0);
+    assert_int_equal(cfg.guard_permille, 0);
+    assert_int_equal(cfg.wred_ewma_shift, 0);
+    assert_int_equal(cfg.n_wred, 0);
+    assert_int_equal(cfg.seed, 1);
+    for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
+        assert_true(cfg.level[i].per_flow);
+        assert_int_equal(cfg.level[i].quantum, PANDA_SCHED_MTU);
+    }
+    assert_null(panda_sched_config_validate(&cfg));
+    text = panda_sched_config_format(&cfg);
+    assert_string_equal(text, "levels=8,limit-bytes=1000000,"
+                        "limit-packets=1000,ecn-threshold=0,guard=0,"
+                        "wred-ewma=0,seed=1");
+    free(text);
+    assert_null(panda_sched_config_parse(&cfg, ""));
+}
+
+/* Every key reaches its field; format() reads back the same. */
+static void
+test_config_every_key(void **state)
+{
+    struct panda_sched_config cfg = config(
+        "levels=4, max-rate=50Mbit,burst=20000,limit-bytes=500000,"
+        "limit-packets=2000,flow-queues=300,ecn-threshold=30000,guard=50,"
+        "wred=46:10000:500000:0.05/0-45:10000:350000:0.1,wred-ewma=9,"
+        "seed=12345678901234,quantum=3000,per-flow=false,1.per-flow=true,"
+        "2.quantum=9000");
+    struct panda_sched_config back;
+    char *text, *err;
+
+    (void) state;
+    assert_int_equal(cfg.n_levels, 4);
+    assert_int_equal(cfg.rate_bps, 50000000);
+    assert_int_equal(cfg.burst_bytes, 20000);
+    assert_int_equal(cfg.limit_bytes, 500000);
+    assert_int_equal(cfg.limit_packets, 2000);
+    assert_int_equal(cfg.max_flow_queues, 300);
+    assert_int_equal(cfg.ecn_threshold_bytes, 30000);
+    assert_int_equal(cfg.guard_permille, 50);
+    assert_int_equal(cfg.n_wred, 2);
+    assert_int_equal(cfg.wred[0].dscp_min, 46);
+    assert_int_equal(cfg.wred[0].dscp_max, 46);
+    assert_int_equal(cfg.wred[0].min_bytes, 10000);
+    assert_int_equal(cfg.wred[0].max_bytes, 500000);
+    assert_int_equal(cfg.wred[0].max_prob, 3277);      /* 0.05 x 65536 */
+    assert_int_equal(cfg.wred[1].dscp_min, 0);
+    assert_int_equal(cfg.wred[1].dscp_max, 45);
+    assert_int_equal(cfg.wred[1].max_prob, 6554);
+    assert_int_equal(cfg.wred_ewma_shift, 9);
+    assert_true(cfg.seed == 12345678901234ULL);
+    assert_false(cfg.level[0].per_flow);
+    assert_true(cfg.level[1].per_flow);
+    assert_false(cfg.level[7].per_flow);
+    assert_int_equal(cfg.level[0].quantum, 3000);
+    assert_int_equal(cfg.level[2].quantum, 9000);
+
+    text = panda_sched_config_format(&cfg);
+    panda_sched_config_init(&back);
+    err = panda_sched_config_parse(&back, text);
+    assert_null(err);
+    assert_memory_equal(&back, &cfg, sizeof cfg);
+    free(text);
+
+    /* "wred=none" clears; probability 1 is certain. */
+    err = panda_sched_config_parse(&cfg, "wred=none");
+    assert_null(err);
+    assert_int_equal(cfg.n_wred, 0);
+    cfg = config("wred=0-63:1:1000:1");
+    assert_int_equal(cfg.wred[0].max_prob, PANDA_SCHED_PROB_ONE);
+}
+
+static void
+test_config_rates(void **state)
+{
+    static const struct {
+        const char *text;
+        uint64_t bps;
+    } good[] = {
+        { "50000000", 50000000 }, { "50M", 50000000 },
+        { "50Mbit", 50000000 }, { "50mbit", 50000000 },
+        { "1.5G", 1500000000 }, { "2.5gbps", 2500000000ULL },
+        { "100kbit", 100000 }, { "1000", 1000 },
+        { "10Gbit/s", 10000000000ULL }, { "1T", 1000000000000ULL },
+    };
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        { "0", "max-rate: 0 is not a rate" },
+        { "50MB", "max-rate: \"50MB\": unknown unit \"B\"" },
+        { "fast", "max-rate: \"fast\" is not a rate in bit/s" },
+        { "-5M", "max-rate: \"-5M\" is not a rate" },
+        { "999", "max-rate: \"999\" out of range" },
+        { "2000T", "max-rate: \"2000T\" out of range" },
+        { "", "max-rate: \"\" is not a rate" },
+    };
+    size_t i;
+
+    (void) state;
+    for (i = 0; i < sizeof good / sizeof *good; i++) {
+        struct panda_sched_config cfg;
+        char *err;
+
+        panda_sched_config_init(&cfg);
+        err = panda_sched_config_set(&cfg, "max-rate", good[i].text);
+        if (err) {
+            fail_msg("%s: %s", good[i].text, err);
+        }
+        assert_true(cfg.rate_bps == good[i].bps);
+    }
+    for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct panda_sched_config cfg;
+        char *err;
+
+        panda_sched_config_init(&cfg);
+        err = panda_sched_config_set(&cfg, "max-rate", bad[i].text);
+        assert_non_null(err);
+        if (strncmp(err, bad[i].msg, strlen(bad[i].msg))) {
+            fail_msg("\"%s\": got \"%s\"", bad[i].text, err);
+        }
+        assert_int_equal(cfg.rate_bps, 0);
+        free(err);
+    }
+}
+
+/* Every error names the key (the message starts with it) and leaves the
+ * configuration as it was. */
+static void
+test_config_errors_name_the_key(void **state)
+{
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        { "levels=9", "levels: 9 out of range (1..8)" },
+        { "levels=0", "levels: 0 out of range (1..8)" },
+        { "levels=eight", "levels: \"eight\" is not a nonnegative integer" },
+        { "max-rate=0", "max-rate: 0 is not a rate" },
+        { "burst=0", "burst: 0 out of range" },
+        { "burst=5000", "burst: set without max-rate" },
+        { "limit-bytes=0", "limit-bytes: 0 out of range" },
+        { "limit-bytes=5000000000", "limit-bytes: 5000000000 out of range" },
+        { "limit-packets=0", "limit-packets: 0 out of range" },
+        { "limit-packets=16777216", "limit-packets: 16777216 out of range" },
+        { "flow-queues=0", "flow-queues: 0 out of range" },
+        { "flow-queues=2000", "flow-queues: 2000 exceeds limit-packets" },
+        { "ecn-threshold=-1", "ecn-threshold: \"-1\" is not a nonnegative" },
+        { "ecn-threshold=1000000", "ecn-threshold: 1000000 not below" },
+        { "guard=501", "guard: 501 out of range (max 500)" },
+        { "wred-ewma=21", "wred-ewma: 21 out of range (max 20)" },
+        { "seed=x", "seed: \"x\" is not a nonnegative integer" },
+        { "per-flow=yes", "per-flow: \"yes\" is not true or false" },
+        { "quantum=10", "quantum: 10 out of range (64..1048576)" },
+        { "3.quantum=2000000", "3.quantum: 2000000 out of range" },
+        { "3.per-flow=1", "3.per-flow: \"1\" is not true or false" },
+        { "8.quantum=3000", "8.quantum: level out of range (0..7)" },
+        { "3.colour=red", "3.colour: unknown per-level key" },
+        { "colour=red", "colour: unknown key (known: levels, max-rate" },
+        { "levels", "levels: missing \"=<value>\"" },
+        { "wred=46", "wred: \"46\" is not DSCP[-DSCP]:MIN:MAX:PROB" },
+        { "wred=64:1:2:0.1", "wred: 64 out of range" },
+        { "wred=10-5:1:2:0.1", "wred: rule 1: DSCP range 10-5" },
+        { "wred=0:2000:1000:0.1", "wred: rule 1: min 2000 not below max" },
+        { "wred=0:1:2000000:0.1", "wred: rule 1: max 2000000 above" },
+        { "wred=0:1:2:1.5", "wred: probability \"1.5\" is not a number" },
+        { "wred=0:1:2:x", "wred: probability \"x\"" },
+        { "wred=0-10:1:2:0/10-20:1:2:0", "wred: rule 2 (DSCP 10-20) overlaps"
+                                          " rule 1 (DSCP 0-10)" },
+        { "wred=0:1:2:0/", "wred: empty or overlong rule" },
+        { "wred=0:1:2:0/1:1:2:0/2:1:2:0/3:1:2:0/4:1:2:0/5:1:2:0/6:1:2:0/"
+          "7:1:2:0/8:1:2:0", "wred: more than 8 rules" },
+    };
+    size_t i;
+
+    (void) state;
+    for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct panda_sched_config cfg, before;
+        char *err;
+
+        panda_sched_config_init(&cfg);
+        before = cfg;
+        err = panda_sched_config_parse(&cfg, bad[i].text);
+        if (!err || strncmp(err, bad[i].msg, strlen(bad[i].msg))) {
+            fail_msg("\"%s\": got \"%s\", want \"%s...\"", bad[i].text,
+                     err ? err : "(no error)", bad[i].msg);
+        }
+        assert_memory_equal(&cfg, &before, sizeof cfg);
+        free(err);
+    }
+}
+
+/* A structure filled directly (ns-3) is checked by validate() and by
+ * create(), which refuses it with the same message. */
+static void
+test_config_validate_direct(void **state)
+{
+    struct panda_sched_config cfg;
+    struct panda_sched *s;
+    char *err = NULL;
+
+    (void) state;
+    panda_sched_config_init(&cfg);
+    cfg.n_levels = 12;
+    s = panda_sched_create(&cfg, NULL, &err);
+    assert_null(s);
+    assert_non_null(err);
+    assert_string_equal(err, "levels: 12 out of range (1..8)");
+    free(err);
+
+    panda_sched_config_init(&cfg);
+    cfg.level[5].quantum = 1;
+    err = panda_sched_config_validate(&cfg);
+    assert_non_null(err);
+    assert_string_equal(err, "5.quantum: 1 out of range (64..1048576)");
+    free(err);
+
+    panda_sched_config_init(&cfg);
+    cfg.guard_permille = 900;
+    err = panda_sched_config_validate(&cfg);
+    assert_string_equal(err, "guard: 900 out of range (max 500 permille)");
+    free(err);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strict_order),
+        cmocka_unit_test(test_drr_two_flows_equal_bytes),
+        cmocka_unit_test(test_drr_many_sizes),
+        cmocka_unit_test(test_drr_new_flow_waits_n_quanta),
+        cmocka_unit_test(test_fifo_mode),
+        cmocka_unit_test(test_guard_share),
+        cmocka_unit_test(test_guard_no_banking),
+        cmocka_unit_test(test_ecn_threshold),
+        cmocka_unit_test(test_wred_curve),
+        cmocka_unit_test(test_wred_protected_label),
+        cmocka_unit_test(test_wred_ewma),
+        cmocka_unit_test(test_shaper_rate),
+        cmocka_unit_test(test_shaper_burst),
+        cmocka_unit_test(test_shaper_next_ns_exact),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_budget_two_schedulers),
+        cmocka_unit_test(test_budget_threads),
+        cmocka_unit_test(test_flood_memory_bound),
+        cmocka_unit_test(test_overflow_keeps_order),
+        cmocka_unit_test(test_drain),
+        cmocka_unit_test(test_config_defaults),
+        cmocka_unit_test(test_config_every_key),
+        cmocka_unit_test(test_config_rates),
+        cmocka_unit_test(test_config_errors_name_the_key),
+        cmocka_unit_test(test_config_validate_direct),
+    };
+
+    return cmocka_run_group_tests_name("scheduler", tests, NULL, NULL);
+}
