@@ -1,6 +1,8 @@
 #!/bin/sh
 # Installs everything Panda-OVS needs to build, test and run its testbed on
 # Debian 12 (bookworm).  Safe to run again; needs root.
+# libbpf-dev and libxdp-dev: Open vSwitch's configure finds them and builds
+# AF_XDP ports (type=afxdp), which the panda-sched system test uses.
 set -e
 
 APT_PACKAGES="
@@ -8,6 +10,7 @@ APT_PACKAGES="
   openvswitch-source libssl-dev libcap-ng-dev libunbound-dev libnuma-dev
   python3 python3-six python3-pytest python3-matplotlib python3-os-ken
   libcmocka-dev libpcap-dev libmemcached-dev memcached
+  libbpf-dev libxdp-dev
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
   ansible ansible-lint
 "
