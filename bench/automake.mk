@@ -1,7 +1,8 @@
 # Benchmarks: they print figures and ratios against a baseline measured in
 # the same run, and are run by hand (none is part of 'make check').  The C
 # and shell ones are here; bench-forwarding.py compiles bench-blast.c and
-# bench-panda-action.c itself (the latter against the OVS build tree).
+# bench-panda-action.c itself (the latter against the OVS build tree), and
+# bench-sched-forwarding.py compiles bench-sched-glue.c the same way.
 noinst_PROGRAMS += bench/panda-model-bench
 bench_panda_model_bench_SOURCES = bench/panda-model-bench.c \
 	$(MODEL_COMMON_SOURCES)
@@ -13,6 +14,8 @@ EXTRA_DIST += \
 	bench/bench-blast.c \
 	bench/bench-forwarding.results.txt \
 	bench/bench-panda-action.c \
+	bench/bench-sched-forwarding.py \
+	bench/bench-sched-glue.c \
 	bench/lg-bench.sh
 
 noinst_PROGRAMS += bench/bench-scheduler

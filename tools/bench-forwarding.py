@@ -74,16 +74,22 @@ def build_blaster(tmp):
 
 def build_action_bench(tmp, build):
     """Compiles bench/bench-panda-action.c against the OVS build tree."""
+    return build_ovs_bench(tmp, build, "bench-panda-action")
+
+
+def build_ovs_bench(tmp, build, name):
+    """Compiles bench/NAME.c against the OVS build tree (libopenvswitch.a
+    and lib/panda); returns the executable's path."""
     ovs = os.path.join(build, "ovs")
     b, s = os.path.join(ovs, "build"), os.path.join(ovs, "src")
-    exe = os.path.join(tmp, "bench-panda-action")
+    exe = os.path.join(tmp, name)
     libs = os.path.join(b, "lib", ".libs")
     la = open(os.path.join(b, "lib", "libopenvswitch.la")).read()
     deps = la.split("dependency_libs='")[1].split("'")[0].split()
     deps = [d.replace(".la", ".a").replace("/lib/lib", "/lib/.libs/lib")
             if d.endswith(".la") else d for d in deps]
     cmd = (["cc", "-O2", "-o", exe,
-            os.path.join(BENCH_C, "bench-panda-action.c"),
+            os.path.join(BENCH_C, name + ".c"),
             "-I" + b, "-I" + s, "-I" + os.path.join(s, "include"),
             "-I" + os.path.join(b, "include"), "-I" + os.path.join(s, "lib"),
             "-I" + os.path.join(b, "lib"), "-I" + os.path.join(ROOT, "lib"),
