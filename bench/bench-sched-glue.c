@@ -22,12 +22,14 @@
  * send to one port; a packet that the other thread dequeued goes back to
  * its owner's pool through a mutex-protected inbox, as a packet freed on
  * another thread goes back to its pool) and on one scheduler each
- * (uncontended), and print each thread's CPU ns per packet and the
- * packets per second of both together (wall time: on a loaded machine,
- * only comparable between the two lines):
+ * (uncontended), and print the CPU ns per packet of both threads together
+ * (their CPU time over their packets: a thread that finds the other one
+ * sending spins on empty batches, which counts) and the packets per second
+ * of both (wall time: on a loaded machine, only comparable between the two
+ * lines):
  *
- *   shared NS NS MPPS
- *   separate NS NS MPPS
+ *   shared NS MPPS
+ *   separate NS MPPS
  *
  * Built and run by bench/bench-sched-forwarding.py against the OVS build
  * tree. */
@@ -104,7 +106,8 @@ struct worker {
     uint32_t flows;
     long iters;
     double ns;                  /* Result: CPU ns per packet offered. */
-    double pps;                 /* Result: packets offered per second. */
+    double cpu, n, wall;        /* Result: CPU and wall seconds, packets
+                                 * offered. */
 
     /* Packets of this worker that another one dequeued (two threads on one
      * scheduler), as a packet freed on another thread goes back to its
@@ -174,8 +177,10 @@ worker_main(void *w_)
     }
     /* CPU time, not wall time: on a shared machine the threads are
      * descheduled, which says nothing about the scheduler. */
-    w->ns = (clock_s(CLOCK_THREAD_CPUTIME_ID) - c0) * 1e9 / n;
-    w->pps = n / (clock_s(CLOCK_MONOTONIC) - t0);
+    w->cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+    w->wall = clock_s(CLOCK_MONOTONIC) - t0;
+    w->n = n;
+    w->ns = w->cpu * 1e9 / n;
     return NULL;
 }
 
@@ -211,6 +216,14 @@ run_threads(struct worker *w, int n)
     for (int i = 0; i < n; i++) {
         pthread_join(t[i], NULL);
     }
+}
+
+static void
+print_pair(const char *name, const struct worker *w)
+{
+    printf("%s %.1f %.3f\n", name, (w[0].cpu + w[1].cpu) * 1e9
+           / (w[0].n + w[1].n), (w[0].n / w[0].wall + w[1].n / w[1].wall)
+           / 1e6);
 }
 
 int
@@ -257,12 +270,10 @@ main(int argc, char *argv[])
     if (threads == 2) {
         w[0].sched = w[1].sched = a;
         run_threads(w, 2);
-        printf("shared %.1f %.1f %.3f\n", w[0].ns, w[1].ns,
-               (w[0].pps + w[1].pps) / 1e6);
+        print_pair("shared", w);
         w[1].sched = b;
         run_threads(w, 2);
-        printf("separate %.1f %.1f %.3f\n", w[0].ns, w[1].ns,
-               (w[0].pps + w[1].pps) / 1e6);
+        print_pair("separate", w);
     }
     return 0;
 }
