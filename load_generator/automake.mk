@@ -30,14 +30,3 @@ EXTRA_DIST += \
 	load_generator/tests/test_lg_flows.py \
 	load_generator/tests/test_lg_memcached.py \
 	load_generator/tests/test_lg_netns.py
-
-if HAVE_CMOCKA
-check_PROGRAMS += load_generator/tests/test-lg-common
-TESTS += load_generator/tests/test-lg-common
-load_generator_tests_test_lg_common_SOURCES = \
-	load_generator/tests/test-lg-common.c
-load_generator_tests_test_lg_common_CPPFLAGS = $(AM_CPPFLAGS) \
-	-I$(top_srcdir)/load_generator
-load_generator_tests_test_lg_common_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-load_generator_tests_test_lg_common_LDADD = $(LG_LIBADD) $(CMOCKA_LIBS)
-endif

@@ -23,7 +23,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "cdf.h"
+#include <panda/cdf.h>
 #include "lg-common.h"
 
 #define RECV_BUF (256 * 1024)

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "util.h"
+#include <panda/base.h>
 
 /* ---- Clocks. ---- */
 

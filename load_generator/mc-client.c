@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cdf.h"
+#include <panda/cdf.h>
 #include "lg-common.h"
 
 #define MAX_VALUE (1024 * 1024)     /* memcached's default item limit. */

@@ -20,11 +20,3 @@ tools_panda_model_bench_SOURCES = tools/panda-model-bench.c \
 	$(MODEL_COMMON_SOURCES)
 tools_panda_model_bench_CFLAGS = $(AM_CFLAGS) $(MODEL_PCAP_CFLAGS)
 tools_panda_model_bench_LDADD = $(PANDA_LIBADD) $(PCAP_LIBS)
-
-if HAVE_CMOCKA
-check_PROGRAMS += tests/test-solver
-TESTS += tests/test-solver
-tests_test_solver_SOURCES = tests/test-solver.c
-tests_test_solver_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-tests_test_solver_LDADD = $(PANDA_LIBADD) $(CMOCKA_LIBS)
-endif

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "panda/cdf.h"
-#include "panda/panda.h"
+#include <panda/conn-table.h>
+#include <panda/rng.h>
 
 static double
 now_sec(void)
@@ -123,10 +123,10 @@ run_one(const struct panda_policy *p, uint32_t n_conns, uint64_t n_pkts,
     }
     /* Populate: every connection gets an entry. */
     for (i = 0; i < n_conns; i++) {
-        struct panda_verdict v;
+        struct panda_table_verdict v;
 
         keys[i].payload = 1448;
-        panda_classify(t, p, &keys[i], 0, &v);
+        panda_table_classify(t, p, &keys[i], 0, &v);
     }
     r.alloc_per_conn = (double) (heap_bytes() - heap0) / n_conns;
     r.rss_per_conn = (double) (rss_bytes() - rss0) / n_conns;
@@ -134,11 +134,11 @@ run_one(const struct panda_policy *p, uint32_t n_conns, uint64_t n_pkts,
     t0 = now_sec();
     for (i = 0; i < n_pkts; i++) {
         struct panda_pkt *k = &keys[order[i & ((1u << 22) - 1)]];
-        struct panda_verdict v;
+        struct panda_table_verdict v;
 
         /* A mix of small and full-size payloads. */
         k->payload = (i & 3) ? 1448 : 120;
-        panda_classify(t, p, k, (uint32_t) (i >> 10), &v);
+        panda_table_classify(t, p, k, (uint32_t) (i >> 10), &v);
     }
     t1 = now_sec();
     r.ns_per_pkt = (t1 - t0) * 1e9 / n_pkts;

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "panda/cdf.h"
-#include "panda/panda.h"
+#include <panda/cdf.h>
+#include <panda/conn-table.h>
 
 #define MSS 1448
 
@@ -50,11 +50,11 @@ static void
 mark(struct scheme *s, struct panda_pkt *k, uint32_t payload, uint8_t flags,
      uint32_t now, uint64_t *level_pkts)
 {
-    struct panda_verdict v;
+    struct panda_table_verdict v;
 
     k->payload = payload;
     k->tcp_flags = flags;
-    panda_classify(s->table, &s->policy, k, now, &v);
+    panda_table_classify(s->table, &s->policy, k, now, &v);
     level_pkts[v.level]++;
 }
 

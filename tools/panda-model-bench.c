@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cdf.h"
+#include <panda/cdf.h>
 #include "model-input.h"
-#include "model.h"
-#include "solver.h"
-#include "util.h"
+#include <panda/model.h>
+#include <panda/solver.h>
+#include <panda/base.h>
 
 static double
 now(void)
@@ -83,9 +83,9 @@ main(int argc, char *argv[])
     size_t n = 10000000, n_flows = 4000, n_pcap = 10000000, i;
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     struct panda_samples flt, fht;
-    struct panda_separation sep;
-    struct panda_subthresholds sub;
-    struct panda_alpha_result alpha;
+    struct panda_solver_separation sep;
+    struct panda_solver_subthresholds sub;
+    struct panda_solver_alpha alpha;
     struct panda_hist ha, hb;
     struct panda_cdf cdf;
     struct panda_rng rng;
@@ -141,13 +141,13 @@ main(int argc, char *argv[])
     }
     panda_samples_prune(&flt);
     panda_samples_prune(&fht);
-    panda_samples_set_weights(&flt, PANDA_WEIGH_PACKETS);
-    panda_samples_set_weights(&fht, PANDA_WEIGH_PACKETS);
+    panda_samples_set_weights(&flt, PANDA_SAMPLES_WEIGH_PACKETS);
+    panda_samples_set_weights(&fht, PANDA_SAMPLES_WEIGH_PACKETS);
     t_ingest = now() - t0;
     c_ingest = cpu() - c0;
 
     t0 = now();
-    err = panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_HIGH, &sep);
+    err = panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_HIGH, &sep);
     t_T = now() - t0;
     if (err) {
         fprintf(stderr, "panda-model-bench: %s\n", err);
@@ -160,8 +160,8 @@ main(int argc, char *argv[])
         fht.flows[i].bytes *= (double) (i % 100) * (i % 100) / 10.0;
     }
     t0 = now();
-    err = panda_solve_subthresholds(&fht, bounds, 2, sep.x, 1460, 40,
-                                    PANDA_TIE_HIGH, &sub);
+    err = panda_solver_find_subthresholds(&fht, bounds, 2, sep.x, 1460, 40,
+                                    PANDA_SOLVER_TIE_HIGH, &sub);
     t_sub = now() - t0;
     if (err) {
         fprintf(stderr, "panda-model-bench: %s\n", err);
@@ -173,8 +173,8 @@ main(int argc, char *argv[])
     panda_hist_init(&hb);
     panda_samples_aggregate(&flt, &ha);
     panda_samples_aggregate(&fht, &hb);
-    et_c = panda_data_ratio_comp(&ha, &hb, sep.x);
-    et_n = panda_data_ratio_noncomp(&ha, &hb, sep.x);
+    et_c = panda_model_data_ratio_comp(&ha, &hb, sep.x);
+    et_n = panda_model_data_ratio_noncomp(&ha, &hb, sep.x);
     t_et = now() - t0;
 
     err = panda_cdf_parse(&cdf, web_cdf, "web-search (builtin)");
@@ -183,7 +183,7 @@ main(int argc, char *argv[])
         return 1;
     }
     t0 = now();
-    err = panda_solve_alpha(&cdf, 1.0, 0.8, 8, &alpha);
+    err = panda_solver_find_alpha(&cdf, 1.0, 0.8, 8, &alpha);
     t_alpha = now() - t0;
     if (err) {
         fprintf(stderr, "panda-model-bench: %s\n", err);
@@ -252,8 +252,8 @@ main(int argc, char *argv[])
         printf("  pcap: skipped (built without libpcap)\n");
     }
 
-    panda_alpha_result_destroy(&alpha);
-    panda_subthresholds_destroy(&sub);
+    panda_solver_alpha_destroy(&alpha);
+    panda_solver_subthresholds_destroy(&sub);
     panda_cdf_destroy(&cdf);
     panda_hist_destroy(&ha);
     panda_hist_destroy(&hb);

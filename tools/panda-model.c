@@ -16,13 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdf.h"
+#include <panda/cdf.h>
 #include "model-input.h"
 #include "model-json.h"
-#include "model.h"
-#include "panda.h"
-#include "solver.h"
-#include "util.h"
+#include <panda/model.h>
+#include <panda/policy.h>
+#include <panda/solver.h>
+#include <panda/base.h>
 
 #define MAX_FILES 64
 
@@ -40,9 +40,9 @@ struct options {
     bool subthresholds;
     double weight_values[PANDA_MAX_WEIGHTS];
     size_t n_weight_values;
-    enum panda_flow_weighting weighting;
+    enum panda_samples_weighting weighting;
     bool keep_acks;
-    enum panda_tie tie;
+    enum panda_solver_tie tie;
     uint32_t id;
     uint8_t dscp[PANDA_MAX_LEVELS], queue[PANDA_MAX_LEVELS];
     int n_dscp, n_queues;       /* -1: defaults. */
@@ -66,7 +66,7 @@ struct result {
 
     /* Panda only. */
     bool have_T;
-    struct panda_separation sep;
+    struct panda_solver_separation sep;
     uint32_t T_model;
     double et_comp, et_noncomp, et_comp_pkt, et_noncomp_pkt;
     struct {
@@ -75,13 +75,13 @@ struct result {
     } et_plateau[3];            /* Payload-unit E_T at the plateau's low,
                                  * middle and high end. */
     bool have_sub;
-    struct panda_subthresholds sub;
-    double eta[PANDA_MAX_CLASSES];
+    struct panda_solver_subthresholds sub;
+    double eta[PANDA_SOLVER_MAX_CLASSES];
     size_t n_eta;
 
     /* Alpha. */
     bool have_alpha;
-    struct panda_alpha_result alpha;
+    struct panda_solver_alpha alpha;
     struct panda_cdf cdf;
     double cdf_scale;
     uint64_t alpha_bytes[PANDA_MAX_LEVELS - 1];
@@ -285,8 +285,8 @@ parse_options(int argc, char *argv[], struct options *o)
     o->bounds[1] = 10e6;
     o->n_bounds = 2;
     o->subthresholds = true;
-    o->weighting = PANDA_WEIGH_PACKETS;
-    o->tie = PANDA_TIE_HIGH;
+    o->weighting = PANDA_SAMPLES_WEIGH_PACKETS;
+    o->tie = PANDA_SOLVER_TIE_HIGH;
     o->id = 1;
     o->n_dscp = o->n_queues = -1;
     o->kind = PANDA_KIND_PANDA;
@@ -394,11 +394,11 @@ parse_options(int argc, char *argv[], struct options *o)
         }
         case OPT_FLOW_WEIGHT:
             if (!strcmp(optarg, "packets")) {
-                o->weighting = PANDA_WEIGH_PACKETS;
+                o->weighting = PANDA_SAMPLES_WEIGH_PACKETS;
             } else if (!strcmp(optarg, "equal")) {
-                o->weighting = PANDA_WEIGH_EQUAL;
+                o->weighting = PANDA_SAMPLES_WEIGH_EQUAL;
             } else if (!strcmp(optarg, "bytes")) {
-                o->weighting = PANDA_WEIGH_BYTES;
+                o->weighting = PANDA_SAMPLES_WEIGH_BYTES;
             } else {
                 fatal("--flow-weight: \"%s\" is not packets, equal or bytes",
                       optarg);
@@ -409,11 +409,11 @@ parse_options(int argc, char *argv[], struct options *o)
             break;
         case OPT_TIE:
             if (!strcmp(optarg, "high")) {
-                o->tie = PANDA_TIE_HIGH;
+                o->tie = PANDA_SOLVER_TIE_HIGH;
             } else if (!strcmp(optarg, "low")) {
-                o->tie = PANDA_TIE_LOW;
+                o->tie = PANDA_SOLVER_TIE_LOW;
             } else if (!strcmp(optarg, "mid")) {
-                o->tie = PANDA_TIE_MID;
+                o->tie = PANDA_SOLVER_TIE_MID;
             } else {
                 fatal("--tie: \"%s\" is not high, low or mid", optarg);
             }
@@ -576,7 +576,7 @@ solve_panda(const struct options *o, struct input_summary *flt,
     char *err;
     size_t i;
 
-    err = panda_solve_T(&flt->samples, &fht->samples, o->mss, o->header_len,
+    err = panda_solver_find_T(&flt->samples, &fht->samples, o->mss, o->header_len,
                         o->tie, &r->sep);
     if (err) {
         fatal("threshold T: %s", err);
@@ -603,19 +603,19 @@ solve_panda(const struct options *o, struct input_summary *flt,
     panda_hist_init(&fb);
     panda_samples_aggregate(&flt->samples, &fa);
     panda_samples_aggregate(&fht->samples, &fb);
-    r->et_comp_pkt = panda_data_ratio_comp(&fa, &fb, r->T_model);
-    /* panda_data_ratio_noncomp() counts k <= T as small (eq. 3-13's g);
+    r->et_comp_pkt = panda_model_data_ratio_comp(&fa, &fb, r->T_model);
+    /* panda_model_data_ratio_noncomp() counts k <= T as small (eq. 3-13's g);
      * evaluate it at T - 1 so that both ratios split where Algorithm 2
      * does (s < T small). */
-    r->et_noncomp_pkt = panda_data_ratio_noncomp(&fa, &fb,
+    r->et_noncomp_pkt = panda_model_data_ratio_noncomp(&fa, &fb,
                                                  r->T_model ? r->T_model - 1
                                                  : 0);
     panda_hist_init(&pa);
     panda_hist_init(&pb);
     payload_hist(&flt->samples, o->header_len, &pa);
     payload_hist(&fht->samples, o->header_len, &pb);
-    r->et_comp = panda_data_ratio_comp(&pa, &pb, T_pay);
-    r->et_noncomp = panda_data_ratio_noncomp(&pa, &pb, T_pay ? T_pay - 1 : 0);
+    r->et_comp = panda_model_data_ratio_comp(&pa, &pb, T_pay);
+    r->et_noncomp = panda_model_data_ratio_noncomp(&pa, &pb, T_pay ? T_pay - 1 : 0);
     /* What the choice within the plateau changes. */
     for (i = 0; i < 3; i++) {
         uint32_t lo = r->sep.plateau_lo, hi = r->sep.plateau_hi;
@@ -623,8 +623,8 @@ solve_panda(const struct options *o, struct input_summary *flt,
         uint32_t Tp = Tm > o->header_len ? Tm - o->header_len : 0;
 
         r->et_plateau[i].T_model = Tm;
-        r->et_plateau[i].comp = panda_data_ratio_comp(&pa, &pb, Tp);
-        r->et_plateau[i].noncomp = panda_data_ratio_noncomp(&pa, &pb,
+        r->et_plateau[i].comp = panda_model_data_ratio_comp(&pa, &pb, Tp);
+        r->et_plateau[i].noncomp = panda_model_data_ratio_noncomp(&pa, &pb,
                                                             Tp ? Tp - 1 : 0);
     }
     panda_hist_destroy(&fa);
@@ -639,7 +639,7 @@ solve_panda(const struct options *o, struct input_summary *flt,
                  " per-flow (use a capture or a histogram with a flow"
                  " column)");
         } else {
-            err = panda_solve_subthresholds(&fht->samples, o->bounds,
+            err = panda_solver_find_subthresholds(&fht->samples, o->bounds,
                                             o->n_bounds, r->T_model, o->mss,
                                             o->header_len, o->tie, &r->sub);
             if (err) {
@@ -688,7 +688,7 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
         fatal("%s", err);
     }
     r->cdf_scale = !strcmp(o->cdf_unit, "packets") ? o->mss : 1.0;
-    err = panda_solve_alpha(&r->cdf, r->cdf_scale, o->rho, o->K, &r->alpha);
+    err = panda_solver_find_alpha(&r->cdf, r->cdf_scale, o->rho, o->K, &r->alpha);
     if (err) {
         fatal("%s: %s", o->cdf_file, err);
     }
@@ -705,7 +705,7 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
         size_t c;
         int moved = 0;
 
-        panda_class_eta(&fht->samples, o->bounds, o->n_bounds, p,
+        panda_solver_class_eta(&fht->samples, o->bounds, o->n_bounds, p,
                         o->header_len, r->eta);
         r->n_eta = o->n_bounds + 1;
         for (j = 0; j < n; j++) {
@@ -874,7 +874,7 @@ write_json(FILE *f, const struct options *o, const struct result *r,
     mj_key(&j, "id");
     mj_uint(&j, p->id);
     mj_key(&j, "kind");
-    mj_str(&j, panda_kind_name(p->kind));
+    mj_str(&j, panda_policy_kind_name(p->kind));
     mj_key(&j, "threshold");
     mj_uint(&j, p->threshold);
     mj_key(&j, "weights");
@@ -926,14 +926,14 @@ write_json(FILE *f, const struct options *o, const struct result *r,
         mj_uint(&j, r->sep.plateau_hi);
         mj_arr_end(&j);
         mj_key(&j, "tie");
-        mj_str(&j, o->tie == PANDA_TIE_HIGH ? "high"
-               : o->tie == PANDA_TIE_LOW ? "low" : "mid");
+        mj_str(&j, o->tie == PANDA_SOLVER_TIE_HIGH ? "high"
+               : o->tie == PANDA_SOLVER_TIE_LOW ? "low" : "mid");
         mj_key(&j, "R_flt");
         mj_num(&j, r->sep.r_a);
         mj_key(&j, "R_fht");
         mj_num(&j, r->sep.r_b);
         mj_key(&j, "flow_weighting");
-        mj_str(&j, panda_flow_weighting_name(o->weighting));
+        mj_str(&j, panda_samples_weighting_name(o->weighting));
         mj_key(&j, "keep_acks");
         mj_bool(&j, o->keep_acks);
         mj_key(&j, "E_T");
@@ -971,7 +971,7 @@ write_json(FILE *f, const struct options *o, const struct result *r,
         mj_key(&j, "d");
         mj_arr(&j, false);
         for (c = 0; c < r->sub.n; c++) {
-            const struct panda_separation *s = &r->sub.sub[c].sep;
+            const struct panda_solver_separation *s = &r->sub.sub[c].sep;
 
             mj_obj(&j);
             mj_key(&j, "classes");
@@ -999,7 +999,7 @@ write_json(FILE *f, const struct options *o, const struct result *r,
         mj_obj_end(&j);
     }
     if (r->have_alpha) {
-        const struct panda_alpha_result *a = &r->alpha;
+        const struct panda_solver_alpha *a = &r->alpha;
 
         mj_key(&j, "alpha");
         mj_obj(&j);
@@ -1096,7 +1096,7 @@ print_summary(FILE *f, const struct options *o, const struct result *r,
     int i, n = p->n_levels - 1;
 
     fprintf(f, "panda-model: %s policy, id %" PRIu32 ", K = %d levels\n",
-            panda_kind_name(p->kind), p->id, p->n_levels);
+            panda_policy_kind_name(p->kind), p->id, p->n_levels);
     if (flt && fht) {
         fprintf(f, "  inputs: FLT %.0f packets in %zu flow(s), FHT %.0f"
                 " packets in %zu flow(s)%s\n", flt->packets,
@@ -1129,7 +1129,7 @@ print_summary(FILE *f, const struct options *o, const struct result *r,
                 p->weights[i].weight / 100.0, p->weights[i].above);
     }
     if (r->have_alpha) {
-        const struct panda_alpha_result *a = &r->alpha;
+        const struct panda_solver_alpha *a = &r->alpha;
 
         fprintf(f, "  alpha (rho = %g): objective B closed form %.9f,"
                 " numeric %.9f -> %s\n", o->rho, a->obj_cf, a->obj_num,
@@ -1211,10 +1211,10 @@ main(int argc, char *argv[])
         panda_samples_destroy(&fht.samples);
     }
     if (r.have_sub) {
-        panda_subthresholds_destroy(&r.sub);
+        panda_solver_subthresholds_destroy(&r.sub);
     }
     if (r.have_alpha) {
-        panda_alpha_result_destroy(&r.alpha);
+        panda_solver_alpha_destroy(&r.alpha);
         panda_cdf_destroy(&r.cdf);
     }
     free(r.notes);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "panda/panda.h"
+#include <panda/conn-table.h>
 
 /* 4 levels, T = 1000 payload bytes. */
 #define POLICY "id=1,threshold=1000,thresholds=10000/100000/1000000," \
@@ -56,14 +56,14 @@ tcp4(const char *src, uint16_t sport, const char *dst, uint16_t dport,
     return k;
 }
 
-static struct panda_verdict
+static struct panda_table_verdict
 send_pkt(struct panda_table *t, const struct panda_policy *p,
          struct panda_pkt *k, uint32_t payload, uint32_t now)
 {
-    struct panda_verdict v;
+    struct panda_table_verdict v;
 
     k->payload = payload;
-    panda_classify(t, p, k, now, &v);
+    panda_table_classify(t, p, k, now, &v);
     return v;
 }
 
@@ -75,7 +75,7 @@ test_known_packet_dscp_queue(void **state)
     struct panda_table *t = table(1024, 0);
     struct panda_pkt k = tcp4("10.0.0.1", 40000, "10.0.0.2", 80,
                               PANDA_TCP_ACK, 0);
-    struct panda_verdict v;
+    struct panda_table_verdict v;
     int64_t counter;
     int i;
 
@@ -113,7 +113,7 @@ test_bulk_flow_sinks_in_order(void **state)
 
     (void) state;
     for (i = 0; i < 2000; i++) {
-        struct panda_verdict v = send_pkt(t, &p, &k, 1448, i);
+        struct panda_table_verdict v = send_pkt(t, &p, &k, 1448, i);
 
         sent += 1448;
         assert_true(v.level == last || v.level == last + 1);
@@ -139,7 +139,7 @@ test_flow_climbs_back(void **state)
     struct panda_policy p = policy(POLICY);
     struct panda_table *t = table(1024, 0);
     struct panda_pkt k = tcp4("10.0.0.1", 5, "10.0.0.2", 6, 0, 0);
-    struct panda_verdict v;
+    struct panda_table_verdict v;
     int i, small = 0;
 
     (void) state;
@@ -206,7 +206,7 @@ test_pure_acks_and_control(void **state)
     struct panda_pkt k = tcp4("10.0.0.1", 11, "10.0.0.2", 12, 0, 0);
     struct panda_pkt udp = k;
     struct panda_table_stats s;
-    struct panda_verdict v;
+    struct panda_table_verdict v;
     int64_t counter;
     int i;
 
