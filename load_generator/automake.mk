@@ -21,7 +21,6 @@ load_generator_panda_mc_client_LDADD = $(LG_LIBADD)
 
 EXTRA_DIST += \
 	load_generator/README.md \
-	load_generator/bench.sh \
 	load_generator/cdf/web-search.cdf \
 	load_generator/cdf/data-mining.cdf \
 	load_generator/cdf/memcached-values.cdf \

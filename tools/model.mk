@@ -1,6 +1,5 @@
 # panda-model: the offline model tool (included from tools/automake.mk).
 bin_PROGRAMS += tools/panda-model
-noinst_PROGRAMS += tools/panda-model-bench
 EXTRA_DIST += tools/README-panda-model.md tools/tests/test_panda_model.py
 
 MODEL_COMMON_SOURCES = \
@@ -15,8 +14,3 @@ endif
 tools_panda_model_SOURCES = tools/panda-model.c $(MODEL_COMMON_SOURCES)
 tools_panda_model_CFLAGS = $(AM_CFLAGS) $(MODEL_PCAP_CFLAGS)
 tools_panda_model_LDADD = $(PANDA_LIBADD) $(PCAP_LIBS)
-
-tools_panda_model_bench_SOURCES = tools/panda-model-bench.c \
-	$(MODEL_COMMON_SOURCES)
-tools_panda_model_bench_CFLAGS = $(AM_CFLAGS) $(MODEL_PCAP_CFLAGS)
-tools_panda_model_bench_LDADD = $(PANDA_LIBADD) $(PCAP_LIBS)
