@@ -7,7 +7,7 @@ bench_panda_model_bench_SOURCES = bench/panda-model-bench.c \
 	$(MODEL_COMMON_SOURCES)
 bench_panda_model_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 bench_panda_model_bench_CFLAGS = $(AM_CFLAGS) $(MODEL_PCAP_CFLAGS)
-bench_panda_model_bench_LDADD = $(PANDA_LIBADD) $(PCAP_LIBS)
+bench_panda_model_bench_LDADD = $(CLI_LIBADD) $(PCAP_LIBS)
 
 EXTRA_DIST += \
 	bench/bench-blast.c \

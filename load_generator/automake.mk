@@ -4,7 +4,7 @@ noinst_LIBRARIES += load_generator/liblg.a
 load_generator_liblg_a_SOURCES = \
 	load_generator/lg-common.c \
 	load_generator/lg-common.h
-LG_LIBADD = load_generator/liblg.a $(PANDA_LIBADD)
+LG_LIBADD = load_generator/liblg.a $(CLI_LIBADD)
 
 bin_PROGRAMS += \
 	load_generator/panda-fg-server \

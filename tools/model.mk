@@ -4,13 +4,11 @@ EXTRA_DIST += tools/README-panda-model.md tools/tests/test_panda_model.py
 
 MODEL_COMMON_SOURCES = \
 	tools/model-input.c \
-	tools/model-input.h \
-	tools/model-json.c \
-	tools/model-json.h
+	tools/model-input.h
 if HAVE_PCAP
 MODEL_PCAP_CFLAGS = -DHAVE_PCAP $(PCAP_CFLAGS)
 endif
 
 tools_panda_model_SOURCES = tools/panda-model.c $(MODEL_COMMON_SOURCES)
 tools_panda_model_CFLAGS = $(AM_CFLAGS) $(MODEL_PCAP_CFLAGS)
-tools_panda_model_LDADD = $(PANDA_LIBADD) $(PCAP_LIBS)
+tools_panda_model_LDADD = $(CLI_LIBADD) $(PCAP_LIBS)

@@ -1,6 +1,6 @@
 # Unit tests: cmocka programs with TAP output, one result per test case.
 # Every C unit test of the project is registered here (lib/panda modules,
-# the shared tool layer, the load generator's helpers).
+# the shared tool layer lib/cli, the load generator's helpers).
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT; \
 	top_srcdir='$(top_srcdir)'; export top_srcdir;
@@ -8,6 +8,7 @@ AM_TESTS_ENVIRONMENT = CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT; 
 if HAVE_CMOCKA
 UNIT_TESTS = \
 	tests/unit/test-cdf \
+	tests/unit/test-cli \
 	tests/unit/test-conn-table \
 	tests/unit/test-lg-common \
 	tests/unit/test-model \
@@ -22,6 +23,9 @@ UNIT_LDADD = $(PANDA_LIBADD) $(CMOCKA_LIBS)
 tests_unit_test_cdf_SOURCES = tests/unit/test-cdf.c
 tests_unit_test_cdf_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cdf_LDADD = $(UNIT_LDADD)
+tests_unit_test_cli_SOURCES = tests/unit/test-cli.c
+tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_cli_LDADD = $(CLI_LIBADD) $(CMOCKA_LIBS)
 tests_unit_test_conn_table_SOURCES = tests/unit/test-conn-table.c
 tests_unit_test_conn_table_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_conn_table_LDADD = $(UNIT_LDADD)
