@@ -19,16 +19,22 @@ cli_log_program(void)
     return program;
 }
 
+static void
+report(const char *what, const char *fmt, va_list args)
+{
+    fprintf(stderr, "%s: %s", program, what);
+    vfprintf(stderr, fmt, args);
+    fputc('\n', stderr);
+}
+
 void
 cli_log_fatal(const char *fmt, ...)
 {
     va_list args;
 
-    fprintf(stderr, "%s: ", program);
     va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
+    report("", fmt, args);
     va_end(args);
-    fputc('\n', stderr);
     exit(1);
 }
 
@@ -37,9 +43,7 @@ cli_log_warn(const char *fmt, ...)
 {
     va_list args;
 
-    fprintf(stderr, "%s: warning: ", program);
     va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
+    report("warning: ", fmt, args);
     va_end(args);
-    fputc('\n', stderr);
 }
