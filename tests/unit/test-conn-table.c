@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #include <panda/conn-table.h>
@@ -552,6 +553,53 @@ test_bad_config(void **state)
     free(err);
 }
 
+/* When a family's slots cannot be allocated (here: an address-space limit
+ * far below the table's size), packets are classified statelessly at the
+ * control level and counted, nothing aborts, and the allocation is tried
+ * again once the retry interval has passed. */
+static void
+test_allocation_failure(void **state)
+{
+    struct panda_policy p = policy(POLICY ",ctl_level=1");
+    /* 2^22 IPv4 entries: 128 MiB of slots. */
+    struct panda_table *t = table(1u << 22, 0);
+    struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    struct panda_table_verdict v;
+    struct panda_table_stats s;
+    struct rlimit old, low;
+    void *probe;
+
+    (void) state;
+    assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+    low = old;
+    low.rlim_cur = 64u << 20;       /* Below what the process has mapped. */
+    assert_int_equal(setrlimit(RLIMIT_AS, &low), 0);
+    probe = malloc(128u << 20);     /* The limit does bite. */
+    assert_null(probe);
+
+    v = send_pkt(t, &p, &k, 1448, 1000);
+    assert_false(v.stateful);
+    assert_int_equal(v.level, 1);
+    assert_int_equal(v.dscp, 26);
+    v = send_pkt(t, &p, &k, 1448, 1500);
+    assert_false(v.stateful);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.alloc_failures, 2);
+    assert_int_equal(s.connections, 0);
+
+    /* Memory again: within the retry interval nothing is tried... */
+    assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+    assert_false(send_pkt(t, &p, &k, 1448, 1999).stateful);
+    /* ...after it, the slots are allocated and the connection tracked. */
+    v = send_pkt(t, &p, &k, 1448, 2000);
+    assert_true(v.stateful);
+    assert_int_equal(v.level, 0);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.alloc_failures, 3);
+    assert_int_equal(s.connections, 1);
+    panda_table_destroy(t);
+}
+
 int
 main(void)
 {
@@ -571,6 +619,7 @@ main(void)
         cmocka_unit_test(test_concurrent_updates),
         cmocka_unit_test(test_flush_and_foreach),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_allocation_failure),
     };
 
     return cmocka_run_group_tests_name("table", tests, NULL, NULL);
