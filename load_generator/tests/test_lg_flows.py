@@ -246,6 +246,48 @@ def test_all_flows_complete(lg_bin, fg_server, tmp_path):
     assert info["bytes_sent"] == sum(sizes)
 
 
+@pytest.mark.parametrize("window", ["0.3:0.4", "0.5"])
+def test_fct_window(lg_bin, fg_server, tmp_path, window):
+    """--fct-window S[:L]: fct_window_us summarises exactly the flows that
+    started in [S, S+L) after the run's start (L omitted: until the end),
+    per bucket, completed or not; the window is reported in wall-clock
+    time."""
+    s = fg_server()
+    out, js = tmp_path / "flows.txt", tmp_path / "sum.json"
+    r = run([lg_bin.fg_client, "--port", str(s.port), "--cdf", WEB,
+             "--concurrency", "3", "--duration", "1", "--seed", "7",
+             "--fct-window", window, "--output", str(out), "--json",
+             str(js)])
+    assert r.returncode == 0, r.stderr
+    j = load_json(js)
+    start = float(window.split(":")[0])
+    length = float(window.split(":")[1]) if ":" in window else None
+    w = j["fct_window"]
+    assert w["start_s"] == start and w["length_s"] == length
+    assert w["start_realtime"] == pytest.approx(j["start_realtime"] + start,
+                                                abs=1e-5)
+    end = (w["start_realtime"] + length if length else j["end_realtime"])
+    assert w["end_realtime"] == pytest.approx(end, abs=1e-5)
+    flows = [f for f in read_flows(out)
+             if w["start_realtime"] <= f["start"] < w["end_realtime"]]
+    assert flows
+    for name, b in j["fct_window_us"].items():
+        # The buckets (and their limits) are those of fct_us.
+        lo, hi = b["size_range_bytes"]
+        assert [lo, hi] == j["fct_us"][name]["size_range_bytes"]
+        mine = [f for f in flows
+                if lo < f["size"] and (hi is None or f["size"] <= hi)]
+        fcts = [f["fct"] for f in mine if f["completed"]]
+        assert b["completed"] == len(fcts), name
+        assert b["unfinished"] == len(mine) - len(fcts), name
+        if fcts:
+            assert b["mean"] == pytest.approx(sum(fcts) / len(fcts),
+                                              rel=1e-6)
+            assert b["p99"] == pytest.approx(nearest_rank(fcts, 99),
+                                             abs=0.002)
+    assert j["fct_window_us"]["all"]["completed"] < j["flows_completed"]
+
+
 @pytest.mark.parametrize("conc", [1, 6, 14])
 def test_closed_loop_concurrency(lg_bin, fg_server, tmp_path, conc):
     """Exactly 'conc' flows are in flight: never more (per-flow intervals,
