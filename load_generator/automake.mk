@@ -24,12 +24,7 @@ EXTRA_DIST += \
 	load_generator/bench.sh \
 	load_generator/cdf/web-search.cdf \
 	load_generator/cdf/data-mining.cdf \
-	load_generator/cdf/memcached-values.cdf \
-	load_generator/tests/conftest.py \
-	load_generator/tests/lg_helpers.py \
-	load_generator/tests/test_lg_flows.py \
-	load_generator/tests/test_lg_memcached.py \
-	load_generator/tests/test_lg_netns.py
+	load_generator/cdf/memcached-values.cdf
 
 if HAVE_CMOCKA
 check_PROGRAMS += load_generator/tests/test-lg-common

@@ -1,7 +1,7 @@
 # panda-model: the offline model tool (included from tools/automake.mk).
 bin_PROGRAMS += tools/panda-model
 noinst_PROGRAMS += tools/panda-model-bench
-EXTRA_DIST += tools/README-panda-model.md tools/tests/test_panda_model.py
+EXTRA_DIST += tools/README-panda-model.md
 
 MODEL_COMMON_SOURCES = \
 	tools/model-input.c \
