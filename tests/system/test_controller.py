@@ -1,7 +1,7 @@
 """The Panda OpenFlow controller (issue 8, ofproto-ext/controller/).
 
 The real controller (os-ken, /usr/bin/python3) against the patched
-ovs-vswitchd in network namespaces (tests/pylib/ovs_sandbox.py):
+ovs-vswitchd in network namespaces (pandaovs.controller.harness):
 
   - the NXAST_PANDA encoding of the controller is byte-exact with OVS's:
     the patched 'ovs-ofctl parse-actions' decodes it to the same policy
