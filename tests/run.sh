@@ -51,7 +51,7 @@ if [ "${SKIP_OVS_AUTOTEST:-0}" != 1 ] && [ -s "$kw_file" ]; then
     while read -r kw; do
         case $kw in ''|'#'*) continue ;; esac
         echo "-- TESTSUITEFLAGS: -k '$kw'"
-        make -C "$build/ovs/build" check TESTSUITEFLAGS="-j$(nproc) -k $kw" \
+        make -C "$build/ovs/build" check TESTSUITEFLAGS="-j$(nproc) -k '$kw'" \
             > "$log_dir/ovs-autotest.log" 2>&1
         tslog=$build/ovs/build/tests/testsuite.log
         ok=$(grep -cE '^[0-9]+\. .*: ok' "$tslog" 2>/dev/null)
