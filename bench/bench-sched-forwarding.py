@@ -8,7 +8,7 @@ the glue's cost per packet, and shaping accuracy.
 
 Three parts, each against a baseline measured in the same run:
 
-1. Forwarding, as tools/bench-forwarding.py measures it (whose helpers this
+1. Forwarding, as bench/bench-forwarding.py measures it (whose helpers this
    reuses; see its docstring for the method): two netdev-linux ports polled
    by the main thread, bench-blast.c offering TCP segments of one size over
    F distinct 5-tuples as fast as it can, the flow tcp,in_port=1,
@@ -47,13 +47,22 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "pylib"))
-from ovs_sandbox import OvsSandbox, is_root  # noqa: E402
+try:
+    import pandaovs  # noqa: F401
+except ImportError:     # run directly: again, with python/ on PYTHONPATH
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                "..", "python", "launch.py"),
+                   {"SCRIPT": os.path.realpath(__file__)})
 
+from pandaovs import paths  # noqa: E402
+from pandaovs.sandbox import OvsSandbox, is_root  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The forwarding benchmark's helpers (measure(), set_flows(), the builds).
 _spec = importlib.util.spec_from_file_location(
-    "bench_forwarding", os.path.join(ROOT, "tools", "bench-forwarding.py"))
+    "bench_forwarding", os.path.join(HERE, "bench-forwarding.py"))
 fwd = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fwd)
 
@@ -167,8 +176,7 @@ def shaping(args, sb, src, sink, blaster):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.environ.get(
-        "PANDA_BUILD_DIR", os.path.join(ROOT, "_build")))
+    ap.add_argument("--build", default=paths.build_dir())
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sizes", default="64,1500")

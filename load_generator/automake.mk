@@ -23,9 +23,4 @@ EXTRA_DIST += \
 	load_generator/README.md \
 	load_generator/cdf/web-search.cdf \
 	load_generator/cdf/data-mining.cdf \
-	load_generator/cdf/memcached-values.cdf \
-	load_generator/tests/conftest.py \
-	load_generator/tests/lg_helpers.py \
-	load_generator/tests/test_lg_flows.py \
-	load_generator/tests/test_lg_memcached.py \
-	load_generator/tests/test_lg_netns.py
+	load_generator/cdf/memcached-values.cdf

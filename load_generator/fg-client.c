@@ -32,7 +32,10 @@
                                          * FIN after a flow completed. */
 #define HOUSEKEEPING_NS 100000000ull
 
-/* FCT buckets (thesis section 4.4): (0, 100KB], (100KB, 10MB], > 10MB. */
+/* FCT buckets (thesis section 4.4): (0, 100KB], (100KB, 10MB], > 10MB.
+ * Defined here only: the JSON summary carries each bucket's limits
+ * ("size_range_bytes"), and the testbed and the reports read them from
+ * there. */
 #define SMALL_MAX 100000ull
 #define MEDIUM_MAX 10000000ull
 enum { B_SMALL, B_MEDIUM, B_LARGE, B_ALL, N_BUCKETS };
@@ -55,6 +58,9 @@ struct options {
     const char *output, *json;
     double drain_timeout;
     double flow_timeout;        /* 0: none. */
+    bool window;                /* --fct-window given. */
+    double window_start;        /* Seconds after the run's start. */
+    double window_length;       /* Seconds; 0: until the run ends. */
     uint64_t max_failures;      /* 0: never give up. */
     uint64_t max_inflight;
     bool dry_run;
@@ -116,8 +122,11 @@ static struct run {
     bool aborted, interrupted;
     bool generating;            /* Still starting flows. */
 
-    struct lg_vec fct[N_BUCKETS];
-    uint64_t bucket_unfinished[N_BUCKETS];
+    struct fct_stats {
+        struct lg_vec fct[N_BUCKETS];   /* Completed flows' FCTs, us. */
+        uint64_t unfinished[N_BUCKETS];
+    } all, window;              /* Every flow; flows started in the
+                                 * --fct-window. */
 } run;
 
 static int epoll_timer_tag, epoll_signal_tag;
@@ -149,6 +158,9 @@ Limits (at least one):\n\
                            (default 60)\n\
       --flow-timeout=S     give up on a flow after S seconds (default:\n\
                            never)\n\
+      --fct-window=S[:L]   also summarise the FCT of the flows that start\n\
+                           from S seconds after the run's start, for L\n\
+                           seconds (default: until the run ends)\n\
       --max-failures=N     stop starting flows after N failed ones\n\
                            (default 100, 0 = never stop)\n\
       --max-inflight=N     open loop: at most N flows in flight, later\n\
@@ -181,7 +193,7 @@ parse_options(int argc, char *argv[], struct options *o)
     enum {
         OPT_BIND = 256, OPT_SIZE, OPT_DRAIN, OPT_FLOW_TIMEOUT,
         OPT_MAX_FAILURES, OPT_MAX_INFLIGHT, OPT_POOL, OPT_DSCP, OPT_SEED,
-        OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS,
+        OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_FCT_WINDOW,
     };
     static const struct option longopts[] = {
         { "server", required_argument, NULL, 's' },
@@ -195,6 +207,7 @@ parse_options(int argc, char *argv[], struct options *o)
         { "duration", required_argument, NULL, 'd' },
         { "drain-timeout", required_argument, NULL, OPT_DRAIN },
         { "flow-timeout", required_argument, NULL, OPT_FLOW_TIMEOUT },
+        { "fct-window", required_argument, NULL, OPT_FCT_WINDOW },
         { "max-failures", required_argument, NULL, OPT_MAX_FAILURES },
         { "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
         { "pool", no_argument, NULL, OPT_POOL },
@@ -265,6 +278,19 @@ parse_options(int argc, char *argv[], struct options *o)
             o->flow_timeout = cli_parse_double("--flow-timeout", optarg,
                                               1e-3, 1e7);
             break;
+        case OPT_FCT_WINDOW: {
+            char *colon = strchr(optarg, ':');
+
+            if (colon) {
+                *colon = '\0';
+                o->window_length = cli_parse_double("--fct-window length",
+                                                   colon + 1, 1e-3, 1e7);
+            }
+            o->window_start = cli_parse_double("--fct-window start", optarg,
+                                              0, 1e7);
+            o->window = true;
+            break;
+        }
         case OPT_MAX_FAILURES:
             o->max_failures = cli_parse_u64("--max-failures", optarg, 0,
                                            UINT64_MAX);
@@ -414,21 +440,46 @@ reason_from_errno(int error)
     }
 }
 
+/* True if a flow that started at 'start_ns' counts in --fct-window. */
+static bool
+in_window(uint64_t start_ns)
+{
+    double t = (start_ns - run.start_ns) / 1e9;
+
+    return run.o.window && t >= run.o.window_start
+           && (!run.o.window_length
+               || t < run.o.window_start + run.o.window_length);
+}
+
+static void
+fct_record(struct fct_stats *st, int b, bool ok, double fct_us)
+{
+    if (ok) {
+        lg_vec_push(&st->fct[b], fct_us);
+        lg_vec_push(&st->fct[B_ALL], fct_us);
+    } else {
+        st->unfinished[b]++;
+        st->unfinished[B_ALL]++;
+    }
+}
+
 /* Records the end of a flow; 'ok' false means it did not complete. */
 static void
 flow_end(uint64_t id, uint64_t size, uint64_t received, uint64_t start_ns,
          uint64_t now, bool ok, enum reason why)
 {
     int b = bucket_of(size);
+    double fct_us = ok ? (now - start_ns) / 1e3 : 0;
+
+    fct_record(&run.all, b, ok, fct_us);
+    if (in_window(start_ns)) {
+        fct_record(&run.window, b, ok, fct_us);
+    }
 
     inflight_change(now, -1);
     run.bytes_received += received;
     if (ok) {
-        double fct_us = (now - start_ns) / 1e3;
-
         run.completed++;
-        lg_vec_push(&run.fct[b], fct_us);
-        lg_vec_push(&run.fct[B_ALL], fct_us);
         if (run.out) {
             fprintf(run.out, "%llu %llu %.6f %.6f %.3f %llu 1 -\n",
                     (unsigned long long) id, (unsigned long long) size,
@@ -439,8 +490,6 @@ flow_end(uint64_t id, uint64_t size, uint64_t received, uint64_t start_ns,
     } else {
         run.unfinished++;
         run.reasons[why]++;
-        run.bucket_unfinished[b]++;
-        run.bucket_unfinished[B_ALL]++;
         if (why != R_DRAIN_TIMEOUT && why != R_INTERRUPTED) {
             run.failures++;
         }
@@ -946,16 +995,44 @@ run_loop(void)
 
 /* ---- Summary. ---- */
 
+/* Writes the FCT statistics 'st' per bucket as object 'key'. */
 static void
-write_json(void)
+write_fct(struct cli_json *j, const char *key, struct fct_stats *st)
 {
     static const double lo[N_BUCKETS] = { 0, SMALL_MAX, MEDIUM_MAX, 0 };
     static const double hi[N_BUCKETS] = { SMALL_MAX, MEDIUM_MAX, NAN, NAN };
+    int b;
+
+    cli_json_object(j, key);
+    for (b = 0; b < N_BUCKETS; b++) {
+        struct lg_summary s;
+
+        lg_summarize(st->fct[b].v, st->fct[b].n, &s);
+        cli_json_object(j, bucket_names[b]);
+        cli_json_array(j, "size_range_bytes");
+        cli_json_double(j, NULL, lo[b]);
+        cli_json_double(j, NULL, hi[b]);
+        cli_json_end_array(j);
+        cli_json_u64(j, "completed", s.n);
+        cli_json_u64(j, "unfinished", st->unfinished[b]);
+        cli_json_double(j, "mean", s.mean);
+        cli_json_double(j, "p50", s.p50);
+        cli_json_double(j, "p99", s.p99);
+        cli_json_double(j, "min", s.min);
+        cli_json_double(j, "max", s.max);
+        cli_json_end_object(j);
+    }
+    cli_json_end_object(j);
+}
+
+static void
+write_json(void)
+{
     double elapsed = (run.end_ns - run.start_ns) / 1e9;
     double gen = (run.gen_end_ns - run.start_ns) / 1e9;
     FILE *f = lg_open_output(run.o.json);
     struct cli_json j;
-    int b, r;
+    int r;
 
     cli_json_start(&j, f);
     cli_json_str(&j, "program", "panda-fg-client");
@@ -1032,26 +1109,23 @@ write_json(void)
         cli_json_double(&j, "cpu_sys_s",
                        ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
     }
-    cli_json_object(&j, "fct_us");
-    for (b = 0; b < N_BUCKETS; b++) {
-        struct lg_summary s;
+    write_fct(&j, "fct_us", &run.all);
+    if (run.o.window) {
+        double w0 = run.o.window_start;
+        double w1 = run.o.window_length ? w0 + run.o.window_length
+                                        : elapsed;
 
-        lg_summarize(run.fct[b].v, run.fct[b].n, &s);
-        cli_json_object(&j, bucket_names[b]);
-        cli_json_array(&j, "size_range_bytes");
-        cli_json_double(&j, NULL, lo[b]);
-        cli_json_double(&j, NULL, hi[b]);
-        cli_json_end_array(&j);
-        cli_json_u64(&j, "completed", s.n);
-        cli_json_u64(&j, "unfinished", run.bucket_unfinished[b]);
-        cli_json_double(&j, "mean", s.mean);
-        cli_json_double(&j, "p50", s.p50);
-        cli_json_double(&j, "p99", s.p99);
-        cli_json_double(&j, "min", s.min);
-        cli_json_double(&j, "max", s.max);
+        cli_json_object(&j, "fct_window");
+        cli_json_double(&j, "start_s", w0);
+        cli_json_double(&j, "length_s", run.o.window_length
+                                        ? run.o.window_length : NAN);
+        cli_json_double(&j, "start_realtime",
+                        cli_clock_real_s(&run.clk, run.start_ns) + w0);
+        cli_json_double(&j, "end_realtime",
+                        cli_clock_real_s(&run.clk, run.start_ns) + w1);
         cli_json_end_object(&j);
+        write_fct(&j, "fct_window_us", &run.window);
     }
-    cli_json_end_object(&j);
     cli_json_finish(&j);
     lg_close_output(f, run.o.json);
 }
@@ -1148,7 +1222,7 @@ main(int argc, char *argv[])
         double elapsed = (run.end_ns - run.start_ns) / 1e9;
         struct lg_summary s;
 
-        lg_summarize(run.fct[B_ALL].v, run.fct[B_ALL].n, &s);
+        lg_summarize(run.all.fct[B_ALL].v, run.all.fct[B_ALL].n, &s);
         fprintf(stderr, "%s: %llu flows started, %llu completed, %llu "
                 "unfinished%s in %.2f s; goodput %.1f Mbit/s; FCT mean "
                 "%.0f us, p99 %.0f us\n", cli_log_program(),
@@ -1161,7 +1235,8 @@ main(int argc, char *argv[])
                                      : 0.0, s.mean, s.p99);
     }
     for (b = 0; b < N_BUCKETS; b++) {
-        lg_vec_free(&run.fct[b]);
+        lg_vec_free(&run.all.fct[b]);
+        lg_vec_free(&run.window.fct[b]);
     }
     panda_cdf_destroy(&run.cdf);
     return (run.unfinished || run.aborted || run.interrupted

@@ -4,13 +4,10 @@
     sudo /usr/bin/python3 testbed/run.py --quick
     sudo /usr/bin/python3 testbed/run.py --full --reps 10
 
-See testbed/README.md."""
-
+Launcher of pandaovs.testbed (python/pandaovs/testbed/, python/launch.py);
+see testbed/README.md."""
 import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pandatb.runner import main  # noqa: E402
-
-if __name__ == "__main__":
-    sys.exit(main())
+import runpy
+runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                            "..", "python", "launch.py"),
+               {"MODULE": "testbed"})

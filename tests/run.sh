@@ -3,7 +3,9 @@
 #   1. lib/panda and tool unit tests (cmocka, via 'make check'),
 #   2. the Open vSwitch autotest groups the patches touch
 #      (ovs-patches/autotest-keywords),
-#   3. pytest system tests (network namespaces; root needed, else skipped).
+#   3. pytest over tests/: the Python package's unit tests, the built
+#      programs, the load generator, and the system tests (network
+#      namespaces; root needed, else skipped).
 # Prints one closing line "summary: N passed, M failed"; exits non-zero if
 # anything failed.
 #   BUILD_DIR=dir   build tree (default ./_build)
@@ -49,7 +51,7 @@ if [ "${SKIP_OVS_AUTOTEST:-0}" != 1 ] && [ -s "$kw_file" ]; then
     while read -r kw; do
         case $kw in ''|'#'*) continue ;; esac
         echo "-- TESTSUITEFLAGS: -k '$kw'"
-        make -C "$build/ovs/build" check TESTSUITEFLAGS="-j$(nproc) -k $kw" \
+        make -C "$build/ovs/build" check TESTSUITEFLAGS="-j$(nproc) -k '$kw'" \
             > "$log_dir/ovs-autotest.log" 2>&1
         tslog=$build/ovs/build/tests/testsuite.log
         ok=$(grep -cE '^[0-9]+\. .*: ok' "$tslog" 2>/dev/null)
@@ -68,15 +70,13 @@ if [ "${SKIP_OVS_AUTOTEST:-0}" != 1 ] && [ -s "$kw_file" ]; then
 fi
 
 if [ "${SKIP_PYTEST:-0}" != 1 ]; then
-    stage "system tests (pytest)"
-    dirs=
-    for d in tests load_generator tools testbed ofproto-ext ansible; do
-        [ -d "$top/$d" ] && dirs="$dirs $top/$d"
-    done
+    stage "Python and system tests (pytest)"
     cd "$top"
-    # Debian's interpreter: it has pytest, matplotlib and os-ken.
-    /usr/bin/python3 -m pytest -ra -p no:cacheprovider ${PYTEST_ARGS:-} $dirs \
-        2>&1 | tee "$log_dir/pytest.log"
+    # The test tree is tests/ (pytest.ini); the root conftest.py puts
+    # python/ (the pandaovs package) on the path.  Debian's interpreter: it
+    # has pytest, matplotlib and os-ken.
+    /usr/bin/python3 -m pytest -ra -p no:cacheprovider ${PYTEST_ARGS:-} \
+        "$top/tests" 2>&1 | tee "$log_dir/pytest.log"
     rc=${PIPESTATUS[0]}
     last=$(grep -E '(passed|failed|error|no tests ran)' "$log_dir/pytest.log" | tail -1)
     p=$(echo "$last" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')

@@ -1,6 +1,6 @@
 # panda-model: the offline model tool (included from tools/automake.mk).
 bin_PROGRAMS += tools/panda-model
-EXTRA_DIST += tools/README-panda-model.md tools/tests/test_panda_model.py
+EXTRA_DIST += tools/README-panda-model.md
 
 MODEL_COMMON_SOURCES = \
 	tools/model-input.c \

@@ -13,33 +13,34 @@ the DSCP of every packet with tshark on the receiving veth:
     ovs-appctl dpctl/dump-flows and panda/show show the action and its
     connection table.
 
-Build: $PANDA_BUILD_DIR (default /work/main/_build-panda).  Needs root.
+Traffic: the load generator.  The bulk transfer is one panda-fg-client
+flow answered by panda-fg-server on host a (data a -> b); the small-message
+connection is 300 flows of 100 bytes on one pooled connection (a 24-byte
+request, a 100-byte answer each: memcached-like).
+
+Build: $PANDA_BUILD_DIR (default <repo>/_build).  Needs root.
 """
 
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "pylib"))
-from ovs_sandbox import OvsSandbox, is_root  # noqa: E402
+from pandaovs import loadgen, paths
+from pandaovs.loadgen import FgServer
+from pandaovs.sandbox import OvsSandbox, end_process, is_root
 
-BUILD = os.environ.get("PANDA_BUILD_DIR", "/work/main/_build-panda")
-VSWITCHD = os.path.join(BUILD, "ovs", "build", "vswitchd", "ovs-vswitchd")
-TRAFFIC = os.path.join(HERE, "panda_traffic.py")
-PYTHON = "/usr/bin/python3"
+BUILD = paths.BuildTree()
 
 pytestmark = [
     pytest.mark.skipif(not is_root(),
                        reason="needs root (network namespaces, OVS)"),
-    pytest.mark.skipif(not os.access(VSWITCHD, os.X_OK),
+    pytest.mark.skipif(not BUILD.has("ovs/build/vswitchd/ovs-vswitchd"),
                        reason="no OVS build at %s (set PANDA_BUILD_DIR or "
-                       "build with 'make')" % BUILD),
+                       "run ./build.sh)" % BUILD.root),
     pytest.mark.skipif(not shutil.which("tshark")
                        or not shutil.which("tcpdump"),
                        reason="needs tcpdump and tshark"),
@@ -59,13 +60,15 @@ DSCP_OF_LEVEL = [46, 26, 18, 0]
 
 BULK_BYTES = 20 * 1000 * 1000
 RR_COUNT = 300
+RR_SIZE = 100
+REQUEST_BYTES = 24          # a panda-fg-client request (load_generator)
 PORTS = {"panda-bulk": 5001, "panda-rr": 5002,
          "pias-bulk": 5003, "pias-rr": 5004}
 
 
 @pytest.fixture(scope="module")
 def sb():
-    with OvsSandbox(BUILD) as sb:
+    with OvsSandbox(BUILD.root) as sb:
         sb.add_bridge("br0")
         sb.a = sb.add_host("a", "10.0.0.1/24")
         sb.b = sb.add_host("b", "10.0.0.2/24")
@@ -111,38 +114,56 @@ def test_ofctl_bad_argument(sb, arg, field):
 
 
 def capture_start(host, path):
+    """tcpdump on host's eth0; returns once it says it is listening."""
     p = host.popen("tcpdump", "-i", "eth0", "-w", path, "-s", "128", "-U",
                    "-n", "tcp", stdout=subprocess.DEVNULL,
                    stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+    while True:
         line = p.stderr.readline()
         if "listening on" in line:
             return p
-        if not line and p.poll() is not None:
-            break
-    p.kill()
-    raise RuntimeError("tcpdump did not start")
+        if not line:
+            end_process(p)
+            raise RuntimeError("tcpdump did not start")
 
 
-def capture_stop(p):
-    time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
-    p.wait(timeout=10)
-
-
-def run_connection(sb, mode, port, amount):
-    srv = sb.b.popen(PYTHON, TRAFFIC, "server", port, mode,
-                     stdout=subprocess.PIPE, text=True)
+def run_connection(sb, tmp, mode, port, amount):
+    """One connection through the switch: 'bulk' (one flow of 'amount'
+    bytes) or 'rr' ('amount' exchanges of RR_SIZE bytes on one pooled
+    connection); the server is on a, the client on b."""
+    srv = FgServer(BUILD, tmp, host=sb.a, bind=sb.a.ip, port=port,
+                   tag="fg-%d" % port, quiet=True)
     try:
-        assert srv.stdout.readline().strip() == "ready"
-        sb.a.run(PYTHON, TRAFFIC, "client", sb.b.ip, port, mode, amount,
-                 timeout=120)
-        srv.wait(timeout=30)
+        opts = ({"size": amount, "flows": 1} if mode == "bulk" else
+                {"size": RR_SIZE, "flows": amount, "pool": True})
+        c = loadgen.start_fg_client(BUILD, sb.a.ip, port, tmp, host=sb.b,
+                                    tag="fg-client-%d" % port,
+                                    concurrency=1, quiet=True, **opts)
+        assert c.wait(timeout=300) == 0, c.error_tail()
+        assert c.result()["flows_completed"] == opts["flows"]
     finally:
-        if srv.poll() is None:
-            srv.kill()
-            srv.wait()
+        srv.kill()
+
+
+def capture_stop(p, pcap, host, want):
+    """Stops the capture of 'host' once it holds the 'want' payload bytes
+    the host received (tcpdump -U writes each packet as it comes), however
+    slow the machine."""
+    deadline = time.monotonic() + 120
+    while received_bytes(pcap, host.ip) < want:
+        assert time.monotonic() < deadline, "capture %s incomplete" % pcap
+        time.sleep(0.2)
+    end_process(p, signal.SIGINT)
+
+
+def received_bytes(pcap, ip):
+    """TCP payload bytes in 'pcap' from other addresses than 'ip'."""
+    out = subprocess.run(["tshark", "-r", pcap, "-T", "fields", "-E",
+                          "separator=,", "-e", "ip.src", "-e", "tcp.len"],
+                         capture_output=True, text=True).stdout
+    return sum(int(f[1]) for f in (line.split(",") for line in
+                                   out.splitlines())
+               if len(f) == 2 and f[1] and f[0] != ip)
 
 
 def read_packets(pcap):
@@ -162,9 +183,13 @@ def read_packets(pcap):
     return pkts
 
 
-def data_dscps(pkts, port, both_directions=False):
+def data_dscps(pkts, port, direction="from_server"):
+    """DSCPs of the data packets of the connection to server 'port', in
+    capture order: from the server (the bulk data, the answers), to it
+    (the requests), or "both"."""
     return [p[3] for p in pkts if p[4] > 0 and
-            (p[2] == port or (both_directions and p[1] == port))]
+            ((direction in ("from_server", "both") and p[1] == port) or
+             (direction in ("to_server", "both") and p[2] == port))]
 
 
 def check_steps_down(dscps, what):
@@ -199,15 +224,22 @@ def test_panda_and_pias_dscp(sb, tmp_path):
     os.chmod(str(tmp_path), 0o777)
     pcaps = {h: str(tmp_path / ("%s.pcap" % h.name)) for h in (sb.a, sb.b)}
     caps = [capture_start(h, pcaps[h]) for h in (sb.a, sb.b)]
+    tmp = str(tmp_path)
     try:
-        run_connection(sb, "bulk", PORTS["panda-bulk"], BULK_BYTES)
-        run_connection(sb, "rr", PORTS["panda-rr"], RR_COUNT)
+        run_connection(sb, tmp, "bulk", PORTS["panda-bulk"], BULK_BYTES)
+        run_connection(sb, tmp, "rr", PORTS["panda-rr"], RR_COUNT)
         dp_flows = sb.appctl("dpctl/dump-flows")
-        run_connection(sb, "bulk", PORTS["pias-bulk"], BULK_BYTES)
-        run_connection(sb, "rr", PORTS["pias-rr"], RR_COUNT)
+        run_connection(sb, tmp, "bulk", PORTS["pias-bulk"], BULK_BYTES)
+        run_connection(sb, tmp, "rr", PORTS["pias-rr"], RR_COUNT)
+        # Every byte was received: b got both bulk flows and the answers,
+        # a the requests (24 bytes each).
+        capture_stop(caps[1], pcaps[sb.b], sb.b,
+                     2 * (BULK_BYTES + RR_COUNT * RR_SIZE))
+        capture_stop(caps[0], pcaps[sb.a], sb.a,
+                     2 * (1 + RR_COUNT) * REQUEST_BYTES)
     finally:
         for cap in caps:
-            capture_stop(cap)
+            end_process(cap, signal.SIGINT)
 
     # The datapath flows carry the action, policy parameters included.
     assert "panda(id=1,threshold=1000,thresholds=100000/1000000/10000000," \
@@ -218,15 +250,17 @@ def test_panda_and_pias_dscp(sb, tmp_path):
     # Each direction stays in capture order (one capture per direction).
 
     # Panda: the bulk flow steps down, the small-message flow stays on top
-    # in both directions, and the bulk flow's pure ACKs stay on top too.
+    # in both directions, and the bulk receiver's packets (its request and
+    # pure ACKs) stay on top too.
     check_steps_down(data_dscps(pkts, PORTS["panda-bulk"]), "panda bulk")
-    rr = data_dscps(pkts, PORTS["panda-rr"], both_directions=True)
+    rr = data_dscps(pkts, PORTS["panda-rr"], "both")
     assert len(rr) >= 2 * RR_COUNT
     assert set(rr) == {46}, "panda rr DSCPs %s" % sorted(set(rr))
-    acks = [p[3] for p in pkts if p[1] == PORTS["panda-bulk"]]
+    acks = [p[3] for p in pkts if p[2] == PORTS["panda-bulk"]]
     assert acks and set(acks) == {46}
 
-    # PIAS: counters are bytes sent, so both connections are demoted.
+    # PIAS: counters are bytes sent, so both connections are demoted (the
+    # answers: 300 x 100 bytes pass the first threshold, 10000).
     check_steps_down(data_dscps(pkts, PORTS["pias-bulk"]), "pias bulk")
     rr = data_dscps(pkts, PORTS["pias-rr"])
     assert rr[0] == 46 and rr[-1] == 26, \

@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""Forwarding rate of the patched OVS with and without the panda action.
+
+    sudo bench/bench-forwarding.py [--build DIR] [--seconds S] [--reps N]
+                                   [--sizes 64,1500] [--conns 1,1000,100000]
+
+Method.  One OvsSandbox (pandaovs.sandbox): ovs-vswitchd with
+datapath_type=netdev in a private network namespace, two veth ports
+(netdev-linux, AF_PACKET, polled by the main thread).  bench/bench-blast.c
+(compiled on the fly) sends TCP ACK segments with payload from the source
+namespace as fast as it can (AF_PACKET, sendmmsg, qdisc bypass), cycling
+through C distinct 5-tuples.  The frames go to a MAC address the sink does
+not own, so the sink's kernel counts and drops them without answering.  The
+forwarding rate is the sink veth's rx_packets increase over the middle of
+each S-second run ("wall" rate).
+
+The machine is shared with other jobs, so the wall rate mostly measures how
+much CPU the scheduler gave ovs-vswitchd.  The benchmark therefore also
+reads the CPU time that ovs-vswitchd's forwarding thread (the main thread,
+which polls netdev-linux ports) spent during the same window, from
+/proc/PID/task/PID/schedstat, and reports packets forwarded per CPU-second
+of that thread ("per-core" rate: the rate one dedicated core would sustain,
+kernel socket work included).  The ratio uses the per-core rates.
+
+Third, bench/bench-panda-action.c (built against the same OVS build tree)
+times dp_panda_execute() itself on batches of 32 packets, for the same
+frame sizes and connection counts, against the same loop without it: the
+action's own cost in ns per packet, free of I/O noise.  The "model" ratio is
+1 / (1 + cost x per-core base rate), what that cost does to the measured
+per-core forwarding rate.
+
+Both configurations use the same megaflow shape:
+
+    base:  tcp,in_port=1,actions=output:2
+    panda: tcp,in_port=1,actions=panda(id=1,...),output:2
+
+Before each point, one unmeasured S-second run with the panda flow warms
+the connection table (every connection is in it, so the measured runs see
+steady-state lookups, not first packets) and the datapath flow caches.
+Runs alternate base/panda (ABBA order) for each point, N times each; the
+table shows the medians and their ratio.  The last columns show that the packets took the
+datapath's fast path (EMC/SMC/megaflow hits, not upcalls).  Gbit/s counts Ethernet frame bytes without FCS,
+preamble and gap.  The machine is shared, so the absolute rates are those of
+a loaded 2-core VM; the ratio is what matters.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+try:
+    import pandaovs  # noqa: F401
+except ImportError:     # run directly: again, with python/ on PYTHONPATH
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                "..", "python", "launch.py"),
+                   {"SCRIPT": os.path.realpath(__file__)})
+
+from pandaovs import paths  # noqa: E402
+from pandaovs.sandbox import OvsSandbox, is_root  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = paths.TOP
+BENCH_C = os.path.join(ROOT, "bench")      # The C halves of this benchmark.
+
+PANDA = ("panda(id=1,threshold=1460,weights=1460:1/9000:2,"
+         "thresholds=100000/1000000/10000000,dscp=46/26/18/0,"
+         "queues=0/1/2/3)")
+SINK_MAC = "02:00:00:00:99:99"
+
+
+def build_blaster(tmp):
+    exe = os.path.join(tmp, "bench-blast")
+    subprocess.run(["cc", "-O2", "-Wall", "-o", exe,
+                    os.path.join(BENCH_C, "bench-blast.c")], check=True)
+    return exe
+
+
+def build_action_bench(tmp, build):
+    """Compiles bench/bench-panda-action.c against the OVS build tree."""
+    return build_ovs_bench(tmp, build, "bench-panda-action")
+
+
+def build_ovs_bench(tmp, build, name):
+    """Compiles bench/NAME.c against the OVS build tree (libopenvswitch.a
+    and lib/panda); returns the executable's path."""
+    ovs = os.path.join(build, "ovs")
+    b, s = os.path.join(ovs, "build"), os.path.join(ovs, "src")
+    exe = os.path.join(tmp, name)
+    libs = os.path.join(b, "lib", ".libs")
+    la = open(os.path.join(b, "lib", "libopenvswitch.la")).read()
+    deps = la.split("dependency_libs='")[1].split("'")[0].split()
+    deps = [d.replace(".la", ".a").replace("/lib/lib", "/lib/.libs/lib")
+            if d.endswith(".la") else d for d in deps]
+    cmd = (["cc", "-O2", "-o", exe,
+            os.path.join(BENCH_C, name + ".c"),
+            "-I" + b, "-I" + s, "-I" + os.path.join(s, "include"),
+            "-I" + os.path.join(b, "include"), "-I" + os.path.join(s, "lib"),
+            "-I" + os.path.join(b, "lib"), "-I" + os.path.join(ROOT, "lib"),
+            os.path.join(libs, "libopenvswitch.a")] + deps +
+           [os.path.join(build, "lib", "panda", "libpanda.a"),
+            "-lpthread", "-lm"])
+    subprocess.run(cmd, check=True)
+    return exe
+
+
+def action_cost_ns(exe, frame, conns, reps):
+    """Median ns per packet of the panda action (microbenchmark)."""
+    return statistics.median(
+        float(subprocess.run([exe, str(frame), str(conns), "20000"],
+                             capture_output=True, text=True,
+                             check=True).stdout)
+        for _ in range(reps))
+
+
+def rx_packets(host):
+    return int(host.run("cat", "/sys/class/net/eth0/statistics/rx_packets"))
+
+
+def cpu_ns(pid):
+    """CPU time of thread 'pid' (the main thread of process 'pid'), ns."""
+    with open("/proc/%d/task/%d/schedstat" % (pid, pid)) as f:
+        return int(f.read().split()[0])
+
+
+def measure(sb, src, sink, blaster, size, conns, seconds):
+    """Returns (forwarded packets per second, forwarded packets per
+    CPU-second of the forwarding thread, offered packets per second)."""
+    pid = sb.pids[-1]
+    result = {}
+
+    def blast():
+        result["sent"] = int(src.run(blaster, "eth0", size, conns, seconds,
+                                     SINK_MAC, timeout=seconds + 30))
+
+    t = threading.Thread(target=blast)
+    t.start()
+    margin = min(1.0, seconds / 4)
+    time.sleep(margin)
+    r0, t0, c0 = rx_packets(sink), time.monotonic(), cpu_ns(pid)
+    time.sleep(seconds - 2 * margin)
+    r1, t1, c1 = rx_packets(sink), time.monotonic(), cpu_ns(pid)
+    t.join()
+    return ((r1 - r0) / (t1 - t0), (r1 - r0) / max((c1 - c0) / 1e9, 1e-9),
+            result.get("sent", 0) / seconds)
+
+
+def pmd_stats(sb):
+    """Returns the main thread's {counter: value} from pmd-stats-show."""
+    stats = {}
+    for line in sb.appctl("dpif-netdev/pmd-stats-show").splitlines():
+        if ":" in line and line.startswith("  "):
+            k, v = line.strip().split(":", 1)
+            try:
+                stats[k] = float(v.split()[0])
+            except (ValueError, IndexError):
+                pass
+    return stats
+
+
+def set_flows(sb, actions):
+    sb.ofctl("del-flows", "br0")
+    sb.ofctl("add-flow", "br0", "priority=0,actions=drop")
+    sb.ofctl("add-flow", "br0", "tcp,in_port=1,actions=%s" % actions)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=paths.build_dir(),
+                    help="build tree (default $PANDA_BUILD_DIR or "
+                    "<repo>/_build)")
+    ap.add_argument("--seconds", type=float, default=4)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--sizes", default="64,1500")
+    ap.add_argument("--conns", default="1,1000,100000")
+    args = ap.parse_args()
+    if not is_root():
+        sys.exit("bench-forwarding: needs root (namespaces)")
+
+    sizes = [int(x) for x in args.sizes.split(",")]
+    connss = [int(x) for x in args.conns.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, OvsSandbox(args.build) as sb:
+        blaster = build_blaster(tmp)
+        action_bench = build_action_bench(tmp, args.build)
+        os.chmod(tmp, 0o755)
+        sb.add_bridge("br0")
+        src = sb.add_host("src", "10.0.0.1/24", ofport=1)
+        sink = sb.add_host("sink", "10.0.0.2/24", ofport=2)
+        for size in sizes:
+            frame = max(60, size - 4)       # Without the FCS.
+            for conns in connss:
+                res = {"base": [], "panda": []}
+                core = {"base": [], "panda": []}
+                offered = []
+                set_flows(sb, PANDA + ",output:2")
+                sb.appctl("panda/flush")
+                measure(sb, src, sink, blaster, frame, conns, args.seconds)
+                sb.appctl("dpif-netdev/pmd-stats-clear")
+                for rep in range(args.reps):
+                    # ABBA order, so that drifts do not favour one mode.
+                    for mode in (("base", "panda") if rep % 2 == 0
+                                 else ("panda", "base")):
+                        set_flows(sb, "output:2" if mode == "base"
+                                  else PANDA + ",output:2")
+                        pps, cpps, sent = measure(sb, src, sink, blaster,
+                                                  frame, conns, args.seconds)
+                        res[mode].append(pps)
+                        core[mode].append(cpps)
+                        offered.append(sent)
+                cost = action_cost_ns(action_bench, frame, conns,
+                                      2 * args.reps + 1)
+                st = pmd_stats(sb)
+                upcalls = st.get("miss with success upcall", 0) + \
+                    st.get("miss with failed upcall", 0)
+                fast = upcalls / max(st.get("packets received", 1), 1)
+                base = statistics.median(core["base"])
+                panda = statistics.median(core["panda"])
+                row = (size, conns, base, panda, panda / base if base else 0,
+                       statistics.median(offered), fast,
+                       statistics.median(res["base"]),
+                       statistics.median(res["panda"]), cost)
+                rows.append(row)
+                print("  %5d B %6d conns: per-core pps base %s panda %s; "
+                      "wall pps base %s panda %s" % (
+                          size, conns,
+                          ["%.0f" % x for x in core["base"]],
+                          ["%.0f" % x for x in core["panda"]],
+                          ["%.0f" % x for x in res["base"]],
+                          ["%.0f" % x for x in res["panda"]]), flush=True)
+        show = sb.appctl("panda/show")
+
+    print()
+    print("Per-core forwarding rate (packets per CPU-second of the forwarding "
+          "thread), medians:")
+    print("frame  conns    base Mpps  Gbit/s   panda Mpps  Gbit/s   ratio"
+          "   | action ns/pkt  model ratio"
+          " | wall Mpps base  panda  offered | upcalls/pkt")
+    models = []
+    for (size, conns, base, panda, ratio, offered, upc, wbase,
+         wpanda, cost) in rows:
+        frame = max(60, size - 4)
+        model = 1 / (1 + cost * 1e-9 * base)
+        models.append(model)
+        print("%5d %6d   %9.3f %7.3f   %10.3f %7.3f   %5.3f   | %13.0f  %11.3f"
+              " | %9.3f %6.3f %8.3f | %.1e"
+              % (size, conns, base / 1e6, base * frame * 8 / 1e9,
+                 panda / 1e6, panda * frame * 8 / 1e9, ratio, cost, model,
+                 wbase / 1e6, wpanda / 1e6, offered / 1e6, upc))
+    ratios = [r[4] for r in rows]
+    print("\nmeasured per-core ratio panda/base: min %.3f, median %.3f; "
+          "model ratio: min %.3f (target >= 0.95)" % (
+              min(ratios), statistics.median(ratios), min(models)))
+    print()
+    print("last panda/show:")
+    print(show)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,16 @@
+"""pandaovs: the Python side of Panda-OVS.
+
+    policy       one Panda/PIAS policy: JSON, text, NX wire format
+    paths        source tree, build tree, the interpreter
+    sandbox      OVS (userspace datapath) in private network namespaces
+    loadgen      the load generator's programs (the only traffic source)
+    lab          hosts on a sandboxed bridge with a shaped egress port
+    qos          panda-qos: K strict-priority queues on an OVS port
+    controller   the OpenFlow controller that pushes policies (os-ken)
+    testbed      Panda vs PIAS vs FIFO, thesis ch. 5 (testbed/run.py)
+
+Entry points are thin launchers that run 'python3 -m pandaovs.<module>'
+with python/ on PYTHONPATH (tools/panda-qos, testbed/run.py,
+ofproto-ext/controller/panda_controller.py, bench/*).  See
+docs/architecture.md.
+"""

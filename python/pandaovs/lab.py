@@ -1,0 +1,207 @@
+"""Hosts on one sandboxed OVS bridge, one of whose ports can be shaped
+into K strict-priority queues: the topology shared by the testbed
+(pandaovs.testbed.topology), the QoS system tests and the benchmarks.
+
+    with Lab(build, [("cli", "10.0.0.1"), ("srv", "10.0.0.2")]) as lab:
+        lab.shape(lab.srv.port, rate_bps=50e6, levels=4)
+        lab.start_memcached(lab.srv)
+        srv = lab.fg_server(lab.srv)
+
+Everything runs in namespaces made by sandbox.OvsSandbox: OVS in its own,
+each host in one more (eth0 plugged into br0 by a veth pair whose switch
+side is host.port).  Every process is started here and ended by its pid;
+stop() is safe on a half-built lab and twice.
+"""
+
+import json
+import re
+import subprocess
+import time
+
+from . import paths
+from .loadgen import FgServer
+from .sandbox import OvsSandbox, end_process, parse_tc_classes, run
+
+MEMCACHED_PORT = 11211
+FG_PORT = 5001
+
+
+class LabError(RuntimeError):
+    pass
+
+
+def wait_until(cond, timeout, what, interval=0.1):
+    """Polls 'cond' until it returns something true (returned) or
+    'timeout' seconds pass (LabError naming 'what')."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() >= deadline:
+            raise LabError("timed out after %g s waiting for %s"
+                           % (timeout, what))
+        time.sleep(interval)
+
+
+class Lab:
+    """'hosts': (name, ip[, ofport]) each; the host is then attribute
+    'name' (a sandbox.Host: .ip, .port, .run(), .popen()).  static_arp:
+    permanent neighbour entries and no IPv6, so that no ARP or neighbour
+    discovery shows up in queue counters."""
+
+    def __init__(self, build=None, hosts=(), mtu=1500, static_arp=False,
+                 keep_dir=False):
+        self.build = paths.BuildTree(build)
+        self.host_specs = list(hosts)
+        self.mtu = mtu
+        self.static_arp = static_arp
+        self.keep_dir = keep_dir
+        self.sb = None
+        self.hosts = []
+        self.procs = []             # (name, Popen) started here, by pid
+        self.servers = []           # FgServers started here
+
+    # -- lifecycle ----------------------------------------------------------
+    def start(self):
+        self.sb = OvsSandbox(self.build.root, keep_dir=self.keep_dir)
+        try:
+            self.sb.start()
+            self.sb.add_bridge("br0")
+            for spec in self.host_specs:
+                name, ip = spec[0], spec[1]
+                ofport = spec[2] if len(spec) > 2 else None
+                h = self.sb.add_host(name, ip + "/24", mtu=self.mtu,
+                                     ofport=ofport)
+                setattr(self, name, h)
+                self.hosts.append(h)
+            if self.static_arp:
+                self._static_arp()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _static_arp(self):
+        for h in self.hosts:
+            for conf in ("all", "default", "eth0"):
+                h.run("sysctl", "-qw",
+                      "net.ipv6.conf.%s.disable_ipv6=1" % conf, check=False)
+        macs = {h.name: h.run("cat", "/sys/class/net/eth0/address").strip()
+                for h in self.hosts}
+        for h in self.hosts:
+            for o in self.hosts:
+                if o is not h:
+                    h.run("ip", "neigh", "replace", o.ip, "lladdr",
+                          macs[o.name], "dev", "eth0", "nud", "permanent")
+
+    def stop(self):
+        for s in reversed(self.servers):
+            s.kill()
+        self.servers = []
+        for _, p in reversed(self.procs):
+            end_process(p)
+        self.procs = []
+        if self.sb:
+            self.sb.stop()
+            self.sb = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- processes -----------------------------------------------------------
+    def spawn(self, name, host, *cmd, **kw):
+        """Starts 'cmd' in 'host'; ended by stop() if still running."""
+        kw.setdefault("stdout", subprocess.DEVNULL)
+        kw.setdefault("stderr", subprocess.PIPE)
+        p = host.popen(*cmd, **kw)
+        self.procs.append((name, p))
+        return p
+
+    def wait_listen(self, host, port, proc, timeout=30):
+        """Waits until something listens on TCP 'port' in 'host'; LabError
+        if 'proc' (the server) exits first."""
+        def listening():
+            if proc.poll() is not None:
+                raise LabError("server for port %d exited: %s" % (
+                    port, proc.stderr.read().strip() if proc.stderr else
+                    "status %d" % proc.returncode))
+            return host.run("ss", "-Hltn", "sport", "= :%d" % port).strip()
+        wait_until(listening, timeout, "a listener on port %d in %s"
+                   % (port, host.name))
+
+    def start_memcached(self, host, port=MEMCACHED_PORT, extra=()):
+        """memcached on host.ip:port, one thread; returns once it
+        listens."""
+        p = self.spawn("memcached", host, "memcached", "-l", host.ip, "-p",
+                       port, "-U", "0", "-u", "nobody", "-t", "1", *extra)
+        self.wait_listen(host, port, p)
+        return p
+
+    def fg_server(self, host, port=FG_PORT, workdir=None):
+        """panda-fg-server in 'host' on host.ip:port."""
+        s = FgServer(self.build, workdir or self.sb.dir, host=host,
+                     bind=host.ip, port=port, tag="fg-server-%s-%d"
+                     % (host.name, port), quiet=True)
+        self.servers.append(s)
+        return s
+
+    # -- QoS -----------------------------------------------------------------
+    def panda_qos(self, *args):
+        """Runs panda-qos (pandaovs.qos) in the switch namespace; returns
+        its stdout."""
+        return run(*self.sb.ns.cmd(*paths.module_cmd(
+            "qos", *args, "--vsctl", self.sb.bin("utilities/ovs-vsctl"))),
+            env=paths.module_env(self.sb.env))
+
+    def shape(self, port, rate_bps, levels, dscp=None, queue_pkts=None):
+        """K-level linux-htb QoS on switch port 'port' (panda-qos add) at
+        'rate_bps'; dscp: None (queues leave the DSCP alone: what the panda
+        action needs, it writes each level's DSCP itself), "default" or a
+        "46/26/.../0" map.  queue_pkts: buffer of each queue in packets
+        (the HTB leaves get a pfifo as long as the device's txqueuelen
+        when they are made, so it is set first).  Waits until OVS (which
+        applies QoS asynchronously) has made every class."""
+        if queue_pkts:
+            self.sb.ns.run("ip", "link", "set", port, "txqueuelen",
+                           queue_pkts)
+        args = ["add", port, "--rate", str(int(rate_bps)), "--levels",
+                str(levels)]
+        args += ["--dscp", dscp] if dscp else ["--no-dscp"]
+        self.panda_qos(*args)
+        want = {"1:%x" % (q + 1) for q in range(levels)}
+        try:
+            wait_until(lambda: want <= set(self.tc_classes(port)), 30,
+                       "the HTB classes on %s" % port)
+        except LabError as e:
+            raise LabError("%s: %s" % (e, self.tc_text(port)))
+
+    # -- observation ---------------------------------------------------------
+    def tc_text(self, port, what="class"):
+        return self.sb.ns.run("tc", "-s", what, "show", "dev", port)
+
+    def tc_classes(self, port):
+        """{classid: {"bytes", "packets", "dropped"[, "backlog"]}}."""
+        return parse_tc_classes(self.tc_text(port))
+
+    def tx_dropped(self, port):
+        """The port's tx_dropped, read live (ovs-ofctl dump-ports; the
+        database's statistics column lags by up to 5 s)."""
+        out = self.sb.ofctl("dump-ports", "br0", port)
+        m = re.search(r"tx pkts=\S+ bytes=\S+ drop=(\d+)", out)
+        if not m:
+            raise LabError("no tx drop counter in: %s" % out)
+        return int(m.group(1))
+
+    @staticmethod
+    def nstat(host, counter="TcpRetransSegs"):
+        """Absolute value of an SNMP counter in 'host''s namespace (nstat
+        -a: absolute, -s: do not touch nstat's history file)."""
+        data = json.loads(host.run("nstat", "-asz", "--json", counter))
+        for v in data.values():
+            if isinstance(v, dict) and counter in v:
+                return int(v[counter])
+        return int(data.get(counter, 0))

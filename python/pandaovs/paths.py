@@ -1,0 +1,88 @@
+"""Where things are: the source tree, the build tree and the Python that
+runs the package.  The one place that knows the layout (tests, the
+testbed, the benchmarks and the launchers all ask here).
+
+The build tree is the one ./build.sh makes (default <repo>/_build), or the
+one named by $PANDA_BUILD_DIR (tests/run.sh sets it) or by an explicit
+argument (--build-dir).  Inside it: ovs/build/... (the patched OVS),
+load_generator/panda-*, tools/panda-model.
+"""
+
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON_DIR = os.path.dirname(HERE)
+TOP = os.path.dirname(PYTHON_DIR)
+CDF_DIR = os.path.join(TOP, "load_generator", "cdf")
+# Debian's interpreter: python3-os-ken and matplotlib import there (a pyenv
+# python3 on PATH does not see them).
+PY = "/usr/bin/python3"
+
+
+class NotBuilt(RuntimeError):
+    """A program the build tree should hold is missing."""
+
+
+def build_dir(explicit=None):
+    """The build tree: 'explicit', else $PANDA_BUILD_DIR, else <repo>/_build
+    (absolute)."""
+    return os.path.abspath(explicit or os.environ.get("PANDA_BUILD_DIR")
+                           or os.path.join(TOP, "_build"))
+
+
+def cdf(name):
+    """A distribution shipped with the load generator (load_generator/cdf)."""
+    return os.path.join(CDF_DIR, name)
+
+
+class BuildTree:
+    """Paths of the programs in one build tree."""
+
+    LOADGEN = ("panda-fg-server", "panda-fg-client", "panda-mc-client")
+
+    def __init__(self, root=None):
+        self.root = build_dir(root)
+
+    def path(self, rel):
+        return os.path.join(self.root, rel)
+
+    def has(self, rel):
+        return os.access(self.path(rel), os.X_OK)
+
+    def bin(self, rel):
+        """'rel' under the build tree; NotBuilt if it is not executable."""
+        p = self.path(rel)
+        if not os.access(p, os.X_OK):
+            raise NotBuilt("%s is not built (run ./build.sh, or make in %s)"
+                           % (p, self.root))
+        return p
+
+    def ovs(self, rel):
+        """An OVS program, e.g. ovs("utilities/ovs-ofctl")."""
+        return self.bin(os.path.join("ovs", "build", rel))
+
+    def loadgen(self, name):
+        """panda-fg-server, panda-fg-client or panda-mc-client."""
+        return self.bin(os.path.join("load_generator", name))
+
+    def tool(self, name):
+        """tools/panda-model and friends."""
+        return self.bin(os.path.join("tools", name))
+
+    def missing(self, rels):
+        return [r for r in rels if not self.has(r)]
+
+
+def module_env(env=None):
+    """'env' (default os.environ) with python/ on PYTHONPATH, so that a
+    child '/usr/bin/python3 -m pandaovs.X' finds the package."""
+    env = dict(os.environ if env is None else env)
+    old = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = PYTHON_DIR + (os.pathsep + old if old else "")
+    return env
+
+
+def module_cmd(module, *args):
+    """argv that runs pandaovs.<module> with Debian's interpreter (use with
+    module_env())."""
+    return [PY, "-m", "pandaovs." + module] + [str(a) for a in args]

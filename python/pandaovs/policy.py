@@ -1,0 +1,586 @@
+"""One Panda/PIAS scheduling policy: the Python twin of lib/panda's
+'struct panda_policy' (lib/panda/policy.c) and of its wire body.
+
+    Policy.from_text("id=1,threshold=1460,thresholds=100000/1000000")
+    Policy.from_json(obj, src)          # panda-model's JSON
+    policy.text()                       # == panda_policy_format()
+    policy.nx_action()                  # the 160-byte NXAST_PANDA action
+    Policy.from_nx_action(action)       # and back
+
+Units are lib/panda's: weights are integers in hundredths (1 = 100), never
+floats; thresholds, T and sizes in bytes; idle_reset in milliseconds.
+
+Every constructor validates (the decision: a policy is checked once, where
+it enters, with lib/panda's own rules and messages).  The text parser and
+the validator follow panda_policy_parse() and panda_policy_validate()
+message for message, so an operator sees the same "field: problem" text
+from the controller, the testbed and ovs-ofctl; tests/vectors/policies.txt
+holds the shared cases and tests/python/test_policy.py and
+tests/tools/test_policy_vectors.py check both languages against it.
+
+Wire format (ofproto-ext/README.md): a Nicira vendor action, subtype 240,
+160 bytes, big-endian.  Its bytes 10..159 are the policy's wire body
+(WIRE_LEN = 150 bytes) that the NX action and the datapath action share.
+"""
+
+import dataclasses
+import json
+import math
+import struct
+
+OFPAT_VENDOR = 0xffff
+NX_VENDOR_ID = 0x00002320
+NXAST_PANDA = 240
+NX_HEADER_LEN = 10          # type, len, vendor, subtype
+NX_ACTION_LEN = 160
+WIRE_LEN = NX_ACTION_LEN - NX_HEADER_LEN
+
+MAX_LEVELS = 8              # PANDA_MAX_LEVELS
+MAX_WEIGHTS = 8             # PANDA_MAX_WEIGHTS
+WEIGHT_ONE = 100            # PANDA_WEIGHT_ONE: weights in hundredths
+MAX_DSCP = 63               # PANDA_MAX_DSCP
+MAX_PKT_SIZE = 65535        # PANDA_MAX_PKT_SIZE
+MAX_WHOLE_WEIGHT = 600      # panda_policy_parse(): weights up to 600.99
+KINDS = ("panda", "pias")   # enum panda_kind, in wire order
+
+U8, U16, U32, U64 = 0xff, 0xffff, 0xffffffff, 0xffffffffffffffff
+I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
+
+_NX_HEADER = struct.Struct("!HHIH")
+# kind, n_levels, id, threshold, n_weights, ctl_level, pad[2], idle_reset,
+# pad2[4], floor, thresholds[7], weight_above[8], weights[8], dscp[8],
+# queue[8].
+_WIRE = struct.Struct("!BBIIBB2sI4sq7Q8I8H8s8s")
+assert _WIRE.size == WIRE_LEN
+
+
+class PolicyError(ValueError):
+    """A policy lib/panda would refuse; str() names the field, as
+    panda_policy_parse() and panda_policy_validate() do."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """A validated policy.  dscp and queues default to lib/panda's maps
+    (level i: DSCP i + 1, queue i); weights are (above_bytes, hundredths)
+    pairs."""
+
+    id: int
+    kind: str = "panda"
+    threshold: int = 0
+    weights: tuple = ()
+    thresholds: tuple = ()
+    dscp: tuple = None
+    queues: tuple = None
+    ctl_level: int = 0
+    floor: int = 0
+    idle_reset: int = 0
+
+    def __post_init__(self):
+        n = len(self.thresholds) + 1
+        fix = {
+            "weights": tuple((int(a), int(w)) for a, w in self.weights),
+            "thresholds": tuple(self.thresholds),
+            "dscp": tuple(range(1, n + 1)) if self.dscp is None
+            else tuple(self.dscp),
+            "queues": tuple(range(n)) if self.queues is None
+            else tuple(self.queues),
+        }
+        for k, v in fix.items():
+            object.__setattr__(self, k, v)
+        err = self.problem()
+        if err:
+            raise PolicyError(err)
+
+    @property
+    def n_levels(self):
+        return len(self.thresholds) + 1
+
+    def __repr__(self):
+        return "Policy(%s)" % self.text()
+
+    # -- validation -----------------------------------------------------
+    def problem(self):
+        """None if valid, else the message of panda_policy_validate()
+        (preceded by the range checks that C gets from its field types)."""
+        return _type_problem(self) or _rule_problem(self)
+
+    # -- text -------------------------------------------------------------
+    @classmethod
+    def from_text(cls, text):
+        """panda_policy_parse(): raises PolicyError with its message."""
+        return cls(**_parse_text(text))
+
+    def text(self):
+        """panda_policy_format(): the canonical text, which is what
+        ovs-ofctl dump-flows prints inside panda(...)."""
+        s = ["id=%d" % self.id]
+        if self.kind == "pias":
+            s.append(",kind=pias")
+        else:
+            s.append(",threshold=%d" % self.threshold)
+        for i, (above, w) in enumerate(self.weights):
+            s.append("%s%d:%s" % ("/" if i else ",weights=", above,
+                                  format_weight(w)))
+        for i, t in enumerate(self.thresholds):
+            s.append("%s%d" % ("/" if i else ",thresholds=", t))
+        s.append(",dscp=" + "/".join(str(d) for d in self.dscp))
+        s.append(",queues=" + "/".join(str(q) for q in self.queues))
+        if self.ctl_level:
+            s.append(",ctl_level=%d" % self.ctl_level)
+        if self.floor:
+            s.append(",floor=%d" % self.floor)
+        if self.idle_reset:
+            s.append(",idle_reset=%d" % self.idle_reset)
+        return "".join(s)
+
+    # -- JSON (panda-model's policy file) ---------------------------------
+    @classmethod
+    def from_json(cls, obj, src=""):
+        """Reads panda-model's JSON (tools/README-panda-model.md): the
+        structured fields are authoritative; 'action' (the text panda-model
+        prints) is compared with them.  Returns (Policy, warnings).  Errors
+        name 'src' and the field: the JSON structure first (types, counts,
+        the ranges the wire format can carry), then lib/panda's rules."""
+        return _from_json(cls, obj, src)
+
+    def to_json(self):
+        """The policy fields of panda-model's JSON (weights as numbers)."""
+        d = {"id": self.id, "kind": self.kind, "threshold": self.threshold,
+             "weights": [[a, _weight_number(w)] for a, w in self.weights],
+             "thresholds": list(self.thresholds), "dscp": list(self.dscp),
+             "queues": list(self.queues)}
+        for k in ("ctl_level", "floor", "idle_reset"):
+            if getattr(self, k):
+                d[k] = getattr(self, k)
+        d["action"] = self.text()
+        return d
+
+    # -- wire ---------------------------------------------------------------
+    def wire_body(self):
+        """The 150-byte wire body (bytes 10..159 of NXAST_PANDA)."""
+        k = self.n_levels
+
+        def pad(v, n):
+            return list(v) + [0] * (n - len(v))
+        return _WIRE.pack(
+            KINDS.index(self.kind), k, self.id, self.threshold,
+            len(self.weights), self.ctl_level, b"\0\0", self.idle_reset,
+            b"\0" * 4, self.floor, *pad(self.thresholds, MAX_LEVELS - 1),
+            *pad([a for a, _ in self.weights], MAX_WEIGHTS),
+            *pad([w for _, w in self.weights], MAX_WEIGHTS),
+            bytes(pad(self.dscp, MAX_LEVELS)),
+            bytes(pad(self.queues, MAX_LEVELS)))
+
+    @classmethod
+    def from_wire_body(cls, body):
+        """Inverse of wire_body(); raises PolicyError as the switch's
+        decoder refuses the action (same messages)."""
+        body = bytes(body)
+        if len(body) != WIRE_LEN:
+            raise PolicyError("panda action: body of %d bytes, expected %d"
+                              % (len(body), WIRE_LEN))
+        (kind, k, pid, threshold, n_w, ctl, pad1, idle, pad2, floor,
+         *rest) = _WIRE.unpack(body)
+        alpha, above = rest[:7], rest[7:15]
+        weights, dscp, queues = rest[15:23], rest[23], rest[24]
+        if any(pad1) or any(pad2):
+            raise PolicyError("panda action: nonzero padding")
+        if kind >= len(KINDS):
+            raise PolicyError("kind: must be 0 (panda) or 1 (pias)")
+        if not 1 <= k <= MAX_LEVELS:
+            raise PolicyError("thresholds: 1 to 8 levels required")
+        if n_w > MAX_WEIGHTS:
+            raise PolicyError("weights: at most 8 intervals")
+        if any(alpha[k - 1:]):
+            raise PolicyError("thresholds: nonzero entry past the last "
+                              "level")
+        if any(above[n_w:]) or any(weights[n_w:]):
+            raise PolicyError("weights: nonzero entry past the last "
+                              "interval")
+        if any(dscp[k:]) or any(queues[k:]):
+            raise PolicyError("dscp, queues: nonzero entry past the last "
+                              "level")
+        return cls(id=pid, kind=KINDS[kind], threshold=threshold,
+                   weights=tuple(zip(above[:n_w], weights[:n_w])),
+                   thresholds=alpha[:k - 1], dscp=dscp[:k],
+                   queues=queues[:k], ctl_level=ctl, floor=floor,
+                   idle_reset=idle)
+
+    def nx_action(self):
+        """The whole 160-byte NXAST_PANDA action."""
+        return _NX_HEADER.pack(OFPAT_VENDOR, NX_ACTION_LEN, NX_VENDOR_ID,
+                               NXAST_PANDA) + self.wire_body()
+
+    @classmethod
+    def from_nx_action(cls, action):
+        action = bytes(action)
+        if len(action) != NX_ACTION_LEN:
+            raise PolicyError("panda action: %d bytes, expected %d"
+                              % (len(action), NX_ACTION_LEN))
+        if _NX_HEADER.unpack_from(action) != (OFPAT_VENDOR, NX_ACTION_LEN,
+                                              NX_VENDOR_ID, NXAST_PANDA):
+            raise PolicyError("not an NXAST_PANDA action")
+        return cls.from_wire_body(action[NX_HEADER_LEN:])
+
+
+def format_weight(w):
+    """Hundredths as panda_policy_format() prints them: 2, 2.5, 2.25."""
+    if not w % 100:
+        return "%d" % (w // 100)
+    if w % 10:
+        return "%d.%02d" % (w // 100, w % 100)
+    return "%d.%d" % (w // 100, w % 100 // 10)
+
+
+def _weight_number(w):
+    return w // 100 if not w % 100 else w / 100
+
+
+# -- validation --------------------------------------------------------------
+def _type_problem(p):
+    """What C's field types rule out before panda_policy_validate() runs
+    (message style of panda_policy_parse()'s range errors)."""
+    def bad(field, v, lo, hi):
+        if isinstance(v, bool) or not isinstance(v, int):
+            return "%s: %r is not an integer" % (field, v)
+        if not lo <= v <= hi:
+            return "%s: %d out of range (%d..%d)" % (field, v, lo, hi)
+        return None
+    if p.kind not in KINDS:
+        return "kind: \"%s\" is not panda or pias" % p.kind
+    if len(p.thresholds) > MAX_LEVELS - 1:
+        return ("thresholds: %d levels requested, must be 1 to %d (at most "
+                "%d thresholds)" % (len(p.thresholds) + 1, MAX_LEVELS,
+                                    MAX_LEVELS - 1))
+    if len(p.weights) > MAX_WEIGHTS:
+        return "weights: %d intervals, at most %d" % (len(p.weights),
+                                                      MAX_WEIGHTS)
+    checks = [("id", p.id, 0, U32), ("threshold", p.threshold, 0, U32),
+              ("ctl_level", p.ctl_level, 0, U8),
+              ("floor", p.floor, I64_MIN, I64_MAX),
+              ("idle_reset", p.idle_reset, 0, U32)]
+    checks += [("thresholds", t, 0, U64) for t in p.thresholds]
+    for a, w in p.weights:
+        checks += [("weights", a, 0, U32), ("weights", w, 0, U16)]
+    checks += [("dscp", d, 0, U8) for d in p.dscp]
+    checks += [("queues", q, 0, U8) for q in p.queues]
+    for c in checks:
+        err = bad(*c)
+        if err:
+            return err
+    for field, v in (("dscp", p.dscp), ("queues", p.queues)):
+        if len(v) != p.n_levels:
+            return ("%s: %d values for %d levels (give one per level: "
+                    "thresholds + 1)" % (field, len(v), p.n_levels))
+    return None
+
+
+def _rule_problem(p):
+    """panda_policy_validate(), message for message."""
+    alpha = p.thresholds
+    for i in range(len(alpha)):
+        if i > 0 and alpha[i] <= alpha[i - 1]:
+            return ("thresholds: not strictly ascending (%d after %d)"
+                    % (alpha[i], alpha[i - 1]))
+        if alpha[i] > I64_MAX:
+            return "thresholds: %d too large" % alpha[i]
+    if p.kind == "pias":
+        if p.threshold:
+            return ("threshold: must be 0 for kind=pias (PIAS has no "
+                    "small-packet threshold)")
+        if p.weights:
+            return ("weights: not allowed with kind=pias (PIAS counts "
+                    "bytes sent)")
+    elif p.threshold > MAX_PKT_SIZE:
+        return ("threshold: %d larger than the largest packet (%d)"
+                % (p.threshold, MAX_PKT_SIZE))
+    for i, (above, w) in enumerate(p.weights):
+        if not i and above < p.threshold:
+            return ("weights: interval bound %d is below the threshold "
+                    "T=%d" % (above, p.threshold))
+        if i and above <= p.weights[i - 1][0]:
+            return ("weights: interval bounds not strictly ascending (%d "
+                    "after %d)" % (above, p.weights[i - 1][0]))
+        if w < WEIGHT_ONE:
+            return "weights: weight %d.%02d below 1" % (w // 100, w % 100)
+        if i and w < p.weights[i - 1][1]:
+            return ("weights: weights must not decrease (1 = w0 <= w1 <= "
+                    "...)")
+    for i, d in enumerate(p.dscp):
+        if d > MAX_DSCP:
+            return "dscp: value %d for level %d exceeds %d" % (d, i,
+                                                                MAX_DSCP)
+    if p.ctl_level >= p.n_levels:
+        return ("ctl_level: %d but the policy has only %d levels"
+                % (p.ctl_level, p.n_levels))
+    if p.floor > 0:
+        return "floor: %d must be <= 0" % p.floor
+    return None
+
+
+# -- text syntax (panda_policy_parse) -----------------------------------------
+_SPACE = " \t\n\v\f\r"
+
+
+def _strtoull(s):
+    """C's strtoull(s, &end, 10): (value, rest, ok); ok False where C sets
+    errno or parses no digit.  A '-' after leading blanks negates modulo
+    2^64, as in C."""
+    i = len(s) - len(s.lstrip(_SPACE))
+    neg = False
+    if i < len(s) and s[i] in "+-":
+        neg = s[i] == "-"
+        i += 1
+    j = i
+    while j < len(s) and s[j] in "0123456789":
+        j += 1
+    if j == i:
+        return 0, s, False
+    v = int(s[i:j])
+    if v > U64:
+        return U64, s[j:], False
+    return ((-v) & U64 if neg else v), s[j:], True
+
+
+def _parse_u64(field, s, hi):
+    if not s or s[0] == "-":
+        raise PolicyError("%s: \"%s\" is not a nonnegative integer"
+                          % (field, s))
+    v, rest, ok = _strtoull(s)
+    if not ok or rest:
+        raise PolicyError("%s: \"%s\" is not a nonnegative integer"
+                          % (field, s))
+    if v > hi:
+        raise PolicyError("%s: %s out of range (max %d)" % (field, s, hi))
+    return v
+
+
+def _parse_weight(s):
+    """'2', '2.5', '2.25' -> hundredths."""
+    dot = s.find(".")
+    whole_text = s if dot < 0 else s[:dot]
+    if not whole_text or len(whole_text) >= 32:
+        raise PolicyError("weights: bad weight \"%s\"" % s)
+    whole = _parse_u64("weights", whole_text, MAX_WHOLE_WEIGHT)
+    frac = 0
+    if dot >= 0:
+        digits = s[dot + 1:]
+        if not 1 <= len(digits) <= 2 or \
+                any(c not in "0123456789" for c in digits):
+            raise PolicyError("weights: weight \"%s\" needs 1 or 2 decimal "
+                              "digits" % s)
+        frac = int(digits) * (10 if len(digits) == 1 else 1)
+    return whole * 100 + frac
+
+
+def _parse_weight_item(item):
+    colon = item.find(":")
+    if colon <= 0 or colon >= 32:
+        raise PolicyError("weights: \"%s\" is not <size>:<weight>" % item)
+    return (_parse_u64("weights", item[:colon], MAX_PKT_SIZE),
+            _parse_weight(item[colon + 1:]))
+
+
+def _items(field, value, max_items, parse):
+    """for_each_item(): '/'-separated items, each through 'parse'."""
+    if value == "":
+        return []
+    if value.startswith("/") or value.endswith("/") or "//" in value:
+        raise PolicyError("%s: empty item in \"%s\"" % (field, value))
+    out = []
+    for item in value.split("/"):
+        if len(out) >= max_items:
+            raise PolicyError("%s: more than %d items" % (field, max_items))
+        out.append(parse(item))
+    return out
+
+
+def _parse_floor(value):
+    v, rest, ok = _strtoull(value)
+    stripped = value.lstrip(_SPACE)
+    neg = stripped.startswith("-")
+    if ok:
+        # strtoll: the magnitude must fit int64 (errno ERANGE otherwise).
+        mag = (-v) & U64 if neg else v
+        ok = mag <= (I64_MAX + 1 if neg else I64_MAX)
+    if not ok or rest:
+        raise PolicyError("floor: \"%s\" is not an integer" % value)
+    return -mag if neg else mag
+
+
+def _parse_text(text):
+    """panda_policy_parse() up to (not including) validation: returns the
+    keyword arguments of Policy."""
+    kw = {"kind": "panda"}
+    have_id = False
+    n_dscp = n_queues = None
+    # strtok_r(",") skips empty tokens.
+    for tok in (t for t in text.split(",") if t):
+        if "=" not in tok:
+            raise PolicyError("%s: missing \"=<value>\""
+                              % tok.lstrip(" \t"))
+        key, value = tok.split("=", 1)
+        key = key.lstrip(" \t")
+        if key == "id":
+            kw["id"] = _parse_u64("id", value, U32)
+            have_id = True
+        elif key == "kind":
+            if value not in KINDS:
+                raise PolicyError("kind: \"%s\" is not panda or pias"
+                                  % value)
+            kw["kind"] = value
+        elif key in ("threshold", "T"):
+            kw["threshold"] = _parse_u64("threshold", value, MAX_PKT_SIZE)
+        elif key == "weights":
+            kw["weights"] = _items("weights", value, MAX_WEIGHTS,
+                                   _parse_weight_item)
+        elif key == "thresholds":
+            kw["thresholds"] = _items(
+                "thresholds", value, MAX_LEVELS - 1,
+                lambda s: _parse_u64("thresholds", s, I64_MAX))
+        elif key == "dscp":
+            kw["dscp"] = _items("dscp", value, MAX_LEVELS,
+                                lambda s: _parse_u64("dscp", s, MAX_DSCP))
+            n_dscp = len(kw["dscp"])
+        elif key == "queues":
+            kw["queues"] = _items("queues", value, MAX_LEVELS,
+                                  lambda s: _parse_u64("queues", s, U8))
+            n_queues = len(kw["queues"])
+        elif key == "ctl_level":
+            kw["ctl_level"] = _parse_u64("ctl_level", value, MAX_LEVELS - 1)
+        elif key == "floor":
+            kw["floor"] = _parse_floor(value)
+        elif key == "idle_reset":
+            kw["idle_reset"] = _parse_u64("idle_reset", value, U32)
+        else:
+            raise PolicyError("%s: unknown field" % key)
+    if not have_id:
+        raise PolicyError("id: missing (every policy needs a stable id)")
+    k = len(kw.get("thresholds", ())) + 1
+    for field, n in (("dscp", n_dscp), ("queues", n_queues)):
+        if n is not None and n != k:
+            raise PolicyError("%s: %d values for %d levels (give one per "
+                              "level: thresholds + 1)" % (field, n, k))
+    return kw
+
+
+# -- JSON ----------------------------------------------------------------------
+POLICY_KEYS = ("id", "kind", "threshold", "weights", "thresholds", "dscp",
+               "queues", "ctl_level", "floor", "idle_reset")
+# Keys panda-model writes that are not part of the policy.
+INFO_KEYS = ("version", "action", "model", "inputs", "flt", "fht",
+             "comment", "controller")
+
+
+def _where(src, field):
+    return "%s: %s" % (src, field) if src else field
+
+
+def json_int(src, field, v, lo, hi, error=PolicyError):
+    """An integer of a JSON document in [lo, hi], else 'error' naming the
+    source and the field (the controller's configuration uses it too)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise error("%s: expected an integer, got %s"
+                    % (_where(src, field), json.dumps(v)))
+    if not lo <= v <= hi:
+        raise error("%s: %d out of range (%d..%d)"
+                    % (_where(src, field), v, lo, hi))
+    return v
+
+
+def _json_int_list(src, field, v, lo, hi, maxlen):
+    if not isinstance(v, list):
+        raise PolicyError("%s: expected a list of integers, got %s"
+                          % (_where(src, field), json.dumps(v)))
+    if len(v) > maxlen:
+        raise PolicyError("%s: %d values, at most %d allowed"
+                          % (_where(src, field), len(v), maxlen))
+    return [json_int(src, "%s[%d]" % (field, i), x, lo, hi)
+            for i, x in enumerate(v)]
+
+
+def _json_hundredths(src, field, v):
+    """A JSON number with at most two decimals -> hundredths (int): the
+    one place a float enters, and it leaves as an integer."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise PolicyError("%s: expected a number, got %s"
+                          % (_where(src, field), json.dumps(v)))
+    if isinstance(v, float) and not math.isfinite(v):
+        raise PolicyError("%s: %s is not a finite number"
+                          % (_where(src, field), v))
+    h = round(v * 100) if isinstance(v, float) else v * 100
+    if isinstance(v, float) and abs(h - v * 100) > 1e-6:
+        raise PolicyError("%s: %s has more than two decimals"
+                          % (_where(src, field), v))
+    return json_int(src, field, int(h), 0, U16)
+
+
+def _from_json(cls, obj, src):
+    if not isinstance(obj, dict):
+        raise PolicyError("%s: a policy must be a JSON object"
+                          % (src or "policy"))
+    if "version" in obj and obj["version"] != 1:
+        raise PolicyError("%s: unsupported version %s (expected 1)"
+                          % (_where(src, "version"),
+                             json.dumps(obj["version"])))
+    if "id" not in obj:
+        raise PolicyError("%s: missing (the policy id is required)"
+                          % _where(src, "id"))
+    unknown = sorted(set(obj) - set(POLICY_KEYS) - set(INFO_KEYS))
+    if unknown:
+        raise PolicyError("%s: unknown key%s %s (policy keys: %s)" % (
+            src or "policy", "s" if len(unknown) > 1 else "",
+            ", ".join(unknown), ", ".join(sorted(POLICY_KEYS))))
+    kw = {"id": json_int(src, "id", obj["id"], 0, U32)}
+    kind = obj.get("kind", "panda")
+    if kind not in KINDS:
+        raise PolicyError("%s: %s is not panda or pias"
+                          % (_where(src, "kind"), json.dumps(kind)))
+    kw["kind"] = kind
+    kw["threshold"] = json_int(src, "threshold", obj.get("threshold", 0),
+                                0, U32)
+    weights = obj.get("weights", [])
+    if not isinstance(weights, list) or len(weights) > MAX_WEIGHTS:
+        raise PolicyError("%s: expected a list of at most %d [above, "
+                          "weight] pairs" % (_where(src, "weights"),
+                                             MAX_WEIGHTS))
+    wl = []
+    for i, w in enumerate(weights):
+        f = "weights[%d]" % i
+        if not isinstance(w, list) or len(w) != 2:
+            raise PolicyError("%s: expected [above_bytes, weight], got %s"
+                              % (_where(src, f), json.dumps(w)))
+        wl.append((json_int(src, f + "[0]", w[0], 0, U32),
+                   _json_hundredths(src, f + "[1]", w[1])))
+    kw["weights"] = wl
+    kw["thresholds"] = _json_int_list(src, "thresholds",
+                                      obj.get("thresholds", []), 0, U64,
+                                      MAX_LEVELS - 1)
+    k = len(kw["thresholds"]) + 1
+    for key, hi in (("dscp", MAX_DSCP), ("queues", U8)):
+        if key in obj:
+            v = _json_int_list(src, key, obj[key], 0, hi, MAX_LEVELS)
+            if len(v) != k:
+                raise PolicyError(
+                    "%s: %d values for %d levels (one per level: thresholds "
+                    "has %d entries)" % (_where(src, key), len(v), k, k - 1))
+            kw[key] = v
+    kw["ctl_level"] = json_int(src, "ctl_level", obj.get("ctl_level", 0),
+                                0, U8)
+    kw["floor"] = json_int(src, "floor", obj.get("floor", 0), I64_MIN,
+                            I64_MAX)
+    kw["idle_reset"] = json_int(src, "idle_reset",
+                                 obj.get("idle_reset", 0), 0, U32)
+    try:
+        policy = cls(**kw)
+    except PolicyError as e:
+        raise PolicyError("%s: policy id %d: %s"
+                          % (src or "policy", kw["id"], e))
+    warnings = []
+    action = obj.get("action")
+    if action is not None and action != policy.text():
+        warnings.append("%s: 'action' (%s) differs from the structured "
+                        "fields (%s); the structured fields are used"
+                        % (_where(src, "action"), action, policy.text()))
+    return policy, warnings

@@ -1,0 +1,138 @@
+"""The testbed's command line (a stable contract: testbed/README.md,
+ansible/ drives it) and the typed configuration it produces.
+
+parse_args() checks the arguments once and returns a RunConfig; the rest
+of the testbed reads only that (never the argparse namespace)."""
+
+import argparse
+import dataclasses
+import os
+from typing import Optional, Tuple
+
+from .. import paths
+from .experiments import MODES
+from .profiles import PROFILES, queue_pkts_for
+
+SCHEMES = ("fifo", "pias", "panda")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    mode: str                   # "quick" or "full" (experiments.MODES)
+    schemes: Tuple[str, ...]
+    build_dir: str              # absolute
+    out: str                    # results root; the run goes to out/run_id
+    rate_mbit: float            # bottleneck rate
+    seed: int
+    reps: int
+    policy: Optional[str]       # a saved policy.json: skip stages 1 and 2
+    profile: str
+    ccs: Tuple[str, ...]        # congestion control algorithms asked for
+    load: float                 # rho given to the model
+    queue_pkts: int             # buffer of each of the K queues
+    warmup_s: float
+    run_id: Optional[str]
+    plots: bool
+    calibrate: Optional[Tuple[float, ...]]  # rates, Mbit/s
+    argv: Tuple[str, ...] = ()
+
+    @property
+    def modeled_schemes(self):
+        """The schemes that need a policy from the model."""
+        return [s for s in self.schemes if s in ("pias", "panda")]
+
+
+@dataclasses.dataclass(frozen=True)
+class TrialConfig:
+    """What one trial needs besides its point and scheme."""
+    warmup_s: float
+    keys: int = 200                 # memcached keys
+    mc_timeout_s: float = 1800
+    fct_window_s: float = 0.0       # 0: from warm-up to memcached's end
+    fct_grace_s: float = 0.0        # load kept up after the window
+    fht_sample_pkts: int = 300000   # stage 1: FHT packets captured
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="testbed/run.py",
+        description="Panda vs PIAS vs FIFO on one machine (thesis ch. 5): "
+        "OVS (userspace datapath) in a private network namespace, PM1/PM2 "
+        "as namespaces, memcached against web-search flows on a shaped "
+        "K-level egress.  Needs root.")
+    m = p.add_mutually_exclusive_group()
+    m.add_argument("--quick", dest="mode", action="store_const",
+                   const="quick", help="one point of (a) and (c), 1 "
+                   "repetition: a few minutes (default)")
+    m.add_argument("--full", dest="mode", action="store_const",
+                   const="full", help="the complete figures (hours)")
+    p.add_argument("--schemes", default="fifo,pias,panda",
+                   help="comma-separated subset of fifo,pias,panda")
+    p.add_argument("--build-dir", default=paths.build_dir(),
+                   help="build tree with OVS, load_generator and tools "
+                   "(default $PANDA_BUILD_DIR or <repo>/_build, where "
+                   "./build.sh builds)")
+    p.add_argument("--out", default=os.path.join(paths.TOP, "results"),
+                   help="results directory (default %(default)s); the run "
+                   "goes to OUT/<run-id>/")
+    p.add_argument("--rate-mbit", type=float, help="bottleneck rate "
+                   "(default: the profile's calibrated rate, 50)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--reps", type=int, help="repetitions (default: quick "
+                   "1, full 10; with 3 or more min and max are dropped)")
+    p.add_argument("--policy", help="reuse a saved policy.json (skips "
+                   "stages 1 and 2)")
+    p.add_argument("--profile", default="1g", choices=sorted(PROFILES))
+    p.add_argument("--cc", default="cubic,dctcp",
+                   help="congestion control algorithms to run (default "
+                   "cubic,dctcp; dctcp rows are reported unavailable when "
+                   "the kernel lacks it)")
+    p.add_argument("--load", type=float, default=0.8,
+                   help="load rho given to the model (thesis: 14 flows is "
+                   "about 0.8)")
+    p.add_argument("--queue-pkts", type=int,
+                   help="per-queue buffer in packets (default: scaled with "
+                   "the rate, 1000 at 1 Gbit/s)")
+    p.add_argument("--warmup", type=float, help="seconds of load before "
+                   "the memcached client starts")
+    p.add_argument("--run-id", help="name of the run directory")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--calibrate", metavar="RATES",
+                   help="instead of the experiments, measure a top-priority "
+                   "memcached unloaded and against 14 flows at these rates "
+                   "(Mbit/s, comma-separated)")
+    return p
+
+
+def parse_args(argv):
+    """Checks 'argv' (argparse's exit 2 on errors) -> RunConfig."""
+    p = parser()
+    a = p.parse_args(argv)
+    mode = a.mode or "quick"
+    schemes = tuple(s.strip() for s in a.schemes.split(",") if s.strip())
+    bad = [s for s in schemes if s not in SCHEMES]
+    if bad or not schemes:
+        p.error("--schemes: unknown scheme(s) %s (choose from %s)"
+                % (",".join(bad) or "(none)", ",".join(SCHEMES)))
+    rate = a.rate_mbit or PROFILES[a.profile]["default_rate_mbit"]
+    if rate <= 0:
+        p.error("--rate-mbit must be positive")
+    if not 0 < a.load < 1:
+        p.error("--load must be in (0, 1)")
+    reps = a.reps or MODES[mode]["reps"]
+    if reps < 1:
+        p.error("--reps must be at least 1")
+    calibrate = None
+    if a.calibrate:
+        try:
+            calibrate = tuple(float(r) for r in a.calibrate.split(","))
+        except ValueError:
+            p.error("--calibrate: expected rates in Mbit/s, e.g. 25,50,100")
+    return RunConfig(
+        mode=mode, schemes=schemes, build_dir=os.path.abspath(a.build_dir),
+        out=os.path.abspath(a.out), rate_mbit=rate, seed=a.seed, reps=reps,
+        policy=a.policy, profile=a.profile,
+        ccs=tuple(c.strip() for c in a.cc.split(",") if c.strip()),
+        load=a.load, queue_pkts=a.queue_pkts or queue_pkts_for(rate * 1e6),
+        warmup_s=a.warmup or MODES[mode]["warmup_s"], run_id=a.run_id,
+        plots=not a.no_plots, calibrate=calibrate, argv=tuple(argv))

@@ -1,0 +1,129 @@
+"""Thesis stage 2 (offline modelling): tools/panda-model turns the packet
+sizes recorded in stage 1 (FLT = memcached, FHT = web-search, sending side)
+plus the web-search flow-size CDF and the load into Panda's T and
+thresholds, and the PIAS baseline from the same CDF and load.
+
+A policy record is {"panda": {...}, "pias": {...}}, each with "action" (the
+policy text) and, from a model run, "model" (panda-model's JSON) and
+"command"; policies() turns it into pandaovs.policy.Policy objects (their
+ids and DSCP maps come from the policies themselves)."""
+
+import collections
+import json
+import os
+import subprocess
+
+from .. import loadgen
+from ..lab import FG_PORT, MEMCACHED_PORT
+from ..policy import Policy, PolicyError
+from . import pcap
+from .topology import PM2_IP
+
+# The ids panda-model is asked to write (--id): two policies, two
+# connection tables in the switch.
+MODEL_IDS = {"panda": 1, "pias": 2}
+
+
+class ModelError(RuntimeError):
+    pass
+
+
+def sample_summary(path, port):
+    """Payload-size summary of the data packets of one capture."""
+    sizes = collections.Counter()
+    conns = set()
+    for p in pcap.tcp_packets(path):
+        if p["src"] != PM2_IP or p["sport"] != port or p["payload"] == 0:
+            continue
+        sizes[p["payload"]] += 1
+        conns.add(p["dport"])
+    n = sum(sizes.values())
+    if not n:
+        return {"packets": 0}
+    ordered = sorted(sizes.items())
+
+    def pct(q):
+        need = q * n
+        acc = 0
+        for s, c in ordered:
+            acc += c
+            if acc >= need:
+                return s
+        return ordered[-1][0]
+    return {"packets": n, "connections": len(conns),
+            "bytes": sum(s * c for s, c in ordered),
+            "mean_payload": sum(s * c for s, c in ordered) / n,
+            "p10_payload": pct(0.10), "p50_payload": pct(0.50),
+            "p90_payload": pct(0.90), "max_payload": ordered[-1][0],
+            "share_below_1000": sum(c for s, c in ordered if s < 1000) / n}
+
+
+def run_model(build, flt_pcap, fht_pcap, load, levels, outdir, log=None):
+    """Runs panda-model for Panda and PIAS; returns the policy record."""
+    log = log or (lambda m: None)
+    try:
+        tool = build.tool("panda-model")
+    except RuntimeError as e:
+        raise ModelError(str(e))
+    common = ["--cdf", loadgen.WEB_SEARCH_CDF, "--load", str(load),
+              "--levels", str(levels)]
+    out_json = {s: os.path.join(outdir, "%s-policy.json" % s)
+                for s in MODEL_IDS}
+    cmds = {
+        "panda": [tool, "--id", str(MODEL_IDS["panda"]),
+                  "--flt", flt_pcap, "--flt-filter",
+                  "src host %s and tcp src port %d" % (PM2_IP,
+                                                       MEMCACHED_PORT),
+                  "--fht", fht_pcap, "--fht-filter",
+                  "src host %s and tcp src port %d" % (PM2_IP, FG_PORT),
+                  "-o", out_json["panda"]] + common,
+        "pias": [tool, "--pias", "--id", str(MODEL_IDS["pias"]),
+                 "-o", out_json["pias"]] + common,
+    }
+    out = {}
+    for name, cmd in cmds.items():
+        res = subprocess.run(cmd, capture_output=True, text=True,
+                             timeout=600)
+        if res.returncode:
+            raise ModelError("panda-model (%s) failed: %s"
+                             % (name, (res.stderr or res.stdout).strip()))
+        with open(out_json[name]) as f:
+            doc = json.load(f)
+        try:
+            policy, warnings = Policy.from_json(doc, out_json[name])
+        except PolicyError as e:
+            raise ModelError("panda-model (%s) wrote a policy that cannot "
+                             "be used: %s" % (name, e))
+        if warnings:
+            raise ModelError("panda-model (%s): %s" % (name, warnings[0]))
+        out[name] = {"action": policy.text(), "model": doc,
+                     "command": " ".join(cmd)}
+        log("  %s policy: %s" % (name, policy.text()))
+    return out
+
+
+def load_policy(path):
+    """Reads a saved policy record (a run's policy.json).  Returns it,
+    checked: each action is a valid policy."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ModelError("--policy %s: %s" % (path, e))
+    if not all(isinstance(doc.get(s), dict) and "action" in doc[s]
+               for s in MODEL_IDS):
+        raise ModelError("--policy %s: expected a testbed policy.json with "
+                         "panda.action and pias.action" % path)
+    policies(doc, "--policy %s" % path)
+    return doc
+
+
+def policies(record, where="policy"):
+    """{"panda": Policy, "pias": Policy} of a policy record."""
+    out = {}
+    for s in MODEL_IDS:
+        try:
+            out[s] = Policy.from_text(record[s]["action"])
+        except PolicyError as e:
+            raise ModelError("%s: %s.action: %s" % (where, s, e))
+    return out

@@ -1,0 +1,175 @@
+"""matplotlib figures shaped like the thesis's: Figs 5.1/5.2 (memcached
+p90/p99 vs requests, grouped bars per scheme), Figs 5.5/5.6 (p90/p99 vs
+concurrency, one panel per request count) and Fig 5.10 (mean FCT per size
+bucket vs concurrency).  Error bars are the spread (std) over repetitions."""
+
+import os
+import warnings
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+COLORS = {"fifo": "#7f7f7f", "pias": "#d62728", "panda": "#1f77b4"}
+ORDER = ("fifo", "pias", "panda")
+
+
+def _val(s):
+    return (s["mean"], s["std"]) if s else (float("nan"), 0.0)
+
+
+def _schemes(rows):
+    present = {r["scheme"] for r in rows}
+    return [s for s in ORDER if s in present]
+
+
+def fig_vs_requests(rows, cc, metric, label, path):
+    rows = [r for r in rows if r["cc"] == cc and "a" in r["experiments"]]
+    if not rows:
+        return None
+    reqs = sorted({r["requests"] for r in rows})
+    schemes = _schemes(rows)
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    w = 0.8 / max(1, len(schemes))
+    for i, s in enumerate(schemes):
+        ys, es = [], []
+        for q in reqs:
+            r = next((r for r in rows if r["scheme"] == s
+                      and r["requests"] == q), None)
+            y, e = _val(r["memcached"][metric] if r else None)
+            ys.append(y)
+            es.append(e)
+        xs = [j + (i - (len(schemes) - 1) / 2) * w for j in range(len(reqs))]
+        ax.bar(xs, ys, w, yerr=es, capsize=3, label=s.upper() if s != "fifo"
+               else "FIFO", color=COLORS[s])
+    ax.set_xticks(range(len(reqs)))
+    ax.set_xticklabels([str(q) for q in reqs])
+    ax.set_xlim(-0.5, len(reqs) - 0.5)
+    ax.set_xlabel("memcached requests")
+    ax.set_ylabel("%s request latency (ms)" % label)
+    ax.set_yscale("log")
+    ax.set_title("memcached %s latency, %s, %d web-search flows"
+                 % (label, cc, rows[0]["concurrency"]))
+    ax.legend()
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def fig_vs_concurrency(rows, cc, path):
+    rows = [r for r in rows if r["cc"] == cc and "b" in r["experiments"]]
+    if not rows:
+        return None
+    reqs = sorted({r["requests"] for r in rows})
+    schemes = _schemes(rows)
+    fig, axes = plt.subplots(2, len(reqs), figsize=(4 * len(reqs), 6.5),
+                             squeeze=False)
+    for col, q in enumerate(reqs):
+        for row, (metric, label) in enumerate((("p90_ms", "p90"),
+                                               ("p99_ms", "p99"))):
+            ax = axes[row][col]
+            for s in schemes:
+                pts = sorted((r["concurrency"], r) for r in rows
+                             if r["scheme"] == s and r["requests"] == q)
+                xs = [c for c, _ in pts]
+                vals = [_val(r["memcached"][metric]) for _, r in pts]
+                ax.errorbar(xs, [v[0] for v in vals],
+                            yerr=[v[1] for v in vals], marker="o",
+                            capsize=3, label=s, color=COLORS[s])
+            ax.set_yscale("log")
+            ax.set_title("%d requests" % q)
+            ax.set_xlabel("web-search flows (concurrency)")
+            ax.set_ylabel("%s latency (ms)" % label)
+            ax.grid(alpha=0.3)
+    axes[0][0].legend()
+    fig.suptitle("memcached latency vs load, %s" % cc)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _size(n):
+    for unit, k in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= k:
+            return "%g%s" % (n / k, unit)
+    return "%gB" % n
+
+
+def _size_range(rng):
+    """[100000, 10000000] -> "(100KB,10MB]"; [10000000, None] ->
+    "(>10MB)"."""
+    lo, hi = (rng or [None, None])[:2]
+    if hi is None:
+        return "(>%s)" % _size(lo or 0)
+    return "(%s,%s]" % (_size(lo) if lo else "0", _size(hi))
+
+
+def fig_fct(rows, cc, path):
+    rows = [r for r in rows if r["cc"] == cc and "c" in r["experiments"]]
+    if not rows:
+        return None
+    schemes = _schemes(rows)
+    # The client's size buckets (load_generator/fg-client.c), but "all".
+    buckets = [(b, "%s %s" % (b, _size_range(rng))) for b, rng in
+               (rows[0].get("fct_size_range_bytes") or {}).items()
+               if b != "all"]
+    if not buckets:
+        return None
+    concs = sorted({r["concurrency"] for r in rows})
+    fig, axes = plt.subplots(1, len(buckets), figsize=(13, 4),
+                             squeeze=False)
+    for i, (b, title) in enumerate(buckets):
+        ax = axes[0][i]
+        w = 0.8 / max(1, len(schemes))
+        for j, s in enumerate(schemes):
+            ys, es = [], []
+            for c in concs:
+                r = next((r for r in rows if r["scheme"] == s
+                          and r["concurrency"] == c), None)
+                y, e = _val(r["fct_mean_ms"][b] if r else None)
+                ys.append(y)
+                es.append(e)
+            xs = [k + (j - (len(schemes) - 1) / 2) * w
+                  for k in range(len(concs))]
+            ax.bar(xs, ys, w, yerr=es, capsize=3, label=s, color=COLORS[s])
+            for x, y in zip(xs, ys):
+                if y != y:      # NaN: no flow of this bucket completed
+                    ax.text(x, 0, "n/a", ha="center", va="bottom",
+                            fontsize=8, color=COLORS[s])
+        ax.set_xticks(range(len(concs)))
+        ax.set_xticklabels([str(c) for c in concs])
+        ax.set_xlim(-0.5, len(concs) - 0.5)
+        ax.set_xlabel("web-search flows (concurrency)")
+        ax.set_ylabel("mean FCT (ms)")
+        ax.set_title(title)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend()
+    fig.suptitle("web-search mean flow completion time, %s" % cc)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_all(result, outdir):
+    warnings.filterwarnings("ignore", message="All-NaN")
+    rows = result.get("summary") or []
+    made = []
+    for cc in sorted({r["cc"] for r in rows}):
+        for f in (fig_vs_requests(rows, cc, "p90_ms", "p90",
+                                  os.path.join(outdir, "fig5.1-p90-vs-requests"
+                                               "-%s.png" % cc)),
+                  fig_vs_requests(rows, cc, "p99_ms", "p99",
+                                  os.path.join(outdir, "fig5.2-p99-vs-requests"
+                                               "-%s.png" % cc)),
+                  fig_vs_concurrency(rows, cc, os.path.join(
+                      outdir, "fig5.5-5.6-latency-vs-concurrency-%s.png"
+                      % cc)),
+                  fig_fct(rows, cc, os.path.join(
+                      outdir, "fig5.10-fct-vs-concurrency-%s.png" % cc))):
+            if f:
+                made.append(os.path.basename(f))
+    return made

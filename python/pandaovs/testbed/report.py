@@ -1,0 +1,158 @@
+"""Aggregation, the terminal table and the CSV."""
+
+import csv
+
+from .stats import get, trimmed
+
+MC_METRICS = ("p50_ms", "p90_ms", "p99_ms", "p99.9_ms", "mean_ms", "max_ms")
+
+
+def fct_buckets(trials):
+    """The FCT size buckets, in panda-fg-client's order: {name:
+    size_range_bytes}.  They are defined once, in the client
+    (load_generator/fg-client.c), and carried by its JSON into each
+    trial's "fct"."""
+    out = {}
+    for t in trials:
+        for name, st in (t.get("fct") or {}).items():
+            out.setdefault(name, st.get("size_range_bytes"))
+    return out
+
+
+def aggregate(trials):
+    """Groups ok trials by (cc, scheme, concurrency, requests) and reduces
+    every metric over the repetitions (thesis: drop min and max)."""
+    groups = {}
+    ranges = fct_buckets(trials)
+    for t in trials:
+        key = (t["cc"], t["scheme"], t["concurrency"], t["requests"])
+        g = groups.setdefault(key, {"ok": [], "failed": [],
+                                    "experiments": set()})
+        g["experiments"].update(t.get("experiments") or [])
+        (g["ok"] if t["status"] == "ok" else g["failed"]).append(t)
+    rows = []
+    for (cc, scheme, conc, req), g in sorted(groups.items()):
+        ok = g["ok"]
+        row = {"cc": cc, "scheme": scheme, "concurrency": conc,
+               "requests": req, "experiments": sorted(g["experiments"]),
+               "reps_ok": len(ok), "reps_failed": len(g["failed"]),
+               "failures": [t["status"] for t in g["failed"]],
+               "memcached": {}, "fct_mean_ms": {}, "fct_completed": {}}
+        for m in MC_METRICS:
+            row["memcached"][m] = trimmed(get(t, ("memcached", m))
+                                          for t in ok)
+        for b in ranges:
+            row["fct_mean_ms"][b] = trimmed(get(t, ("fct", b, "mean_ms"))
+                                            for t in ok)
+            row["fct_completed"][b] = sum(
+                get(t, ("fct", b, "completed")) or 0 for t in ok)
+        row["fct_size_range_bytes"] = ranges
+        row["goodput_mbps"] = trimmed(get(t, ("load", "goodput_mbps"))
+                                      for t in ok)
+        # Where the memcached connection's packets went (all reps).
+        lv = {}
+        for t in ok:
+            for k, v in (t.get("memcached_levels") or {}).items():
+                lv[k] = lv.get(k, 0) + v
+        row["memcached_levels"] = lv
+        rows.append(row)
+    return rows
+
+
+def _m(s):
+    if not s:
+        return "-"
+    if s["n_used"] > 1:
+        return "%.2f±%.2f" % (s["mean"], s["std"])
+    return "%.2f" % s["mean"]
+
+
+def _bucket_names(rows):
+    names = []
+    for r in rows:
+        names += [b for b in r["fct_mean_ms"] if b not in names]
+    return names
+
+
+def _lv(lv):
+    n = sum(lv.values())
+    if not n:
+        return "-"
+    top = lv.get("0", 0) / n
+    deepest = max(int(k) for k, v in lv.items() if v)
+    return "%3.0f%% top, max %d" % (100 * top, deepest)
+
+
+def table(result):
+    out = []
+    rows = result.get("summary") or []
+    buckets = _bucket_names(rows)
+    names = ["FCT %s" % buckets[0]] + buckets[1:] if buckets else []
+    hdr = ("%-5s %-5s %5s %6s | %9s %9s %9s %9s | %-16s | %s | %s" % (
+        "cc", "sch", "flows", "reqs", "mc p50", "mc p90", "mc p99",
+        "mc p99.9", "mc queue", " ".join("%9s" % n for n in names),
+        "reps"))
+    out.append("memcached latency and web-search mean FCT (ms; mean±std "
+               "over repetitions, min and max dropped when >= 3)")
+    out.append(hdr)
+    out.append("-" * len(hdr))
+    for r in rows:
+        mc, fct = r["memcached"], r["fct_mean_ms"]
+        out.append("%-5s %-5s %5d %6d | %9s %9s %9s %9s | %-16s | %s | %d%s"
+                   % (r["cc"], r["scheme"], r["concurrency"], r["requests"],
+                      _m(mc["p50_ms"]), _m(mc["p90_ms"]), _m(mc["p99_ms"]),
+                      _m(mc["p99.9_ms"]), _lv(r["memcached_levels"]),
+                      " ".join("%9s" % _m(fct.get(b)) for b in buckets),
+                      r["reps_ok"], (" (+%d failed)" % r["reps_failed"])
+                      if r["reps_failed"] else ""))
+    for u in result.get("unavailable") or []:
+        out.append("%-5s %-5s  %s" % (u["cc"], u["scheme"], u["status"]))
+    for r in rows:
+        for f in r["failures"]:
+            out.append("FAILED %s %s flows %d requests %d: %s" % (
+                r["cc"], r["scheme"], r["concurrency"], r["requests"], f))
+    pol = result.get("policy") or {}
+    for name in ("panda", "pias"):
+        if name in pol:
+            out.append("%s policy: %s" % (name, pol[name]["action"]))
+    return "\n".join(out)
+
+
+def write_csv(result, path):
+    """One row per (cc, scheme, concurrency, requests) with every figure's
+    numbers, plus the unavailable rows."""
+    cols = ["cc", "scheme", "concurrency", "requests", "experiments",
+            "reps_ok", "reps_failed", "status"]
+    for m in MC_METRICS:
+        cols += ["mc_%s_mean" % m, "mc_%s_std" % m]
+    rows = result.get("summary") or []
+    buckets = _bucket_names(rows)
+    for b in buckets:
+        cols += ["fct_%s_mean_ms" % b, "fct_%s_std_ms" % b,
+                 "fct_%s_completed" % b]
+    cols += ["goodput_mbps", "memcached_levels"]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            row = {k: r[k] for k in ("cc", "scheme", "concurrency",
+                                     "requests", "reps_ok", "reps_failed")}
+            row["experiments"] = "+".join(r["experiments"])
+            row["status"] = "ok" if r["reps_ok"] else "failed"
+            for m in MC_METRICS:
+                s = r["memcached"][m]
+                row["mc_%s_mean" % m] = s and round(s["mean"], 4)
+                row["mc_%s_std" % m] = s and round(s["std"], 4)
+            for b in buckets:
+                s = r["fct_mean_ms"].get(b)
+                row["fct_%s_mean_ms" % b] = s and round(s["mean"], 3)
+                row["fct_%s_std_ms" % b] = s and round(s["std"], 3)
+                row["fct_%s_completed" % b] = r["fct_completed"].get(b, 0)
+            g = r["goodput_mbps"]
+            row["goodput_mbps"] = g and round(g["mean"], 2)
+            row["memcached_levels"] = " ".join(
+                "%s:%d" % kv for kv in sorted(r["memcached_levels"].items()))
+            w.writerow(row)
+        for u in result.get("unavailable") or []:
+            w.writerow({"cc": u["cc"], "scheme": u["scheme"],
+                        "status": u["status"]})

@@ -1,0 +1,417 @@
+"""The testbed runner: stage 1 (collection), stage 2 (model), stage 3 (the
+experiments), aggregation and output.  testbed/run.py launches main();
+testbed/README.md documents both."""
+
+import datetime
+import glob
+import hashlib
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from .. import paths
+from ..lab import FG_PORT, MEMCACHED_PORT
+from ..sandbox import is_root
+from . import experiments, model, report
+from .config import TrialConfig, parse_args
+from .profiles import PROFILES
+from .topology import Testbed, TestbedError
+from .trial import run_trial
+
+TOP = paths.TOP
+
+
+class Interrupted(Exception):
+    pass
+
+
+# -- metadata --------------------------------------------------------------
+def patch_hash():
+    """sha256 over the names and contents of ovs-patches/* (sorted)."""
+    h = hashlib.sha256()
+    for path in sorted(glob.glob(os.path.join(TOP, "ovs-patches", "*"))):
+        if os.path.isfile(path):
+            h.update(os.path.basename(path).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def git_state():
+    try:
+        head = subprocess.run(["git", "-C", TOP, "rev-parse", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True).stdout
+        return {"commit": head or None, "dirty": bool(dirty.strip())}
+    except OSError:
+        return {"commit": None, "dirty": None}
+
+
+def read_sysctl(name):
+    try:
+        with open("/proc/sys/" + name.replace(".", "/")) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def cc_availability(cc):
+    """None if the kernel can run 'cc', else the reason why not."""
+    avail = (read_sysctl("net.ipv4.tcp_available_congestion_control")
+             or "").split()
+    if cc in avail:
+        return None
+    modprobe = shutil.which("modprobe") or "/sbin/modprobe"
+    try:
+        res = subprocess.run([modprobe, "tcp_%s" % cc], capture_output=True,
+                             text=True, timeout=30)
+        why = "modprobe tcp_%s: %s" % (cc, (res.stderr.strip() or "exit %d"
+                                            % res.returncode))
+    except (OSError, subprocess.TimeoutExpired) as e:
+        why = "modprobe tcp_%s: %s" % (cc, e)
+    avail = (read_sysctl("net.ipv4.tcp_available_congestion_control")
+             or "").split()
+    if cc in avail:
+        return None
+    return ("unavailable: kernel has no %s (tcp_available_congestion_control:"
+            " %s; %s)" % (cc, " ".join(avail), why))
+
+
+# -- the run ---------------------------------------------------------------
+class Run:
+    """One testbed run as configured by 'cfg' (a config.RunConfig)."""
+
+    def __init__(self, cfg, log=print):
+        self.cfg = cfg
+        self.log = log
+        self.prof = PROFILES[cfg.profile]
+        self.build = paths.BuildTree(cfg.build_dir)
+        self.run_id = cfg.run_id or "%s-%s-%gm" % (
+            datetime.datetime.now(datetime.timezone.utc).strftime(
+                "%Y%m%d-%H%M%S"), cfg.mode, cfg.rate_mbit)
+        self.dir = os.path.join(cfg.out, self.run_id)
+        self.result = None
+        self.policies = None        # {"panda": Policy, "pias": Policy}
+
+    def preflight(self):
+        if not is_root():
+            raise TestbedError("needs root (network namespaces, OVS)")
+        need = ["ovs/build/vswitchd/ovs-vswitchd",
+                "ovs/build/ovsdb/ovsdb-server",
+                "ovs/build/utilities/ovs-vsctl"]
+        need += ["load_generator/" + p for p in paths.BuildTree.LOADGEN]
+        if not self.cfg.policy and self.cfg.modeled_schemes:
+            need.append("tools/panda-model")
+        missing = self.build.missing(need)
+        if missing:
+            raise TestbedError("not built in %s: %s (run make there)"
+                               % (self.build.root, ", ".join(missing)))
+        for prog in ("memcached", "tcpdump", "ethtool", "tc", "ss"):
+            if not shutil.which(prog):
+                raise TestbedError("%s not found (run ./install-deps.sh)"
+                                   % prog)
+
+    def metadata(self, tb):
+        c = self.cfg
+        return {
+            "run_id": self.run_id,
+            "mode": c.mode,
+            "argv": ["testbed/run.py"] + list(c.argv),
+            "started_utc": datetime.datetime.now(
+                datetime.timezone.utc).isoformat(),
+            "host": platform.node(),
+            "kernel": platform.release(),
+            "cpus": os.cpu_count(),
+            "loadavg_at_start": os.getloadavg(),
+            "ovs_version": tb.ovs_version(),
+            "ovs_patch_sha256": patch_hash(),
+            "git": git_state(),
+            "build_dir": c.build_dir,
+            "profile": c.profile,
+            "profile_description": self.prof["description"],
+            "link_rate_mbit": c.rate_mbit,
+            "link_rate_note": "the thesis ran 1 Gbit/s; the rate is scaled "
+                              "down so the 2-core CPU is not the bottleneck "
+                              "(testbed/README.md, Calibration)",
+            "queue_pkts": c.queue_pkts,
+            "levels": tb.levels,
+            "mtu": tb.mtu,
+            "offloads": tb.offload_state(),
+            "congestion_control_host_default": read_sysctl(
+                "net.ipv4.tcp_congestion_control"),
+            "congestion_control_method": "per-route congctl on "
+                                         "10.0.0.0/24 in PM1 and PM2",
+            "seed": c.seed,
+            "reps": c.reps,
+            "warmup_s": c.warmup_s,
+            "load_rho_for_model": c.load,
+            "memcached_version": _cmd_out(["memcached", "-V"]),
+            "schemes": list(c.schemes),
+        }
+
+    def save(self):
+        os.makedirs(self.dir, exist_ok=True)
+        tmp = os.path.join(self.dir, ".result.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(self.result, f, indent=1, sort_keys=False)
+        os.replace(tmp, os.path.join(self.dir, "result.json"))
+
+    def execute(self):
+        c = self.cfg
+        self.preflight()
+        os.makedirs(self.dir, exist_ok=True)
+        t_start = time.time()
+        self.log("panda testbed: run %s -> %s" % (self.run_id, self.dir))
+        self.result = {"metadata": None, "policy": None, "collection": None,
+                       "trials": [], "unavailable": [], "summary": None}
+        ccs = []
+        for cc in c.ccs:
+            why = cc_availability(cc)
+            if why:
+                self.log("  %s: %s" % (cc, why))
+                for s in c.schemes:
+                    self.result["unavailable"].append(
+                        {"cc": cc, "scheme": s, "status": why})
+            else:
+                ccs.append(cc)
+        trials = experiments.plan(c.mode, c.schemes, c.reps, ccs)
+        self.total = len(trials)
+        if c.policy and c.modeled_schemes:
+            record = model.load_policy(c.policy)
+            record["source"] = os.path.abspath(c.policy)
+            self.use_policy(record)
+        for cc in ccs:
+            cc_trials = [t for t in trials if t["cc"] == cc]
+            with Testbed(c.build_dir, c.rate_mbit * 1e6,
+                         levels=self.prof["levels"], mtu=self.prof["mtu"],
+                         cc=cc, queue_pkts=c.queue_pkts) as tb:
+                if self.result["metadata"] is None:
+                    self.result["metadata"] = self.metadata(tb)
+                    self.log("  kernel %s, %s, link %g Mbit/s, %d queues of "
+                             "%d packets, offloads off, cc %s" % (
+                                 platform.release(),
+                                 self.result["metadata"]["ovs_version"],
+                                 c.rate_mbit, tb.levels, c.queue_pkts,
+                                 ",".join(ccs)))
+                panda_ok = tb.panda_available()
+                if self.policies is None and c.modeled_schemes:
+                    self.stage_collect_model(tb, cc_trials)
+                self.stage_experiments(tb, cc_trials, panda_ok)
+        if self.result["metadata"] is None:
+            self.result["metadata"] = {"run_id": self.run_id,
+                                       "kernel": platform.release()}
+        self.result["summary"] = report.aggregate(self.result["trials"])
+        self.result["metadata"]["runtime_s"] = time.time() - t_start
+        self.save()
+        report.write_csv(self.result, os.path.join(self.dir, "result.csv"))
+        if c.plots:
+            try:
+                from . import plots
+                made = plots.plot_all(self.result, self.dir)
+                self.result["plots"] = made
+                self.save()
+            except Exception as e:  # plotting must not lose the data
+                self.log("warning: plots failed: %s" % e)
+        self.log("")
+        self.log(report.table(self.result))
+        failed = [t for t in self.result["trials"] if t["status"] != "ok"]
+        self.log("run %s: %d trials, %d failed, %.0f s; results in %s"
+                 % (self.run_id, len(self.result["trials"]), len(failed),
+                    time.time() - t_start, self.dir))
+        return 1 if failed or not self.result["trials"] else 0
+
+    def use_policy(self, record):
+        """The policy record (model.py) of this run: checked once here."""
+        self.policies = model.policies(record)
+        self.result["policy"] = record
+
+    # -- stage 1 + 2 -----------------------------------------------------
+    def stage_collect_model(self, tb, trials):
+        """Collection on the first fifo trial of the plan at the (a)
+        concurrency, or a dedicated fifo trial; then panda-model."""
+        c = self.cfg
+        conc = experiments.MODES[c.mode]["a_concurrency"]
+        # The fifo trial at the (a) concurrency with the most requests (the
+        # most memcached samples), moved to the front of the plan.
+        cands = [t for t in trials if t["scheme"] == "fifo"
+                 and t["concurrency"] == conc and t["rep"] == 0]
+        host = max(cands, key=lambda t: t["requests"]) if cands else None
+        self.log("stage 1: collection (packet sizes sent by PM2, FLT and "
+                 "FHT captured separately, scheme fifo)")
+        if host is not None:
+            trials.remove(host)
+            trials.insert(0, host)
+            host["collect"] = True
+            res = self.one_trial(tb, host, 1, self.total)
+        else:
+            cc, r = experiments.COLLECT_POINT
+            t = {"cc": tb.cc, "scheme": "fifo", "concurrency": cc,
+                 "requests": r, "rep": 0, "experiments": ["collection"],
+                 "collect": True}
+            res = self.trial_exec(tb, t)
+            if res["status"] != "ok":
+                raise TestbedError("collection trial failed: %s"
+                                   % res["status"])
+        cdir = res["dir"]
+        flt = os.path.join(cdir, "flt.pcap")
+        fht = os.path.join(cdir, "fht.pcap")
+        coll = {"trial_dir": cdir, "flt_pcap": flt, "fht_pcap": fht,
+                "where": "PM2 eth0 (sending side), TSO/GSO off: sizes "
+                         "before segmentation are the wire sizes",
+                "flt": model.sample_summary(flt, MEMCACHED_PORT),
+                "fht": model.sample_summary(fht, FG_PORT),
+                "trial": {k: res.get(k) for k in (
+                    "scheme", "concurrency", "requests", "status",
+                    "memcached", "overlap")}}
+        self.result["collection"] = coll
+        self.log("  FLT %d packets (mean payload %.0f B), FHT %d packets "
+                 "(mean payload %.0f B)" % (
+                     coll["flt"].get("packets", 0),
+                     coll["flt"].get("mean_payload") or 0,
+                     coll["fht"].get("packets", 0),
+                     coll["fht"].get("mean_payload") or 0))
+        self.log("stage 2: model (panda-model, web-search CDF, rho %g, K %d)"
+                 % (c.load, tb.levels))
+        pol = model.run_model(self.build, flt, fht, c.load, tb.levels,
+                              self.dir, log=self.log)
+        pol["source"] = "model"
+        with open(os.path.join(self.dir, "policy.json"), "w") as f:
+            json.dump({"panda": {"action": pol["panda"]["action"]},
+                       "pias": {"action": pol["pias"]["action"]},
+                       "collection": {k: v for k, v in coll.items()
+                                      if k in ("flt", "fht")},
+                       "load": c.load, "levels": tb.levels}, f, indent=1)
+        self.use_policy(pol)
+        self.save()
+
+    # -- stage 3 ---------------------------------------------------------
+    def stage_experiments(self, tb, trials, panda_ok):
+        self.log("stage 3: experiments (%d trials)" % len(trials))
+        for t in trials:
+            if t.get("done"):
+                continue
+            n = len(self.result["trials"]) + 1
+            self.one_trial(tb, t, n, self.total, panda_ok=panda_ok)
+
+    def one_trial(self, tb, t, n, total, panda_ok=True):
+        self.log("[%d/%d] %-5s %-5s flows %2d requests %5d rep %d ..." % (
+            n, total, t["cc"], t["scheme"], t["concurrency"], t["requests"],
+            t["rep"] + 1))
+        if t["scheme"] != "fifo" and not panda_ok:
+            res = dict(t, status="failed: this OVS build has no panda "
+                       "action (ovs-appctl panda/show missing)")
+        elif t["scheme"] != "fifo" and not self.policies:
+            res = dict(t, status="failed: no policy")
+        else:
+            res = self.trial_exec(tb, t)
+        res.update({k: t[k] for k in ("rep", "experiments")})
+        t["done"] = True
+        self.result["trials"].append(res)
+        self.save()
+        mc = res.get("memcached") or {}
+        self.log("      %s  memcached p50 %s p90 %s p99 %s ms  %s  (%.0f s)"
+                 % (res["status"] if res["status"] != "ok" else "ok",
+                    _f(mc.get("p50_ms")), _f(mc.get("p90_ms")),
+                    _f(mc.get("p99_ms")),
+                    _levels_str(res.get("memcached_levels")),
+                    res.get("elapsed_s") or 0))
+        return res
+
+    def trial_exec(self, tb, t):
+        c = self.cfg
+        policy = (self.policies[t["scheme"]]
+                  if t["scheme"] in ("pias", "panda") else None)
+        tb.set_scheme(t["scheme"], policy)
+        # The previous trial's packets must have left the queues.
+        tb.wait_drained()
+        wdir = os.path.join(self.dir, "trials", "%s-%s-c%d-r%d-rep%d" % (
+            t["cc"], t["scheme"], t["concurrency"], t["requests"],
+            t["rep"] + 1))
+        mode = experiments.MODES[c.mode]
+        tcfg = TrialConfig(warmup_s=c.warmup_s)
+        if "c" in t.get("experiments", ()):
+            # Experiment (c): a fixed FCT window, the same for every scheme.
+            tcfg = TrialConfig(warmup_s=c.warmup_s,
+                               fct_window_s=mode["fct_window_s"],
+                               fct_grace_s=mode["fct_grace_s"])
+        res = run_trial(tb, tcfg, t["scheme"], t["concurrency"],
+                        t["requests"], c.seed + t["rep"], wdir,
+                        policy=policy, collect=t.get("collect", False),
+                        log=self.log)
+        if policy is not None:
+            res["policy_action"] = policy.text()
+        return res
+
+
+def _f(v):
+    return "-" if v is None else "%.2f" % v
+
+
+def _levels_str(lv):
+    if not lv:
+        return ""
+    return "levels " + " ".join("%s:%d" % kv for kv in lv.items())
+
+
+def _cmd_out(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def main(argv=None):
+    cfg = parse_args(sys.argv[1:] if argv is None else argv)
+
+    def on_term(sig, frame):
+        raise Interrupted("signal %d" % sig)
+    signal.signal(signal.SIGTERM, on_term)
+    # A shell starts background jobs with SIGINT ignored; clean up on it
+    # all the same.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if cfg.calibrate:
+        return calibrate_main(cfg)
+    run = Run(cfg, log=lambda m: print(m, flush=True))
+    try:
+        return run.execute()
+    except (TestbedError, model.ModelError) as e:
+        print("testbed/run.py: %s" % e, file=sys.stderr)
+        if run.result is not None:
+            run.result.setdefault("error", str(e))
+            run.save()
+        return 1
+    except (KeyboardInterrupt, Interrupted) as e:
+        print("testbed/run.py: interrupted (%s); partial results in %s"
+              % (e or "Ctrl-C", run.dir), file=sys.stderr)
+        if run.result is not None:
+            run.result["error"] = "interrupted"
+            run.save()
+        return 130
+
+
+def calibrate_main(cfg):
+    from .calibrate import calibrate
+    if not is_root():
+        print("testbed/run.py: needs root", file=sys.stderr)
+        return 1
+    run_id = cfg.run_id or "calibrate-" + datetime.datetime.now(
+        datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out = os.path.join(cfg.out, run_id)
+    os.makedirs(out, exist_ok=True)
+    rows = calibrate(cfg.build_dir, cfg.calibrate, 14, 3000, out,
+                     seed=cfg.seed, warmup_s=cfg.warmup_s,
+                     log=lambda m: print(m, flush=True))
+    with open(os.path.join(out, "calibration.json"), "w") as f:
+        json.dump({"kernel": platform.release(), "cpus": os.cpu_count(),
+                   "rows": rows}, f, indent=1)
+    print("calibration written to %s" % os.path.join(out,
+                                                     "calibration.json"))
+    return 0

@@ -1,0 +1,209 @@
+"""The testbed topology (thesis Fig. 4.4, on one machine).
+
+    PM2 (10.0.0.2)                                   PM1 (10.0.0.1)
+    memcached :11211  --eth0==veth--[ br0 (OVS,  ]--veth==eth0--  panda-mc-client
+    panda-fg-server :5001           [ netdev DP) ]  ^             panda-fg-client
+                                                    |
+                                  bottleneck: K-level linux-htb QoS on
+                                  the OVS port towards PM1 (panda-qos)
+
+A pandaovs.lab.Lab with two hosts: OVS in its own network namespace with
+run/db/log directories in a temporary directory, PM1 and PM2 in two more.
+Every process is started by us and ended by its pid; stop() is safe to
+call twice and on a half-built testbed.
+"""
+
+import re
+
+from ..lab import FG_PORT, MEMCACHED_PORT, Lab, LabError, wait_until
+from ..sandbox import run
+
+PM1_IP = "10.0.0.1"
+PM2_IP = "10.0.0.2"
+PM1_OFPORT = 1
+PM2_OFPORT = 2
+OFFLOADS = ("tx-checksumming", "tcp-segmentation-offload",
+            "generic-segmentation-offload", "generic-receive-offload",
+            "large-receive-offload")
+
+CONN_RE = re.compile(r"^\s*(\S+):(\d+) > (\S+):(\d+) counter=(-?\d+)"
+                     r"(?: level=(\d+))?")
+
+
+class TestbedError(RuntimeError):
+    pass
+
+
+def parse_panda_show(text):
+    """panda/show output -> {policy_id: {"action", "packets_per_level",
+    "connections": [{src, sport, dst, dport, counter, level}]}}."""
+    out = {}
+    cur = None
+    for line in text.splitlines():
+        m = re.match(r"\s*policy (\d+):\s*(?:panda\((.*)\))?\s*$", line)
+        if m:
+            cur = {"action": m.group(2), "packets_per_level": None,
+                   "connections": []}
+            out[int(m.group(1))] = cur
+            continue
+        if cur is None:
+            continue
+        if "packets per level:" in line:
+            vals = line.split("packets per level:")[1].split()
+            cur["packets_per_level"] = [int(v.split(":")[1]) for v in vals]
+            continue
+        m = CONN_RE.match(line)
+        if m:
+            cur["connections"].append({
+                "src": m.group(1), "sport": int(m.group(2)),
+                "dst": m.group(3), "dport": int(m.group(4)),
+                "counter": int(m.group(5)),
+                "level": int(m.group(6)) if m.group(6) else None})
+    return out
+
+
+class Testbed(Lab):
+    """PM1 and PM2 joined through the patched OVS; the OVS port towards PM1
+    is shaped to 'rate_bps' with 'levels' strict-priority queues of
+    'queue_pkts' packets each."""
+
+    __test__ = False        # not a pytest class, whatever imports it
+
+    def __init__(self, build_dir, rate_bps, levels=8, mtu=1500, cc="cubic",
+                 queue_pkts=1000, keep_dir=False):
+        super().__init__(build_dir, hosts=[("pm1", PM1_IP, PM1_OFPORT),
+                                           ("pm2", PM2_IP, PM2_OFPORT)],
+                         mtu=mtu, keep_dir=keep_dir)
+        self.rate_bps = int(rate_bps)
+        self.levels = levels
+        self.cc = cc
+        self.queue_pkts = int(queue_pkts)
+        self.scheme = None
+        self.memcached = self.fg = None
+
+    def start(self):
+        try:
+            super().start()
+            for h in (self.pm1, self.pm2):
+                self.set_cc(h)
+            # Static forwarding: no learning, no flooding, same path for
+            # every scheme.
+            self.set_scheme("fifo")
+            # --no-dscp: the panda action writes each level's DSCP itself.
+            self.shape(self.pm1.port, self.rate_bps, self.levels,
+                       queue_pkts=self.queue_pkts)
+            self.memcached = self.start_memcached(
+                self.pm2, MEMCACHED_PORT, ("-m", "256", "-c", "1024"))
+            self.fg = self.fg_server(self.pm2, FG_PORT)
+        except LabError as e:
+            self.stop()
+            raise TestbedError(str(e))
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def set_cc(self, host):
+        """Congestion control of every connection between PM1 and PM2.
+        A namespace may only make an algorithm of
+        net.ipv4.tcp_allowed_congestion_control its default (cubic is
+        usually not in that list), but a route's congctl attribute is not
+        restricted, so the algorithm goes on the subnet route."""
+        args = ["ip", "route", "replace", "10.0.0.0/24", "dev", "eth0",
+                "congctl", self.cc]
+        if self.cc == "dctcp":
+            args += ["features", "ecn"]
+        host.run(*args)
+
+    def check_servers(self):
+        for name, p in (("memcached", self.memcached),
+                        ("panda-fg-server", self.fg.proc)):
+            if p.poll() is not None:
+                raise TestbedError("%s exited (status %d)"
+                                   % (name, p.returncode))
+
+    # -- schemes --------------------------------------------------------
+    def set_scheme(self, scheme, policy=None):
+        """fifo: plain forwarding, everything in queue 0.  pias/panda: the
+        panda action with 'policy' (a pandaovs.policy.Policy) on TCP from
+        PM2 towards PM1, which sets DSCP and queue per level."""
+        flows = ["priority=1,in_port=%d,actions=output:%d"
+                 % (PM1_OFPORT, PM2_OFPORT),
+                 "priority=1,in_port=%d,actions=output:%d"
+                 % (PM2_OFPORT, PM1_OFPORT)]
+        if scheme in ("pias", "panda"):
+            if policy is None:
+                raise TestbedError("scheme %s needs a policy" % scheme)
+            flows.append("priority=10,tcp,in_port=%d,actions=panda(%s),"
+                         "output:%d" % (PM2_OFPORT, policy.text(),
+                                        PM1_OFPORT))
+        elif scheme == "prio":
+            # Calibration only: an oracle that puts memcached in the top
+            # queue and the web-search flows in the lowest one.
+            flows.append("priority=10,tcp,in_port=%d,tp_src=%d,"
+                         "actions=set_queue:0,output:%d"
+                         % (PM2_OFPORT, MEMCACHED_PORT, PM1_OFPORT))
+            flows.append("priority=10,tcp,in_port=%d,tp_src=%d,"
+                         "actions=set_queue:%d,output:%d"
+                         % (PM2_OFPORT, FG_PORT, self.levels - 1,
+                            PM1_OFPORT))
+        elif scheme != "fifo":
+            raise TestbedError("unknown scheme %r" % scheme)
+        self.sb.ofctl("del-flows", "br0")
+        self.sb.ofctl("add-flows", "br0", "-",
+                      input="\n".join(flows) + "\n")
+        if scheme in ("pias", "panda"):
+            try:
+                self.sb.appctl("panda/flush")
+            except RuntimeError:
+                pass
+        self.scheme = scheme
+
+    def panda_available(self):
+        """True if this OVS build has the panda action."""
+        try:
+            return "panda/show" in self.sb.appctl("list-commands")
+        except RuntimeError:
+            return False
+
+    def panda_show(self, policy_id=None):
+        """panda/show [ID], parsed (parse_panda_show); {} on error."""
+        args = ["panda/show"] + ([str(policy_id)] if policy_id else [])
+        try:
+            return parse_panda_show(self.sb.appctl(*args))
+        except RuntimeError:
+            return {}
+
+    # -- observation ----------------------------------------------------
+    def bottleneck_classes(self):
+        """HTB class counters of the bottleneck (the port towards PM1)."""
+        return self.tc_classes(self.pm1.port)
+
+    def wait_drained(self, timeout=60):
+        """Waits until no packet is queued at the bottleneck (the previous
+        trial's packets have left), however long that takes the machine."""
+        wait_until(lambda: not any(c.get("backlog") for c in
+                                   self.bottleneck_classes().values()),
+                   timeout, "the queues of %s to drain" % self.pm1.port)
+
+    def offload_state(self):
+        """ethtool -k of every interface on the data path."""
+        out = {}
+        for where, ns, dev in (("pm1:eth0", self.pm1, "eth0"),
+                               ("pm2:eth0", self.pm2, "eth0"),
+                               ("ovs:" + self.pm1.port, self.sb.ns,
+                                self.pm1.port),
+                               ("ovs:" + self.pm2.port, self.sb.ns,
+                                self.pm2.port)):
+            text = ns.run("ethtool", "-k", dev, check=False)
+            feats = {}
+            for line in text.splitlines():
+                m = re.match(r"\s*([a-z0-9-]+): (on|off)", line)
+                if m and m.group(1) in OFFLOADS:
+                    feats[m.group(1)] = m.group(2)
+            out[where] = feats
+        return out
+
+    def ovs_version(self):
+        out = run(self.sb.bin("vswitchd/ovs-vswitchd"), "--version")
+        return out.splitlines()[0].strip() if out else "unknown"

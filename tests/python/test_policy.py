@@ -1,0 +1,153 @@
+"""pandaovs.policy.Policy: the shared vectors (tests/vectors/policies.txt),
+the NX action layout, JSON, and the invariants of text and wire."""
+
+import json
+
+import pytest
+
+from pandaovs.policy import (NX_ACTION_LEN, WIRE_LEN, Policy, PolicyError,
+                             format_weight)
+
+THESIS = ("id=1,threshold=1460,weights=1460:1/9000:2,"
+          "thresholds=100000/1000000/10000000,dscp=46/26/18/0,"
+          "queues=0/1/2/3")
+
+
+def test_vector(policy_vector):
+    v = policy_vector
+    if "canonical" in v:
+        p = Policy.from_text(v["text"])
+        assert p.text() == v["canonical"]
+        assert p.wire_body() == v["wire"]
+        assert Policy.from_wire_body(v["wire"]) == p
+        # The canonical text is a fixed point.
+        assert Policy.from_text(v["canonical"]) == p
+    elif "text" in v:
+        with pytest.raises(PolicyError) as e:
+            Policy.from_text(v["text"])
+        assert str(e.value) == v["error"]
+    else:
+        with pytest.raises(PolicyError) as e:
+            Policy.from_wire_body(v["wire"])
+        assert str(e.value) == v["error"]
+
+
+def test_nx_action_layout():
+    """The header and a few fields at the offsets of ofproto-ext/README.md,
+    and the README's example, byte for byte."""
+    p = Policy(id=0x01020304, threshold=5, thresholds=[9], dscp=[7, 8],
+               queues=[1, 2])
+    a = p.nx_action()
+    assert len(a) == NX_ACTION_LEN == 10 + WIRE_LEN
+    assert a[:12].hex() == "ffff00a000002320" "00f0" "0002"
+    assert a[12:16] == bytes([1, 2, 3, 4])
+    assert a[40:48] == (9).to_bytes(8, "big")
+    assert a[144:146] == bytes([7, 8]) and a[152:154] == bytes([1, 2])
+    assert Policy.from_nx_action(a) == p
+    readme = ("ffff 00a0 00002320 00f0 00 04 00000001 000005b4 02 00 0000 "
+              "00000000 00000000 0000000000000000 "
+              "00000000000186a0 00000000000f4240 0000000000989680 "
+              "0000000000000000 0000000000000000 0000000000000000 "
+              "0000000000000000 "
+              "000005b4 00002328 00000000 00000000 00000000 00000000 "
+              "00000000 00000000 "
+              "0064 00c8 0000 0000 0000 0000 0000 0000 "
+              "2e 1a 12 00 00 00 00 00 "
+              "00 01 02 03 00 00 00 00")
+    assert Policy.from_text(THESIS).nx_action() == \
+        bytes.fromhex(readme.replace(" ", ""))
+
+
+def test_nx_action_refuses_other_actions():
+    a = bytearray(Policy(id=1).nx_action())
+    with pytest.raises(PolicyError, match="160"):
+        Policy.from_nx_action(a[:-1])
+    a[9] = 0xf1             # subtype 241
+    with pytest.raises(PolicyError, match="not an NXAST_PANDA"):
+        Policy.from_nx_action(a)
+    b = bytearray(Policy(id=1).wire_body())
+    b[12] = 1               # pad
+    with pytest.raises(PolicyError, match="padding"):
+        Policy.from_wire_body(b)
+
+
+def test_weights_are_hundredths():
+    p = Policy.from_text("id=1,threshold=10,weights=10:1/20:1.5/30:2.25")
+    assert p.weights == ((10, 100), (20, 150), (30, 225))
+    assert all(isinstance(w, int) for _, w in p.weights)
+    assert [format_weight(w) for _, w in p.weights] == ["1", "1.5", "2.25"]
+    assert p.text().endswith("weights=10:1/20:1.5/30:2.25,dscp=1,queues=0")
+
+
+def test_defaults_and_equality():
+    p = Policy(id=3, thresholds=(10, 20))
+    assert p.dscp == (1, 2, 3) and p.queues == (0, 1, 2)
+    assert p.n_levels == 3
+    assert p == Policy.from_text("id=3,thresholds=10/20")
+    assert hash(p) == hash(Policy.from_text("id=3,thresholds=10/20"))
+    assert p != Policy(id=4, thresholds=(10, 20))
+
+
+def test_constructor_validates():
+    with pytest.raises(PolicyError, match="thresholds: not strictly"):
+        Policy(id=1, thresholds=(5, 5))
+    with pytest.raises(PolicyError, match="queues: 300 out of range"):
+        Policy(id=1, queues=(300,))
+    with pytest.raises(PolicyError, match="dscp: 2 values for 1 levels"):
+        Policy(id=1, dscp=(1, 2))
+    with pytest.raises(PolicyError, match="kind"):
+        Policy(id=1, kind="fifo")
+
+
+def model_json(**kw):
+    d = {"version": 1, "id": 1, "kind": "panda", "threshold": 1460,
+         "weights": [[1460, 1], [9000, 2]],
+         "thresholds": [100000, 1000000, 10000000],
+         "dscp": [46, 26, 18, 0], "queues": [0, 1, 2, 3], "model": {},
+         "action": THESIS}
+    d.update(kw)
+    return d
+
+
+def test_from_json():
+    p, warnings = Policy.from_json(model_json(), "p.json")
+    assert p == Policy.from_text(THESIS) and warnings == []
+    # The structured fields win over a stale 'action', with a warning.
+    p, warnings = Policy.from_json(model_json(dscp=[46, 26, 10, 0]), "f")
+    assert p.dscp == (46, 26, 10, 0)
+    assert "differs from the structured fields" in warnings[0]
+    # Weights: numbers with at most two decimals -> hundredths.
+    p, _ = Policy.from_json(model_json(weights=[[1460, 1.25]],
+                                       action=None), "f")
+    assert p.weights == ((1460, 125),)
+    # to_json round trip.
+    q, warnings = Policy.from_json(json.loads(json.dumps(p.to_json())), "f")
+    assert q == p and warnings == []
+
+
+@pytest.mark.parametrize("obj,msg", [
+    ({"id": 1, "dscp": [64]}, "f: dscp[0]: 64 out of range (0..63)"),
+    ({"id": 1, "thresholds": list(range(1, 9))},
+     "f: thresholds: 8 values, at most 7 allowed"),
+    ({"id": 1, "thresholds": [5], "dscp": [1]},
+     "f: dscp: 1 values for 2 levels"),
+    ({"id": 1, "treshold": 5}, "f: unknown key treshold"),
+    ({"id": "1"}, "f: id: expected an integer, got \"1\""),
+    ({"id": 1, "weights": [[100, 1.234]]},
+     "f: weights[0][1]: 1.234 has more than two decimals"),
+    ({"id": 1, "weights": [[100, float("nan")]]},
+     "f: weights[0][1]: nan is not a finite number"),
+    ({"id": 1, "weights": [[100, float("inf")]]},
+     "f: weights[0][1]: inf is not a finite number"),
+    ({"id": 1, "kind": "fifo"}, "f: kind: \"fifo\" is not panda or pias"),
+    ({"id": 7, "thresholds": [500000, 50000]},
+     "f: policy id 7: thresholds: not strictly ascending (50000 after "
+     "500000)"),
+    ({"threshold": 5}, "f: id: missing"),
+    ({"id": 1, "version": 2}, "f: version: unsupported version 2"),
+    ([1], "f: a policy must be a JSON object"),
+])
+def test_from_json_refuses(obj, msg):
+    with pytest.raises(PolicyError) as e:
+        Policy.from_json(obj, "f")
+    assert msg in str(e.value)

@@ -1,0 +1,289 @@
+"""Unit tests of the testbed's pure parts (no root, no OVS): statistics,
+panda/show and tc parsing, the pcap reader, the trial plan, the runner's
+argument checks, aggregation, table and CSV."""
+
+import csv
+import json
+import struct
+
+import pytest
+
+from pandaovs.policy import Policy
+from pandaovs.sandbox import parse_tc_classes
+from pandaovs.testbed import config, experiments, model, report, runner
+from pandaovs.testbed import stats
+from pandaovs.testbed.pcap import PcapError, tcp_packets
+from pandaovs.testbed.profiles import queue_pkts_for
+from pandaovs.testbed.topology import parse_panda_show
+from pandaovs.testbed.trial import (class_delta, dscp_levels, fct_summary,
+                                    memcached_summary, overlap)
+
+
+def test_trimmed_drops_min_and_max():
+    s = stats.trimmed([5, 1, 3, 100, 4])
+    assert s["n"] == 5 and s["n_used"] == 3
+    assert s["mean"] == pytest.approx(4.0)
+    assert s["min"] == 1 and s["max"] == 100
+    assert s["std"] == pytest.approx(1.0)
+
+
+def test_trimmed_small_and_empty():
+    assert stats.trimmed([]) is None
+    assert stats.trimmed([None, None]) is None
+    s = stats.trimmed([2.0, None, 4.0])
+    assert s["n_used"] == 2 and s["mean"] == 3.0
+    assert stats.trimmed([7])["std"] == 0.0
+
+
+SHOW = """\
+netdev@ovs-netdev:
+  policy 1: panda(id=1,threshold=1408,thresholds=1/2/3)
+    connections: 2 (capacity 1048576 per address family)
+    inserted: 5, removed: 3, evicted: 0, expired: 0
+    packets per level: 0:100 1:20 2:0 3:7
+    memory: 4096 bytes
+    10.0.0.2:11211 > 10.0.0.1:40000 counter=-5 level=0 idle=1ms
+    10.0.0.2:5001 > 10.0.0.1:40002 counter=2500000 level=3 idle=0ms
+  policy 2: panda(id=2,kind=pias,thresholds=10/20)
+    connections: 0 (capacity 1048576 per address family)
+    packets per level: 0:1 1:2 2:3
+"""
+
+
+def test_parse_panda_show():
+    show = parse_panda_show(SHOW)
+    assert set(show) == {1, 2}
+    assert show[1]["packets_per_level"] == [100, 20, 0, 7]
+    assert show[1]["action"].startswith("id=1,threshold=1408")
+    c = show[1]["connections"]
+    assert c[0] == {"src": "10.0.0.2", "sport": 11211, "dst": "10.0.0.1",
+                    "dport": 40000, "counter": -5, "level": 0}
+    assert c[1]["level"] == 3
+    assert show[2]["connections"] == []
+
+
+def test_parse_tc_classes_and_delta():
+    text = """class htb 1:1 parent 1:fffe prio 0 rate 625Kbit ceil 50Mbit
+ Sent 1000 bytes 10 pkt (dropped 1, overlimits 0 requeues 0)
+class htb 1:2 parent 1:fffe prio 1 rate 625Kbit ceil 50Mbit
+ Sent 3000 bytes 2 pkt (dropped 0, overlimits 0 requeues 0)
+"""
+    cls = parse_tc_classes(text)
+    assert cls["1:1"] == {"bytes": 1000, "packets": 10, "dropped": 1}
+    d = class_delta({"1:1": {"bytes": 400, "packets": 4, "dropped": 0}}, cls)
+    assert d["1:1"] == {"bytes": 600, "packets": 6, "dropped": 1}
+    assert d["1:2"]["packets"] == 2
+
+
+def _pcap(path, frames):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for i, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", 1 + i, 0, len(fr), len(fr)))
+            f.write(fr)
+
+
+def _frame(sport, dport, dscp, payload, ts=None):
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, 0, 0, 5 << 4, 0x18, 0, 0,
+                      0)
+    ip_len = 20 + len(tcp) + payload
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, dscp << 2, ip_len, 0, 0, 64, 6,
+                     0, bytes([10, 0, 0, 2]), bytes([10, 0, 0, 1]))
+    eth = b"\0" * 12 + b"\x08\x00"
+    return eth + ip + tcp + b"x" * payload
+
+
+def test_pcap_reader_and_dscp_levels(tmp_path):
+    p = str(tmp_path / "a.pcap")
+    _pcap(p, [_frame(11211, 40000, 1, 100), _frame(11211, 40000, 2, 1448),
+              _frame(11211, 40000, 1, 0), _frame(5001, 40001, 3, 1448),
+              _frame(11211, 40000, 9, 10)])
+    pk = list(tcp_packets(p))
+    assert [x["payload"] for x in pk] == [100, 1448, 0, 1448, 10]
+    assert pk[0]["src"] == "10.0.0.2" and pk[0]["dscp"] == 1
+    lv, other = dscp_levels(p, [1, 2, 3])
+    assert lv == {"0": 1, "1": 1}      # ACK-only and port 5001 ignored
+    assert other == {"9": 1}
+    # Two memcached connections: only the one opened last (the measured
+    # one; the first stores the keys) counts.
+    q = str(tmp_path / "b.pcap")
+    _pcap(q, [_frame(11211, 40000, 1, 8), _frame(11211, 40000, 1, 8),
+              _frame(11211, 40002, 3, 300), _frame(11211, 40000, 1, 8),
+              _frame(11211, 40002, 2, 300)])
+    assert dscp_levels(q, [1, 2, 3]) == ({"1": 1, "2": 1}, {})
+    summ = model.sample_summary(p, 11211)
+    assert summ["packets"] == 3 and summ["max_payload"] == 1448
+
+
+def test_pcap_reader_rejects_garbage(tmp_path):
+    p = tmp_path / "bad.pcap"
+    p.write_bytes(b"not a pcap file at all, sorry")
+    with pytest.raises(PcapError, match="not a pcap"):
+        list(tcp_packets(str(p)))
+
+
+def test_plan_quick_and_full():
+    q = experiments.plan("quick", ["fifo", "pias", "panda"], 1, ["cubic"])
+    assert [(t["scheme"], t["concurrency"], t["requests"]) for t in q] == [
+        ("fifo", 14, 10000), ("pias", 14, 10000), ("panda", 14, 10000)]
+    assert q[0]["experiments"] == ["a", "c"]
+    f = experiments.plan("full", ["panda"], 2, ["cubic"])
+    pts = {(t["concurrency"], t["requests"]) for t in f}
+    assert (14, 100) in pts and (1, 2000) in pts and (20, 10000) in pts
+    assert len(f) == 2 * len(pts)       # each point once per repetition
+
+
+def test_queue_scaling():
+    assert queue_pkts_for(1e9) == 1000
+    assert queue_pkts_for(50e6) == 50
+    assert queue_pkts_for(1e6) == 20
+
+
+def test_policy_record(tmp_path):
+    """A run's policy.json: each action becomes a Policy (its id, its
+    DSCP map); a bad one is refused naming the file and the scheme."""
+    a = "id=1,threshold=1408,thresholds=1/2/3,dscp=46/26/18/0,queues=0/1/2/3"
+    rec = {"panda": {"action": a},
+           "pias": {"action": "id=2,kind=pias,thresholds=1/2"}}
+    pols = model.policies(rec)
+    assert pols["panda"] == Policy.from_text(a)
+    assert pols["panda"].dscp == (46, 26, 18, 0) and pols["pias"].id == 2
+    assert pols["pias"].dscp == (1, 2, 3)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(rec))
+    assert model.load_policy(str(good)) == rec
+    bad = tmp_path / "p.json"
+    bad.write_text('{"panda": {}}')
+    with pytest.raises(model.ModelError, match="panda.action"):
+        model.load_policy(str(bad))
+    with pytest.raises(model.ModelError, match="--policy"):
+        model.load_policy(str(tmp_path / "missing.json"))
+    rec["pias"]["action"] = "id=2,kind=pias,thresholds=2/1"
+    bad.write_text(json.dumps(rec))
+    with pytest.raises(model.ModelError,
+                       match="pias.action: thresholds: not strictly"):
+        model.load_policy(str(bad))
+
+
+def test_args_errors(capsys):
+    with pytest.raises(SystemExit):
+        config.parse_args(["--schemes", "fifo,wfq"])
+    assert "unknown scheme" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        config.parse_args(["--load", "1.5"])
+    with pytest.raises(SystemExit):
+        config.parse_args(["--calibrate", "25,fast"])
+    assert "--calibrate" in capsys.readouterr().err
+    a = config.parse_args([])
+    assert isinstance(a, config.RunConfig)
+    assert a.mode == "quick" and a.rate_mbit == 50 and a.reps == 1
+    assert a.queue_pkts == 50 and a.warmup_s == 3.0 and a.plots
+    assert a.schemes == ("fifo", "pias", "panda")
+    assert a.modeled_schemes == ["pias", "panda"]
+    a = config.parse_args(["--full", "--rate-mbit", "100", "--no-plots",
+                           "--calibrate", "25,50", "--schemes", "fifo"])
+    assert a.reps == 10 and a.queue_pkts == 100 and not a.plots
+    assert a.calibrate == (25.0, 50.0) and a.modeled_schemes == []
+
+
+def _trial(scheme, rep, p99, status="ok"):
+    return {"cc": "cubic", "scheme": scheme, "concurrency": 14,
+            "requests": 10000, "rep": rep, "experiments": ["a", "c"],
+            "status": status,
+            "memcached": {"p50_ms": 1.0, "p90_ms": 2.0, "p99_ms": p99,
+                          "p99.9_ms": 9.0, "mean_ms": 1.5, "max_ms": 20.0},
+            # As the load generator's JSON names and bounds them.
+            "fct": {b: {"mean_ms": 10.0 * (i + 1), "completed": 3,
+                        "size_range_bytes": rng}
+                    for i, (b, rng) in enumerate((
+                        ("small", [0, 1e5]), ("medium", [1e5, 1e7]),
+                        ("large", [1e7, None]), ("all", [0, None])))},
+            "load": {"goodput_mbps": 47.0},
+            "memcached_levels": {"0": 90, "3": 10}}
+
+
+def test_aggregate_table_csv(tmp_path):
+    trials = [_trial("panda", r, p) for r, p in enumerate((1, 2, 3, 100))]
+    trials.append(_trial("pias", 0, 30.0))
+    trials.append(_trial("pias", 1, None, status="failed: boom"))
+    rows = report.aggregate(trials)
+    panda = next(r for r in rows if r["scheme"] == "panda")
+    assert panda["reps_ok"] == 4
+    assert panda["memcached"]["p99_ms"]["mean"] == pytest.approx(2.5)
+    assert panda["memcached_levels"] == {"0": 360, "3": 40}
+    pias = next(r for r in rows if r["scheme"] == "pias")
+    assert pias["reps_failed"] == 1 and pias["failures"] == ["failed: boom"]
+    result = {"summary": rows, "unavailable": [
+        {"cc": "dctcp", "scheme": "panda",
+         "status": "unavailable: kernel has no dctcp"}],
+        "policy": {"panda": {"action": "id=1"}}}
+    text = report.table(result)
+    assert "2.50" in text and "FAILED" in text and "no dctcp" in text
+    path = str(tmp_path / "r.csv")
+    report.write_csv(result, path)
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 3
+    assert rows[-1]["status"].startswith("unavailable")
+    assert float(rows[0]["mc_p99_ms_mean"]) == pytest.approx(2.5)
+
+
+def test_patch_hash_is_stable():
+    assert runner.patch_hash() == runner.patch_hash()
+    assert len(runner.patch_hash()) == 64
+
+
+def test_summaries_of_the_programs_json():
+    """The trial reads the load generator's figures; it computes none."""
+    fct = fct_summary({
+        "small": {"size_range_bytes": [0, 100000], "completed": 2,
+                  "unfinished": 1, "mean": 20000.0, "p50": 10000.0,
+                  "p99": 30000.0},
+        "all": {"size_range_bytes": [0, None], "completed": 0,
+                "unfinished": 0, "mean": None, "p50": None, "p99": None}})
+    assert list(fct) == ["small", "all"]
+    assert fct["small"] == {"completed": 2, "unfinished": 1,
+                            "mean_ms": 20.0, "p50_ms": 10.0, "p99_ms": 30.0,
+                            "size_range_bytes": [0, 100000]}
+    assert fct["all"]["mean_ms"] is None
+    mc = memcached_summary({"requests_ok": 5, "requests_failed": 0,
+                            "latency_us": {"all": {"p99": 1500.0}},
+                            "window_start_realtime": 10.0,
+                            "window_end_realtime": 20.0})
+    assert mc["p99_ms"] == 1.5 and mc["window"] == [10.0, 20.0]
+    assert overlap([1.0, 30.0], [10.0, 20.0], 3.0)["ok"]
+    assert not overlap([1.0, 15.0], [10.0, 20.0], 3.0)["ok"]
+    assert not overlap([9.0, 30.0], [10.0, 20.0], 3.0)["ok"]
+    assert not overlap([None, 30.0], [10.0, 20.0], 3.0)["ok"]
+
+
+def test_buckets_come_from_the_trials():
+    trials = [_trial("panda", 0, 1.0)]
+    assert report.fct_buckets(trials) == {
+        "small": [0, 1e5], "medium": [1e5, 1e7], "large": [1e7, None],
+        "all": [0, None]}
+    row = report.aggregate(trials)[0]
+    assert list(row["fct_mean_ms"]) == ["small", "medium", "large", "all"]
+    assert row["fct_size_range_bytes"]["large"] == [1e7, None]
+
+
+def test_plots_for_every_experiment(tmp_path):
+    from pandaovs.testbed import plots
+    trials = []
+    for s in ("fifo", "pias", "panda"):
+        for rep in range(3):
+            for conc, req, exps in ((14, 100, ["a", "b"]), (14, 10000,
+                                    ["a", "b", "c"]), (1, 10000, ["b", "c"]),
+                                    (1, 100, ["b"])):
+                t = _trial(s, rep, 1.0 + rep + conc / 10.0)
+                t.update(concurrency=conc, requests=req, experiments=exps)
+                trials.append(t)
+    result = {"summary": report.aggregate(trials)}
+    made = plots.plot_all(result, str(tmp_path))
+    assert sorted(made) == sorted([
+        "fig5.1-p90-vs-requests-cubic.png",
+        "fig5.2-p99-vs-requests-cubic.png",
+        "fig5.5-5.6-latency-vs-concurrency-cubic.png",
+        "fig5.10-fct-vs-concurrency-cubic.png"])
+    for m in made:
+        assert (tmp_path / m).stat().st_size > 10000

@@ -1,0 +1,547 @@
+"""End-to-end tests of panda-model (issue 7).
+
+Runs the built binary on histogram files and on pcap captures written here
+with the struct module (Ethernet/VLAN/IPv4/IPv6/TCP, pure ACKs, UDP), and
+checks the policy JSON, the action string and the error messages.
+
+The binaries are looked up in $PANDA_BUILD_DIR (default
+<repo>/_build): tools/panda-model and bench/panda-model-bench.
+"""
+
+import json
+import os
+import struct
+import subprocess
+
+import pytest
+
+from pandaovs import paths
+
+BUILD = paths.BuildTree()
+MODEL = BUILD.path("tools/panda-model")
+BENCH = BUILD.path("bench/panda-model-bench")
+WEB_SEARCH = paths.cdf("web-search.cdf")
+
+# DCTCP web search in bytes (used when the load generator's copy is absent).
+WEB_CDF = """\
+8760 0
+8760 0.15
+18980 0.2
+27740 0.3
+48180 0.4
+77380 0.53
+194180 0.6
+973820 0.7
+1946180 0.8
+4866180 0.9
+9733820 0.97
+29200000 1
+"""
+
+pytestmark = pytest.mark.skipif(
+    not os.access(MODEL, os.X_OK),
+    reason="%s not built (set PANDA_BUILD_DIR or run make)" % MODEL)
+
+
+def run(*args, check=True):
+    res = subprocess.run([MODEL] + [str(a) for a in args],
+                         capture_output=True, text=True, timeout=120)
+    if check and res.returncode != 0:
+        raise AssertionError("panda-model %s failed (%d): %s" % (
+            " ".join(map(str, args)), res.returncode, res.stderr))
+    return res
+
+
+def model_json(*args):
+    return json.loads(run(*args, "--json").stdout)
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def cdf(tmp_path):
+    return write(tmp_path / "web.cdf", WEB_CDF)
+
+
+def hist(tmp_path, name, rows):
+    return write(tmp_path / name,
+                 "# size count [flow]\n"
+                 + "".join(" ".join(str(x) for x in r) + "\n" for r in rows))
+
+
+def parse_action(action):
+    """Splits the panda(...) arguments into a dict of strings."""
+    return dict(kv.split("=", 1) for kv in action.split(","))
+
+
+def check_policy(doc, K):
+    assert doc["version"] == 1
+    assert isinstance(doc["id"], int)
+    assert doc["kind"] in ("panda", "pias")
+    th = doc["thresholds"]
+    assert len(th) == K - 1
+    assert all(isinstance(a, int) and a > 0 for a in th)
+    assert all(b > a for a, b in zip(th, th[1:])), th
+    assert len(doc["dscp"]) == K and len(doc["queues"]) == K
+    # The action string carries the same policy.
+    act = parse_action(doc["action"])
+    assert int(act["id"]) == doc["id"]
+    if K > 1:
+        assert [int(x) for x in act["thresholds"].split("/")] == th
+    assert [int(x) for x in act["dscp"].split("/")] == doc["dscp"]
+    assert [int(x) for x in act["queues"].split("/")] == doc["queues"]
+    if doc["kind"] == "panda":
+        assert int(act["threshold"]) == doc["threshold"]
+    else:
+        assert act["kind"] == "pias" and doc["threshold"] == 0
+    if doc["weights"]:
+        ws = [w.split(":") for w in act["weights"].split("/")]
+        assert [[int(a), float(w)] for a, w in ws] == doc["weights"]
+    else:
+        assert "weights" not in act
+
+
+# ---- pcap writing (no scapy). ----
+
+def pcap_header(linktype=1):
+    return struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 262144, linktype)
+
+
+def tcp_segment(sport, dport, payload, flags=0x18, options=b""):
+    doff = (20 + len(options)) // 4
+    return struct.pack("!HHIIBBHHH", sport, dport, 1, 1, doff << 4, flags,
+                       65535, 0, 0) + options + b"x" * payload
+
+
+def ipv4(src, dst, proto, body):
+    return struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(body), 1, 0x4000,
+                       64, proto, 0, bytes(src), bytes(dst)) + body
+
+
+def ipv6(src, dst, proto, body):
+    return struct.pack("!IHBB16s16s", 0x60000000, len(body), proto, 64,
+                       bytes(src), bytes(dst)) + body
+
+
+def ether(ethertype, body, vlan=None):
+    hdr = b"\x02\x00\x00\x00\x00\x02" + b"\x02\x00\x00\x00\x00\x01"
+    if vlan is not None:
+        hdr += struct.pack("!HH", 0x8100, vlan)
+    return hdr + struct.pack("!H", ethertype) + body
+
+
+class Pcap:
+    def __init__(self, linktype=1):
+        self.frames = []
+        self.linktype = linktype
+
+    def add(self, frame, wirelen=None):
+        self.frames.append((frame, wirelen or len(frame)))
+
+    def tcp4(self, sport, dport, payload, n=1, vlan=None, flags=0x18,
+             options=b""):
+        for _ in range(n):
+            self.add(ether(0x0800, ipv4([10, 0, 0, 1], [10, 0, 0, 2], 6,
+                                        tcp_segment(sport, dport, payload,
+                                                    flags, options)),
+                           vlan))
+
+    def tcp6(self, sport, dport, payload, n=1):
+        src = [0x20, 1, 0xd, 0xb8] + [0] * 11 + [1]
+        dst = [0x20, 1, 0xd, 0xb8] + [0] * 11 + [2]
+        for _ in range(n):
+            self.add(ether(0x86dd, ipv6(src, dst, 6,
+                                        tcp_segment(sport, dport, payload))))
+
+    def udp4(self, n=1):
+        for _ in range(n):
+            body = struct.pack("!HHHH", 53, 53, 8 + 20, 0) + b"u" * 20
+            self.add(ether(0x0800, ipv4([10, 0, 0, 1], [10, 0, 0, 2], 17,
+                                        body)))
+
+    def write(self, path):
+        out = [pcap_header(self.linktype)]
+        for i, (f, wirelen) in enumerate(self.frames):
+            out.append(struct.pack("<IIII", i // 1000000, i % 1000000,
+                                   len(f), wirelen))
+            out.append(f)
+        path.write_bytes(b"".join(out))
+        return path
+
+    def write_pcapng(self, path):
+        out = [struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1,
+                           28),
+               struct.pack("<IIHHII", 1, 20, self.linktype, 0, 262144, 20)]
+        for i, (f, wirelen) in enumerate(self.frames):
+            pad = (-len(f)) % 4
+            total = 32 + len(f) + pad
+            out.append(struct.pack("<IIIIIII", 6, total, 0, 0, i, len(f),
+                                   wirelen))
+            out.append(f + b"\0" * pad + struct.pack("<I", total))
+        path.write_bytes(b"".join(out))
+        return path
+
+
+TS_OPTION = b"\x01\x01\x08\x0a" + b"\x00" * 8     # NOP NOP timestamps
+
+
+def flt_fht_pcaps(tmp_path):
+    flt = Pcap()
+    flt.tcp4(40000, 11211, 60, n=50)                # memcached GETs
+    flt.tcp4(40000, 11211, 1460, n=2)               # an occasional big value
+    flt.tcp4(40001, 11211, 60, n=30, vlan=5)        # tagged
+    flt.tcp6(40002, 11211, 60, n=20)                # IPv6
+    flt.tcp4(40000, 11211, 0, n=40, flags=0x10)     # pure ACKs
+    flt.udp4(n=3)
+    fht = Pcap()
+    for port in (50001, 50002, 50003):
+        fht.tcp4(port, 5001, 1448, n=100, options=TS_OPTION)
+        fht.tcp4(port, 5001, 0, n=10, flags=0x10, options=TS_OPTION)
+    return (flt.write(tmp_path / "flt.pcap"), fht.write(tmp_path / "fht.pcap"))
+
+
+# ---- Tests. ----
+
+def test_histograms_hand_optimum(tmp_path, cdf):
+    """FLT all 100 B, FHT all 1500 B: t = 1 on (100, 1500], T = 1500."""
+    flt = hist(tmp_path, "flt.hist", [(100, 1000)])
+    fht = hist(tmp_path, "fht.hist", [(1500, 1000)])
+    out = tmp_path / "policy.json"
+    res = run("--flt", flt, "--fht", fht, "--cdf", cdf, "--load", 0.8,
+              "-o", out)
+    doc = json.loads(out.read_text())
+    check_policy(doc, 8)
+    m = doc["model"]
+    assert m["T_model"] == 1500 and doc["threshold"] == 1460
+    assert m["t"] == pytest.approx(1.0)
+    assert m["t_plateau"] == [101, 1500]
+    assert m["R_flt"] == pytest.approx(1.0) and m["R_fht"] == 0
+    # FLT packets are all small: the compensating counter never grows.
+    assert m["E_T"]["payload"]["comp_unbounded"] is True
+    assert m["E_T"]["payload"]["comp"] is None
+    assert "threshold=1460" in res.stdout and "t(T) = 1.0000" in res.stdout
+    # Tie rules.
+    low = model_json("--flt", flt, "--fht", fht, "--levels", 1, "--tie",
+                     "low")
+    assert low["model"]["T_model"] == 101 and low["threshold"] == 61
+    mid = model_json("--flt", flt, "--fht", fht, "--levels", 1, "--tie",
+                     "mid")
+    assert mid["model"]["T_model"] == 800
+    check_policy(low, 1)
+
+
+def test_data_ratio_over_plateau(tmp_path):
+    """E_T (eq. 3-20, payload units) grows with T along the plateau: at the
+    low end the FLT counter still grows, at the high end it never does."""
+    flt = hist(tmp_path, "flt.hist", [(100, 90), (1500, 10)])
+    fht = hist(tmp_path, "fht.hist", [(1500, 100)])
+    doc = model_json("--flt", flt, "--fht", fht, "--levels", 1)
+    m = doc["model"]
+    lo, mid, hi = m["E_T_plateau"]
+    assert (lo["T_model"], hi["T_model"]) == (101, 1500)
+    assert (lo["threshold"], hi["threshold"]) == (61, 1460)
+    avg = 0.9 * 60 + 0.1 * 1460
+    assert lo["payload"]["comp"] == pytest.approx(
+        (avg / 1460) * (1460 / (avg - 61 * 0.9)))
+    # At T_model = 800 (payload 760): 200 - 760 x 0.9 < 0 already.
+    assert mid["T_model"] == 800
+    assert mid["payload"]["comp_unbounded"] is True
+    assert hi["payload"]["comp_unbounded"] is True
+    assert m["E_T"]["payload"] == hi["payload"]
+    # Non-compensating (eq. 3-13): the split is the same along the plateau.
+    assert lo["payload"]["noncomp"] == pytest.approx(
+        (avg / 1460) * (1460 / 1460) * (1.0 / 0.1))
+    assert hi["payload"]["noncomp"] == pytest.approx(lo["payload"]["noncomp"])
+
+
+def test_thesis_example_map(tmp_path):
+    """§3.2.1: 95% 100 B, 4% MTU, 1% 10 MTU map to 95:4:10 segments."""
+    flt = hist(tmp_path, "flt.hist", [(100, 95), (1500, 4), (15000, 1)])
+    fht = hist(tmp_path, "fht.hist", [(1500, 100)])
+    doc = model_json("--flt", flt, "--fht", fht, "--levels", 1,
+                     "--header-len", 0, "--mss", 1500)
+    assert doc["model"]["T_model"] == 1500
+    assert doc["model"]["t"] == pytest.approx(95 / 109)
+    assert doc["threshold"] == 1500          # header_len 0
+
+
+def test_thesis_data_ratio_example(tmp_path):
+    """§3.2.2: at T = 1200 the non-compensating data ratio is 12.7."""
+    flt = hist(tmp_path, "flt.hist", [(1000, 95), (1500, 5)])
+    fht = hist(tmp_path, "fht.hist", [(1000, 10), (1500, 90)])
+    doc = model_json("--flt", flt, "--fht", fht, "--levels", 1,
+                     "--header-len", 0, "--mss", 1500)
+    m = doc["model"]
+    assert m["T_model"] == 1500
+    assert m["t_plateau"] == [1001, 1500]
+    assert m["t"] == pytest.approx(0.95 - 0.10)
+    # Eq. 3-13 depends only on which sizes are small; any T in (1000, 1500]
+    # splits like T = 1200 does.
+    assert m["E_T"]["packet"]["noncomp"] == pytest.approx(12.72, abs=0.01)
+
+
+def test_pcap_fixture(tmp_path, cdf):
+    flt, fht = flt_fht_pcaps(tmp_path)
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.6, "--levels", 4)
+    check_policy(doc, 4)
+    m = doc["model"]
+    fi, hi = m["inputs"]["flt"], m["inputs"]["fht"]
+    # Three FLT connections (IPv4, VLAN-tagged IPv4 with other port, IPv6).
+    assert fi["flows"] == 3 and fi["per_flow"] is True
+    assert fi["packets"] == 50 + 2 + 30 + 20
+    assert fi["zero_payload"] == 40
+    assert fi["non_tcp"] == 3
+    assert fi["size_min"] == 100 and fi["size_max"] == 1500
+    assert hi["flows"] == 3 and hi["packets"] == 300
+    assert hi["zero_payload"] == 30
+    # Sizes are payload + header_len, whatever the TCP options.
+    assert hi["size_min"] == 1488 and hi["size_max"] == 1488
+    assert m["T_model"] == 1488 and doc["threshold"] == 1448
+    # R of the first flow is 50/52 (two 1500 B packets are large), the
+    # others 1; weighted by packets: (50 + 30 + 20) / 102.  R_FHT = 0.
+    assert m["t"] == pytest.approx(100 / 102)
+    assert m["R_fht"] == 0
+
+    # Keeping pure ACKs adds samples of size header_len.
+    keep = model_json("--flt", flt, "--fht", fht, "--levels", 1,
+                      "--keep-acks")
+    assert keep["model"]["inputs"]["flt"]["size_min"] == 40
+    assert keep["model"]["inputs"]["flt"]["packets"] == 142
+    assert keep["model"]["keep_acks"] is True
+
+
+def test_pcap_filters(tmp_path):
+    """One capture holding both classes, split with BPF filters."""
+    both = Pcap()
+    both.tcp4(40000, 11211, 60, n=50)
+    both.tcp4(50001, 5001, 1448, n=80)
+    both.tcp4(50002, 5001, 1448, n=80)
+    path = both.write(tmp_path / "both.pcap")
+    doc = model_json("--flt", path, "--flt-filter", "tcp port 11211",
+                     "--fht", path, "--fht-filter", "tcp port 5001",
+                     "--levels", 1)
+    assert doc["model"]["inputs"]["flt"]["flows"] == 1
+    assert doc["model"]["inputs"]["fht"]["flows"] == 2
+    assert doc["model"]["T_model"] == 1488
+    assert doc["model"]["t"] == pytest.approx(1.0)
+    bad = run("--flt", path, "--flt-filter", "tcp port nonsense(",
+              "--fht", path, "--levels", 1, check=False)
+    assert bad.returncode == 1 and "bad filter" in bad.stderr
+
+
+def test_pcapng_cooked_and_tso(tmp_path):
+    """pcapng, Linux cooked (v1 and v2) captures and TSO super-packets whose
+    IPv4 total length reads 0 (sizes before segmentation)."""
+    def sll(frame):         # Ethernet frame -> Linux cooked v1
+        return struct.pack("!HHH8sH", 4, 1, 6, b"\0" * 8, 0x0800) + frame[14:]
+
+    def sll2(frame):        # -> Linux cooked v2
+        return struct.pack("!HHIHBB8s", 0x0800, 0, 2, 1, 4, 6,
+                           b"\0" * 8) + frame[14:]
+
+    flt = Pcap()
+    flt.tcp4(40000, 11211, 60, n=20)
+    fht = Pcap()
+    for port in (50001, 50002):
+        for _ in range(10):
+            seg = tcp_segment(port, 5001, 0)
+            ip = bytearray(ipv4([10, 0, 0, 1], [10, 0, 0, 2], 6, seg))
+            ip[2:4] = b"\0\0"                  # total length 0 (TSO)
+            frame = ether(0x0800, bytes(ip))
+            fht.add(frame, wirelen=len(frame) + 64000)
+    ng = model_json("--flt", flt.write_pcapng(tmp_path / "flt.pcapng"),
+                    "--fht", fht.write_pcapng(tmp_path / "fht.pcapng"),
+                    "--levels", 1)
+    assert ng["model"]["inputs"]["fht"]["size_max"] == 64040
+    assert ng["model"]["inputs"]["fht"]["flows"] == 2
+    assert ng["model"]["T_model"] == 64040
+    assert ng["threshold"] == 64000
+    def raw(frame):         # -> raw IP (LINKTYPE_RAW)
+        return frame[14:]
+
+    def null(frame):        # -> BSD loopback, host-order AF_INET
+        return struct.pack("=I", 2) + frame[14:]
+
+    for linktype, conv in ((113, sll), (276, sll2), (101, raw), (0, null)):
+        c = Pcap(linktype)
+        for f, w in flt.frames:
+            c.add(conv(f), w + len(conv(f)) - len(f))
+        path = c.write(tmp_path / ("cooked%d.pcap" % linktype))
+        doc = model_json("--flt", path, "--fht",
+                         fht.write(tmp_path / "fht.pcap"), "--levels", 1)
+        assert doc["model"]["inputs"]["flt"]["packets"] == 20
+        assert doc["model"]["inputs"]["flt"]["size_max"] == 100
+
+
+def labelled_fht(tmp_path):
+    rows = []
+    for i in range(3):
+        rows += [(200, 2, "s%d" % i), (1500, 50, "s%d" % i)]
+        rows += [(1500, 5, "m%d" % i), (8000, 200, "m%d" % i)]
+        rows += [(8000, 3, "l%d" % i), (65000, 500, "l%d" % i)]
+    return hist(tmp_path, "fht-flows.hist", rows)
+
+
+def test_subthresholds_and_weights(tmp_path, cdf):
+    flt = hist(tmp_path, "flt.hist", [(100, 1000), (1500, 10)])
+    fht = labelled_fht(tmp_path)
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8)
+    sub = doc["model"]["subthresholds"]
+    assert sub["flows_per_class"] == [3, 3, 3]
+    assert [d["size"] for d in sub["d"]] == [8000, 65000]
+    assert sub["weights_applied"] is False and doc["weights"] == []
+
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "2,4")
+    check_policy(doc, 8)
+    assert doc["weights"] == [[7959, 2], [64959, 4]]
+    m = doc["model"]
+    eta = m["subthresholds"]["eta"]
+    assert eta[0] == pytest.approx(1.0) and eta[1] < 1 and eta[2] < eta[1]
+    # Counter thresholds: bytes / eta of the class the byte value is in.
+    bytes_ = m["alpha"]["thresholds_bytes"]
+    bounds = m["subthresholds"]["class_bounds"]
+    for b, a in zip(bytes_, doc["thresholds"]):
+        c = sum(1 for x in bounds if b >= x)
+        assert a == pytest.approx(b / eta[c], abs=1)
+
+
+def test_pias_baseline(tmp_path, cdf):
+    flt = hist(tmp_path, "flt.hist", [(100, 1000)])
+    fht = hist(tmp_path, "fht.hist", [(1500, 1000)])
+    panda = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                       0.7, "--levels", 6)
+    pias = model_json("--pias", "--cdf", cdf, "--load", 0.7, "--levels", 6,
+                      "--id", 2)
+    check_policy(pias, 6)
+    assert pias["kind"] == "pias" and pias["threshold"] == 0
+    assert pias["weights"] == [] and pias["id"] == 2
+    assert "kind=pias" in pias["action"]
+    assert "T_model" not in pias["model"]
+    # Same CDF and load: the same byte thresholds as Panda's (no weights).
+    assert pias["thresholds"] == panda["model"]["alpha"]["thresholds_bytes"]
+    assert pias["thresholds"] == panda["thresholds"]
+    # --kind pias is the same.
+    assert model_json("--kind", "pias", "--cdf", cdf, "--load", 0.7,
+                      "--levels", 6, "--id", 2)["action"] == pias["action"]
+
+
+def test_cdf_in_packets(tmp_path):
+    pk = write(tmp_path / "pk.cdf", "0 0\n1000 1\n")
+    by = write(tmp_path / "by.cdf", "0 0\n1460000 1\n")
+    a = model_json("--pias", "--cdf", pk, "--cdf-unit", "packets",
+                   "--load", 0.5, "--levels", 3)
+    b = model_json("--pias", "--cdf", by, "--load", 0.5, "--levels", 3)
+    assert a["thresholds"] == b["thresholds"]
+
+
+def test_web_search_closed_form_vs_numeric(tmp_path):
+    path = WEB_SEARCH if os.path.exists(WEB_SEARCH) else \
+        write(tmp_path / "web.cdf", WEB_CDF)
+    doc = model_json("--pias", "--cdf", path, "--load", 0.8, "--levels", 8)
+    check_policy(doc, 8)
+    a = doc["model"]["alpha"]
+    cf, num = a["closed_form"], a["numeric"]
+    assert num["objective"] <= cf["objective"]
+    # The closed form is the optimum of the continuous problem.
+    assert cf["objective_continuous"] == pytest.approx(cf["objective"],
+                                                       rel=1e-6)
+    assert num["objective"] >= cf["objective_continuous"] - 1e-12
+    # B = 1 - (1 - rho) J.
+    assert cf["objective"] == pytest.approx(1 - 0.2 * cf["J"])
+    chosen = num if a["chosen"] == "numeric" else cf
+    assert a["thresholds_bytes"] == chosen["thresholds_bytes"]
+    # S_l = (1 - r^l) / rho with r = (1 - rho)^(1/K).
+    r = 0.2 ** (1 / 8)
+    for l, s in enumerate(cf["S"], 1):
+        assert s == pytest.approx((1 - r ** l) / 0.8)
+
+
+def test_atom_cdf_collisions(tmp_path):
+    atom = write(tmp_path / "atom.cdf", "1000 0.5\n2000 0.6\n100000 1\n")
+    doc = model_json("--pias", "--cdf", atom, "--load", 0.8)
+    check_policy(doc, 8)
+    a = doc["model"]["alpha"]
+    assert a["closed_form"]["adjusted"] > 0
+    assert any("collide" in n for n in doc["model"]["notes"])
+    assert a["numeric"]["objective"] < a["closed_form"]["objective"]
+    assert a["chosen"] == "numeric"
+
+
+def test_ids_and_maps(tmp_path, cdf):
+    doc = model_json("--pias", "--cdf", cdf, "--load", 0.5, "--levels", 4,
+                     "--id", 42, "--dscp", "46/26/10/0", "--queues",
+                     "3,2,1,0")
+    check_policy(doc, 4)
+    assert doc["id"] == 42
+    assert doc["dscp"] == [46, 26, 10, 0] and doc["queues"] == [3, 2, 1, 0]
+    act = run("--pias", "--cdf", cdf, "--load", 0.5, "--levels", 4,
+              "--id", 42, "--action").stdout.strip()
+    assert act.startswith("id=42,kind=pias,thresholds=")
+    assert "\n" not in act
+
+
+@pytest.mark.parametrize("args,cdf_text,message", [
+    (["--pias", "--load", 0.5], "", "no data points"),
+    (["--pias", "--load", 0.5], "# only a comment\n", "no data points"),
+    (["--pias", "--load", 0.5], "10 0.5\n5 1\n", "not sorted"),
+    (["--pias", "--load", 0.5], "10 0.5\n20 0.9\n", "not 1"),
+    (["--pias", "--load", 0], None, "outside (0, 1)"),
+    (["--pias", "--load", 1], None, "outside (0, 1)"),
+    (["--pias", "--load", 1.5], None, "outside (0, 1)"),
+    (["--pias", "--load", -0.2], None, "outside (0, 1)"),
+    (["--pias", "--load", 0.5, "--levels", 0], None, "out of range"),
+    (["--pias", "--load", 0.5, "--levels", 9], None, "out of range"),
+    (["--pias"], None, "--load"),
+    (["--pias", "--load", 0.5, "--dscp", "1/2"], None, "2 values"),
+])
+def test_bad_cdf_and_parameters(tmp_path, cdf, args, cdf_text, message):
+    path = cdf if cdf_text is None else write(tmp_path / "x.cdf", cdf_text)
+    res = run(*args, "--cdf", path, check=False)
+    assert res.returncode == 1, res.stdout
+    assert message in res.stderr, res.stderr
+    assert res.stderr.startswith("panda-model: ")
+
+
+def test_bad_samples(tmp_path, cdf):
+    fht = hist(tmp_path, "fht.hist", [(1500, 10)])
+    acks = hist(tmp_path, "acks.hist", [(40, 100)])
+    cases = [
+        (["--fht", fht], "no FLT samples"),
+        (["--flt", acks, "--fht", fht], "no FLT samples"),
+        (["--flt", tmp_path / "missing.hist", "--fht", fht],
+         "cannot open"),
+        (["--flt", write(tmp_path / "b1", "100 x\n"), "--fht", fht],
+         "b1:1: missing or invalid count"),
+        (["--flt", write(tmp_path / "b2", "100 1\n200\n"), "--fht", fht],
+         "b2:2:"),
+        (["--flt", write(tmp_path / "b3", "100 1 a\n200 1\n"), "--fht", fht],
+         "missing flow label"),
+        (["--flt", write(tmp_path / "b4", "70000 1\n"), "--fht", fht],
+         "out of range"),
+        (["--flt", write(tmp_path / "b5", "-3 1\n"), "--fht", fht],
+         "negative"),
+    ]
+    trunc = tmp_path / "trunc.pcap"
+    trunc.write_bytes(pcap_header() + b"\x00\x00")
+    cases.append((["--flt", trunc, "--fht", fht], "trunc.pcap"))
+    for args, message in cases:
+        res = run(*args, "--cdf", cdf, "--load", 0.5, check=False)
+        assert res.returncode == 1, (args, res.stdout)
+        assert message in res.stderr, (args, res.stderr)
+
+
+def test_benchmark_runs():
+    if not os.access(BENCH, os.X_OK):
+        pytest.skip("%s not built" % BENCH)
+    res = subprocess.run([BENCH, "--samples", "200000", "--pcap-packets",
+                          "20000"], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    for what in ("ingest", "T search", "alpha", "pcap read"):
+        assert what in res.stdout
