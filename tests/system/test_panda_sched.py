@@ -195,8 +195,12 @@ def lab(tmp_path):
     with Lab(BUILD.root, [("cli", "10.0.0.1"), ("srv", "10.0.0.2"),
                           ("blk", "10.0.0.3")], static_arp=True) as lab:
         for h in lab.hosts:
-            h.run("sysctl", "-qw", "net.ipv4.tcp_congestion_control=cubic",
-                  check=False)
+            # CUBIC on the hosts' route, as the testbed does (a namespace
+            # may only make an algorithm of tcp_allowed_congestion_control
+            # its default; the host's default here is BBR, which keeps
+            # queues short by itself).
+            h.run("ip", "route", "replace", "10.0.0.0/24", "dev", "eth0",
+                  "congctl", "cubic")
         lab.workdir = str(tmp_path)
         lab.start_memcached(lab.srv)
         lab.fg_server(lab.blk, FG_PORT)
@@ -386,12 +390,13 @@ def test_afxdp_ports(lab):
           " 0 under bulk in level 3: %.2f/%.2f; shaping to %d Mbit/s:"
           " achieved/configured %.4f" % (CONDITIONS, prio["p50"], prio["p99"],
                                         SHAPE_RATE // 1000000, ratio))
-    # A PMD thread forwarded the traffic, so it fed and served the
-    # scheduler.
-    m = re.search(r"pmd thread numa_id \d+ core_id \d+:\n"
-                  r"(?:.*\n)*?\s+packets received: (\d+)", pmd)
-    assert m and int(m.group(1)) > 10000, pmd
-    assert lv[LEVELS - 1]["sent_p"] > 1000, lv
+    # PMD threads received (on the AF_XDP ports) every bulk packet that the
+    # scheduler sent, so they fed it.
+    pmd_rx = sum(int(n) for n in re.findall(
+        r"pmd thread numa_id \d+ core_id \d+:\n(?:.*\n)*?"
+        r"\s+packets received: (\d+)", pmd))
+    assert lv[LEVELS - 1]["sent_p"] > 0, lv
+    assert pmd_rx >= lv[LEVELS - 1]["sent_p"], pmd
     assert lv[0]["drop-limit"] == 0, lv
     # Level 0 beside a queued level 3: a GET's median stays far below the
     # 16 ms that the 100 kB of queue it waited for takes at the link rate.
