@@ -60,18 +60,6 @@ def add_dscp_filters(lab, levels):
                       "flowid", "1:%x" % (q + 1))
 
 
-def queue_flows(lab, rr_queue, bulk_queue):
-    """memcached requests (cli -> srv) in 'rr_queue'; the bulk data
-    (panda-fg-server on blk answering the client on srv) in
-    'bulk_queue'."""
-    lab.sb.ofctl("add-flow", "br0", "priority=100,tcp,nw_dst=%s,tp_dst=%d,"
-                 "actions=set_queue:%d,NORMAL"
-                 % (lab.srv.ip, MEMCACHED_PORT, rr_queue))
-    lab.sb.ofctl("add-flow", "br0", "priority=100,tcp,nw_src=%s,tp_src=%d,"
-                 "actions=set_queue:%d,NORMAL"
-                 % (lab.blk.ip, FG_PORT, bulk_queue))
-
-
 def latency_row(build, rate, levels, rr_queue, bulk_queue, bulk, filters,
                 duration, count, workdir):
     with Lab(build, HOSTS, static_arp=True) as lab:
@@ -79,7 +67,7 @@ def latency_row(build, rate, levels, rr_queue, bulk_queue, bulk, filters,
         lab.shape(lab.srv.port, rate, levels, dscp="default")
         if filters:
             add_dscp_filters(lab, levels)
-        queue_flows(lab, rr_queue, bulk_queue)
+        lab.queue_flows(rr_queue, bulk_queue)
         lab.start_memcached(lab.srv)
         blk = None
         if bulk:

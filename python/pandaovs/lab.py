@@ -179,6 +179,19 @@ class Lab:
         except LabError as e:
             raise LabError("%s: %s" % (e, self.tc_text(port)))
 
+    def queue_flows(self, rr_queue, bulk_queue, srv="srv", blk="blk"):
+        """OpenFlow set_queue for the QoS experiments: memcached requests
+        to host 'srv' in queue 'rr_queue', the bulk data that
+        panda-fg-server on host 'blk' sends in 'bulk_queue'; everything
+        else NORMAL.  Replaces the flows of an earlier call."""
+        srv, blk = getattr(self, srv), getattr(self, blk)
+        self.sb.ofctl("add-flow", "br0", "priority=100,tcp,nw_dst=%s,"
+                      "tp_dst=%d,actions=set_queue:%d,NORMAL"
+                      % (srv.ip, MEMCACHED_PORT, rr_queue))
+        self.sb.ofctl("add-flow", "br0", "priority=100,tcp,nw_src=%s,"
+                      "tp_src=%d,actions=set_queue:%d,NORMAL"
+                      % (blk.ip, FG_PORT, bulk_queue))
+
     # -- observation ---------------------------------------------------------
     def tc_text(self, port, what="class"):
         return self.sb.ns.run("tc", "-s", what, "show", "dev", port)

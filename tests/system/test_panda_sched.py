@@ -133,17 +133,6 @@ def sent_bytes(lab):
     return sum(lv["sent_b"] for lv in show(lab)[1])
 
 
-def queue_flows(lab, rr_queue, bulk_queue):
-    """memcached requests (cli -> srv) in 'rr_queue', the bulk data
-    (blk -> srv) in 'bulk_queue'."""
-    lab.sb.ofctl("add-flow", "br0", "priority=100,tcp,nw_dst=%s,tp_dst=%d,"
-                 "actions=set_queue:%d,NORMAL"
-                 % (lab.srv.ip, MEMCACHED_PORT, rr_queue))
-    lab.sb.ofctl("add-flow", "br0", "priority=100,tcp,nw_src=%s,tp_src=%d,"
-                 "actions=set_queue:%d,NORMAL"
-                 % (lab.blk.ip, FG_PORT, bulk_queue))
-
-
 class Bulk:
     """BULK_FLOWS bulk flows blk -> srv until stop()."""
 
@@ -176,7 +165,7 @@ def memcached(lab, tag, requests):
 def memcached_under_bulk(lab, rr_queue, bulk_queue, tag, requests=1000):
     """memcached GET latency while BULK_FLOWS bulk flows, queued in
     'bulk_queue', keep srv's port backlogged; also the port's state then."""
-    queue_flows(lab, rr_queue, bulk_queue)
+    lab.queue_flows(rr_queue, bulk_queue)
     bulk = Bulk(lab, tag + "-bulk")
     try:
         # The bulk flows have built a queue: 100 kB is 16 ms at the link
@@ -244,7 +233,7 @@ def test_port_ecn_marks_instead_of_drops(lab):
     for h in lab.hosts:
         h.run("sysctl", "-qw", "net.ipv4.tcp_ecn=1")
     set_sched(lab, levels=LEVELS, max_rate=RATE, ecn_threshold=30000)
-    queue_flows(lab, 0, LEVELS - 1)
+    lab.queue_flows(0, LEVELS - 1)
     retrans0 = Lab.nstat(lab.blk)
     ce0 = Lab.nstat(lab.srv, "IpExtInCEPkts")
     bulk = Bulk(lab, "ecn-bulk")
@@ -330,7 +319,7 @@ def test_shaping_accuracy(lab):
 
 def test_bad_configuration_refused_port_forwards(lab):
     uuid = set_sched(lab, levels=LEVELS, max_rate=RATE)
-    queue_flows(lab, 0, LEVELS - 1)
+    lab.queue_flows(0, LEVELS - 1)
     for key, value, error in (
             ("levels", "9", "levels: 9 out of range (1..8)"),
             ("max-rate", "0", "max-rate: 0 is not a rate"),
