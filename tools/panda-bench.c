@@ -131,7 +131,7 @@ run_one(const struct panda_policy *p, uint32_t n_conns, uint64_t n_pkts,
 
         /* A mix of small and full-size payloads. */
         k->payload = (i & 3) ? 1448 : 120;
-        panda_table_classify(t, p, k, (uint32_t) (i >> 10), &v);
+        panda_table_classify(t, p, k, i >> 10, &v);
     }
     t1 = cli_clock_mono_s();
     r.ns_per_pkt = (t1 - t0) * 1e9 / n_pkts;

@@ -52,7 +52,7 @@ tcp_key(struct panda_pkt *k, uint16_t sport, uint16_t dport)
 
 static void
 mark(struct scheme *s, struct panda_pkt *k, uint32_t payload, uint8_t flags,
-     uint32_t now, uint64_t *level_pkts)
+     panda_msec_t now, uint64_t *level_pkts)
 {
     struct panda_table_verdict v;
 
@@ -178,7 +178,7 @@ main(int argc, char *argv[])
         struct panda_pkt mc;
         struct flow bulk;
         unsigned long r, f = 0;
-        uint32_t now = 0;
+        panda_msec_t now = 0;
 
         panda_rng_seed(&rng, seed);
         tcp_key(&mc, 11211, 40000);

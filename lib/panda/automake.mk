@@ -24,6 +24,7 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/samples.h \
 	lib/panda/solver.c \
 	lib/panda/solver.h \
+	lib/panda/time.h \
 	lib/panda/wire.c \
 	lib/panda/wire.h
 

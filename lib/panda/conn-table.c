@@ -9,9 +9,11 @@
  * displacement, two levels deep), so the table fills to about 95% before a
  * new connection has to push an old one out.
  *
- * Entries.  IPv4: 8 (counter) + 4 (last seen, ms) + 4 (hash tag, 0 = free)
- * + 12 (addresses and ports) = 28 bytes, padded to 32.  IPv6: 16 + 36 = 52,
- * padded to 64.  The policy id is not in the key: the datapath keeps one
+ * Entries.  IPv4: 8 (counter) + 8 (last seen) + 4 (hash tag, 0 = free)
+ * + 12 (addresses and ports) = 32 bytes.  IPv6: 20 + 36 = 56, padded to 64.
+ * "Last seen" is 48 bits of milliseconds (modulo 2^48, 8900 years), so that
+ * any idle time up to 4400 years compares right; its other 16 bits are
+ * reserved for per-connection state.  The policy id is not in the key: the datapath keeps one
  * table per policy id.
  *
  * Replacement.  A new connection takes, in order: a free slot among its 2 x
@@ -28,6 +30,7 @@
  */
 #include <panda/conn-table.h>
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,7 +48,7 @@
 
 struct entry_hdr {
     int64_t counter;
-    uint32_t last_seen;
+    uint64_t seen;          /* Bits 0-47: last packet, ms modulo 2^48. */
     uint32_t tag;           /* 0: free; TAG_LIVE set: a live connection;
                              * nonzero without TAG_LIVE: closed by FIN. */
     uint32_t key[];         /* key_words words. */
@@ -68,7 +71,8 @@ struct subtable {
     size_t raw_size;
     int ready;                  /* Slots allocated (atomic; see below). */
     bool alloc_failed;          /* Last allocation attempt failed... */
-    uint32_t alloc_failed_ms;   /* ...at this time (under 'alloc_mutex'). */
+    panda_msec_t alloc_failed_ms;   /* ...at this time (under
+                                     * 'alloc_mutex'). */
 };
 
 struct panda_table {
@@ -199,10 +203,44 @@ probe_find(const struct subtable *st, const struct probe *pr,
     return NULL;
 }
 
-static inline bool
-is_idle(uint32_t now, uint32_t last_seen, uint32_t timeout)
+/* Time.  An entry keeps the low 48 bits of the instant of its last packet;
+ * an age is the difference modulo 2^48, and a difference in the upper half
+ * of that range is an entry last seen "in the future" by a thread whose
+ * clock lags another's: age 0.  Ages are 64-bit, so durations up to
+ * PANDA_MAX_DURATION_MS compare without truncation. */
+#define SEEN_TIME_MASK ((UINT64_C(1) << 48) - 1)
+
+static inline panda_msec_t
+age48(panda_msec_t now, panda_msec_t then)
 {
-    return timeout && (int32_t) (now - last_seen) > (int32_t) timeout;
+    uint64_t d = (now - then) & SEEN_TIME_MASK;
+
+    return d >> 47 ? 0 : d;
+}
+
+panda_msec_t
+panda_table_age(panda_msec_t now, panda_msec_t last_seen)
+{
+    return age48(now, last_seen);
+}
+
+static inline panda_msec_t
+entry_age(const struct entry_hdr *e, panda_msec_t now)
+{
+    return age48(now, e->seen);
+}
+
+static inline void
+entry_touch(struct entry_hdr *e, panda_msec_t now)
+{
+    e->seen = (e->seen & ~SEEN_TIME_MASK) | (now & SEEN_TIME_MASK);
+}
+
+/* True if 'e' has been silent for longer than 'timeout' (0: never). */
+static inline bool
+is_idle(const struct entry_hdr *e, panda_msec_t now, panda_msec_t timeout)
+{
+    return timeout && entry_age(e, now) > timeout;
 }
 
 /* Returns a free slot in 'bucket', or NULL. */
@@ -295,30 +333,30 @@ make_room(const struct panda_table *t, const struct subtable *st,
  * seen candidate (evicted), in that order. */
 static struct entry_hdr *
 probe_insert(const struct panda_table *t, const struct subtable *st,
-             const struct probe *pr, const uint32_t *key, uint32_t now)
+             const struct probe *pr, const uint32_t *key, panda_msec_t now)
 {
     struct shard *sh = pr->shard;
     struct entry_hdr *e = NULL, *victim = NULL;
-    int32_t oldest_age = -1;
+    panda_msec_t oldest_age = 0;
     unsigned int b, w;
 
     for (b = 0; b < 2 && !e; b++) {
         for (w = 0; w < PANDA_WAYS; w++) {
             struct entry_hdr *cand = slot_at(st, sh, pr->b[b], w);
-            int32_t age;
+            panda_msec_t age;
 
             if (!(cand->tag & TAG_LIVE)) {
                 e = cand;
                 break;
             }
-            age = (int32_t) (now - cand->last_seen);
+            age = entry_age(cand, now);
             if (!victim || age > oldest_age) {
                 oldest_age = age;
                 victim = cand;
             }
         }
     }
-    if (!e && is_idle(now, victim->last_seen, t->cfg.idle_timeout_ms)) {
+    if (!e && is_idle(victim, now, t->cfg.idle_timeout_ms)) {
         e = victim;
         sh->expired++;
     } else if (!e) {
@@ -333,7 +371,8 @@ probe_insert(const struct panda_table *t, const struct subtable *st,
     }
     e->tag = pr->tag;
     e->counter = 0;
-    e->last_seen = now;
+    e->seen = 0;
+    entry_touch(e, now);
     memcpy(e->key, key, st->key_words * sizeof *key);
     sh->inserted++;
     return e;
@@ -366,12 +405,12 @@ subtable_ready(const struct subtable *st)
  * ALLOC_RETRY_MS, so that a datapath short of memory does not call the
  * allocator for every packet. */
 static bool
-subtable_alloc(struct panda_table *t, struct subtable *st, uint32_t now)
+subtable_alloc(struct panda_table *t, struct subtable *st, panda_msec_t now)
 {
     pthread_mutex_lock(&t->alloc_mutex);
     if (!st->ready
         && (!st->alloc_failed
-            || (uint32_t) (now - st->alloc_failed_ms) >= ALLOC_RETRY_MS)) {
+            || age48(now, st->alloc_failed_ms) >= ALLOC_RETRY_MS)) {
         size_t shard_bytes = (size_t) st->n_buckets * PANDA_WAYS
                              * st->entry_size;
         uintptr_t base;
@@ -396,7 +435,7 @@ subtable_alloc(struct panda_table *t, struct subtable *st, uint32_t now)
 
 void
 panda_table_classify(struct panda_table *t, const struct panda_policy *p,
-               const struct panda_pkt *pkt, uint32_t now,
+               const struct panda_pkt *pkt, panda_msec_t now,
                struct panda_table_verdict *v)
 {
     uint32_t key[9];
@@ -436,12 +475,12 @@ panda_table_classify(struct panda_table *t, const struct panda_policy *p,
             pr.shard->inserted++;
         }
         e->counter = 0;
-        e->last_seen = now;
+        entry_touch(e, now);
         level = p->ctl_level;
     } else {
         if (!e) {
             e = probe_insert(t, st, &pr, key, now);
-        } else if (is_idle(now, e->last_seen, t->cfg.idle_timeout_ms)) {
+        } else if (is_idle(e, now, t->cfg.idle_timeout_ms)) {
             /* Idle past the timeout: as good as a new connection. */
             if (e->tag & TAG_LIVE) {
                 pr.shard->expired++;
@@ -451,14 +490,13 @@ panda_table_classify(struct panda_table *t, const struct panda_policy *p,
             }
             pr.shard->inserted++;
             e->counter = 0;
-        } else if (p->idle_reset_ms
-                   && is_idle(now, e->last_seen, p->idle_reset_ms)) {
+        } else if (is_idle(e, now, p->idle_reset_ms)) {
             e->counter = 0;
         }
         if (pkt->payload) {
             e->counter = panda_policy_update(p, e->counter, pkt->payload);
         }
-        e->last_seen = now;
+        entry_touch(e, now);
         level = panda_policy_level(p, e->counter);
     }
     pr.shard->packets[level]++;
@@ -606,6 +644,11 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
     if (cfg->capacity > (1u << 30)) {
         return create_error(errp, "capacity: %u connections is more than"
                             " the maximum of %u", cfg->capacity, 1u << 30);
+    }
+    if (cfg->idle_timeout_ms > PANDA_MAX_DURATION_MS) {
+        return create_error(errp, "idle_timeout: %" PRIu64 " ms out of range"
+                            " (max %" PRIu64 ")", cfg->idle_timeout_ms,
+                            (uint64_t) PANDA_MAX_DURATION_MS);
     }
     n_shards = cfg->n_shards;
     if (!n_shards) {
@@ -762,7 +805,7 @@ subtable_foreach(struct subtable *st, unsigned int n_shards, int family,
             ci.key.sport = e->key[st->key_words - 1] >> 16;
             ci.key.dport = e->key[st->key_words - 1] & 0xffff;
             ci.counter = e->counter;
-            ci.last_seen_ms = e->last_seen;
+            ci.last_seen_ms = e->seen & SEEN_TIME_MASK;
             more = cb(&ci, aux);
         }
         pthread_mutex_unlock(&sh->mutex);

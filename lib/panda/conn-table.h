@@ -33,6 +33,7 @@
 
 #include <panda/packet.h>
 #include <panda/policy.h>
+#include <panda/time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,7 +43,8 @@ struct panda_table;
 
 struct panda_table_config {
     uint32_t capacity;          /* Max connections per address family. */
-    uint32_t idle_timeout_ms;   /* 0: never expire by idleness. */
+    panda_msec_t idle_timeout_ms;   /* 0: never expire by idleness; at most
+                                     * PANDA_MAX_DURATION_MS. */
     uint32_t n_shards;          /* 0: automatic.  Rounded to a power of 2. */
 };
 
@@ -79,10 +81,12 @@ struct panda_table *panda_table_create(const struct panda_table_config *,
 void panda_table_destroy(struct panda_table *);
 
 /* Classifies one packet under policy 'p' (which must be valid) at time
- * 'now_ms' (any monotonic millisecond clock), updating the connection's
+ * 'now_ms' (any monotonic millisecond clock, the same for every call on one
+ * table; threads whose clocks lag each other by a little are fine: an entry
+ * last seen "in the future" counts as just seen), updating the connection's
  * counter. */
 void panda_table_classify(struct panda_table *, const struct panda_policy *p,
-                          const struct panda_pkt *, uint32_t now_ms,
+                          const struct panda_pkt *, panda_msec_t now_ms,
                           struct panda_table_verdict *);
 
 /* Optional hint that 'pkt' will be classified in 't' soon: prefetches the
@@ -103,7 +107,8 @@ void panda_table_stats(struct panda_table *, struct panda_table_stats *);
 struct panda_table_conn_info {
     struct panda_pkt key;       /* Only family, ports and addresses set. */
     int64_t counter;
-    uint32_t last_seen_ms;
+    panda_msec_t last_seen_ms;  /* Modulo 2^48: compare with
+                                 * panda_table_age(). */
 };
 
 /* Calls 'cb' for every live connection (under the shard lock: 'cb' must not
@@ -112,6 +117,10 @@ void panda_table_foreach(struct panda_table *,
                          bool (*cb)(const struct panda_table_conn_info *,
                                     void *),
                          void *aux);
+
+/* Milliseconds from 'last_seen_ms' (as panda_table_foreach() reports it)
+ * to 'now_ms'; 0 if 'last_seen_ms' is later. */
+panda_msec_t panda_table_age(panda_msec_t now_ms, panda_msec_t last_seen_ms);
 
 /* Size in bytes of one IPv4 / IPv6 entry. */
 size_t panda_table_entry_size(int family);

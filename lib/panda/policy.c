@@ -120,6 +120,10 @@ panda_policy_check(const struct panda_policy *p,
     if (p->floor > 0) {
         FAIL("floor: %" PRId64 " must be <= 0", p->floor);
     }
+    if (p->idle_reset_ms > PANDA_MAX_DURATION_MS) {
+        FAIL("idle_reset: %" PRIu64 " ms out of range (max %" PRIu64 ")",
+             p->idle_reset_ms, (uint64_t) PANDA_MAX_DURATION_MS);
+    }
     return true;
 }
 
@@ -344,8 +348,8 @@ panda_policy_parse(const char *s, struct panda_policy *p)
             }
             tmp.floor = f;
         } else if (!strcmp(tok, "idle_reset")) {
-            err = parse_u64("idle_reset", value, UINT32_MAX, &v);
-            tmp.idle_reset_ms = (uint32_t) v;
+            err = parse_u64("idle_reset", value, PANDA_MAX_DURATION_MS, &v);
+            tmp.idle_reset_ms = v;
         } else {
             err = panda_asprintf("%s: unknown field", tok);
         }
@@ -449,7 +453,7 @@ panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
         fmt_put(&f, ",floor=%" PRId64, p->floor);
     }
     if (p->idle_reset_ms) {
-        fmt_put(&f, ",idle_reset=%" PRIu32, p->idle_reset_ms);
+        fmt_put(&f, ",idle_reset=%" PRIu64, p->idle_reset_ms);
     }
     return f.len;
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <panda/time.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -68,8 +70,9 @@ struct panda_policy {
     int64_t floor;
 
     /* If nonzero, a connection idle for longer than this many milliseconds
-     * starts again from counter 0 (PIAS message detection).  Default 0. */
-    uint32_t idle_reset_ms;
+     * starts again from counter 0 (PIAS message detection).  Default 0; at
+     * most PANDA_MAX_DURATION_MS (the wire body carries 32 bits). */
+    panda_msec_t idle_reset_ms;
 };
 
 /* Fills 'p' with the defaults for 'kind': K = 1 level (no thresholds),

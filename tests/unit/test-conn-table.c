@@ -29,7 +29,7 @@ policy(const char *s)
 }
 
 static struct panda_table *
-table(uint32_t capacity, uint32_t idle_ms)
+table(uint32_t capacity, panda_msec_t idle_ms)
 {
     struct panda_table_config cfg = { capacity, idle_ms, 0 };
     char *err;
@@ -59,7 +59,7 @@ tcp4(const char *src, uint16_t sport, const char *dst, uint16_t dport,
 
 static struct panda_table_verdict
 send_pkt(struct panda_table *t, const struct panda_policy *p,
-         struct panda_pkt *k, uint32_t payload, uint32_t now)
+         struct panda_pkt *k, uint32_t payload, panda_msec_t now)
 {
     struct panda_table_verdict v;
 
@@ -373,12 +373,100 @@ test_idle_expiry(void **state)
     assert_int_equal(send_pkt(t, &p, &k, 1448, 2600).level, 0);
     panda_table_stats(t, &s);
     assert_int_equal(s.expired, 1);
-    /* Timestamps near the 32-bit wrap still compare right. */
-    send_pkt(t, &p, &k, 1448, UINT32_MAX - 10);
-    assert_int_equal(send_pkt(t, &p, &k, 1448, 5).level, 0);
+    panda_table_destroy(t);
+}
+
+/* Issue 14, item 5: time is 64-bit milliseconds everywhere.  A connection
+ * idle for 2^31 + 5 ms (24.8 days) or 2^32 + 5 ms (which a 32-bit clock
+ * sees as 5 ms) is idle; crossing 2^32 or the 48-bit wrap of the stored
+ * timestamp is not a gap; a thread whose clock lags a little does not make
+ * an entry look idle. */
+static void
+test_idle_long_gaps(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(64, 120 * 1000);
+    struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    const panda_msec_t t0 = 1000, t1 = t0 + (UINT64_C(1) << 31) + 5;
+    const panda_msec_t wrap48 = UINT64_C(1) << 48;
+    struct panda_table_stats s;
+    int i;
+
+    (void) state;
+    for (i = 0; i < 100; i++) {
+        send_pkt(t, &p, &k, 1448, t0);
+    }
+    assert_int_equal(send_pkt(t, &p, &k, 1448, t0).level, 2);
+    /* 24.8 days and 5 ms later: idle, restarts from one packet. */
+    assert_int_equal(send_pkt(t, &p, &k, 1448, t1).level, 0);
+    for (i = 0; i < 100; i++) {
+        send_pkt(t, &p, &k, 1448, t1);
+    }
+    /* 2^32 + 5 ms later (5 ms for a 32-bit clock): idle too. */
+    assert_int_equal(send_pkt(t, &p, &k, 1448,
+                              t1 + (UINT64_C(1) << 32) + 5).level, 0);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.expired, 2);
+
+    /* Crossing 2^32 and 2^48 are 15 ms gaps, not idle ones. */
+    for (i = 0; i < 100; i++) {
+        send_pkt(t, &p, &k, 1448, UINT32_MAX - 10);
+    }
+    assert_int_equal(send_pkt(t, &p, &k, 1448,
+                              (UINT64_C(1) << 32) + 5).level, 2);
+    send_pkt(t, &p, &k, 1448, wrap48 - 10);
+    assert_int_equal(send_pkt(t, &p, &k, 1448, wrap48 + 5).level, 2);
+    /* A packet stamped 3 ms earlier than the entry (another thread). */
+    assert_int_equal(send_pkt(t, &p, &k, 1448, wrap48 + 2).level, 2);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.expired, 2);
+    assert_int_equal(panda_table_age(wrap48 + 5, wrap48 - 10), 15);
+    assert_int_equal(panda_table_age(100, 103), 0);
+    panda_table_destroy(t);
+}
+
+/* Durations at the top of their range: PANDA_MAX_DURATION_MS (2^32 - 1) is
+ * accepted and compared as what it is (a signed 32-bit comparison saw it
+ * as -1 and reset the counter on every packet); one more is refused. */
+static void
+test_duration_boundaries(void **state)
+{
+    struct panda_policy p = policy(POLICY ",idle_reset=4294967295");
+    struct panda_table_config cfg = { 64, PANDA_MAX_DURATION_MS, 0 };
+    struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    const panda_msec_t t0 = 5000;
+    struct panda_table_stats s;
+    struct panda_table *t;
+    char *err = NULL;
+    int64_t counter;
+    int i;
+
+    (void) state;
+    assert_int_equal(p.idle_reset_ms, PANDA_MAX_DURATION_MS);
+    t = panda_table_create(&cfg, &err);
+    assert_non_null(t);
+    for (i = 0; i < 10; i++) {
+        send_pkt(t, &p, &k, 1448, t0 + i);
+    }
+    assert_true(panda_table_lookup(t, &k, &counter));
+    assert_int_equal(counter, 10 * 1448);
+    /* Exactly the maximum gap: neither the idle reset nor the timeout. */
+    send_pkt(t, &p, &k, 1448, t0 + 9 + PANDA_MAX_DURATION_MS);
+    assert_true(panda_table_lookup(t, &k, &counter));
+    assert_int_equal(counter, 11 * 1448);
+    /* One more millisecond: both. */
+    send_pkt(t, &p, &k, 1448, t0 + 10 + 2 * PANDA_MAX_DURATION_MS);
+    assert_true(panda_table_lookup(t, &k, &counter));
+    assert_int_equal(counter, 1448);
     panda_table_stats(t, &s);
     assert_int_equal(s.expired, 1);
     panda_table_destroy(t);
+
+    cfg.idle_timeout_ms = PANDA_MAX_DURATION_MS + UINT64_C(1);
+    assert_null(panda_table_create(&cfg, &err));
+    assert_string_equal(err, "idle_timeout: 4294967296 ms out of range"
+                        " (max 4294967295)");
+    free(err);
 }
 
 static void
@@ -613,6 +701,8 @@ main(void)
         cmocka_unit_test(test_ctl_level_configurable),
         cmocka_unit_test(test_capacity_evicts),
         cmocka_unit_test(test_idle_expiry),
+        cmocka_unit_test(test_idle_long_gaps),
+        cmocka_unit_test(test_duration_boundaries),
         cmocka_unit_test(test_pias_policy),
         cmocka_unit_test(test_policy_update_keeps_counters),
         cmocka_unit_test(test_ipv6),
