@@ -25,8 +25,8 @@
  *
  * Allocation.  Nothing here uses the aborting x-allocators: the datapath
  * calls this code, and a failed allocation must become an error (creation)
- * or a stateless verdict (a family's slots, allocated on its first packet),
- * never an abort of ovs-vswitchd.
+ * or an untracked verdict (a family's slots, allocated when its first
+ * connection needs an entry), never an abort of ovs-vswitchd.
  */
 #include <panda/conn-table.h>
 
@@ -58,7 +58,7 @@ struct shard {
     pthread_mutex_t mutex;
     uint8_t *slots;         /* n_buckets * PANDA_WAYS entries. */
     uint32_t n_live;
-    uint64_t inserted, removed, evicted, expired;
+    uint64_t inserted, removed, evicted, expired, resumed;
     uint64_t packets[PANDA_MAX_LEVELS];
 } __attribute__((aligned(CACHE_LINE)));
 
@@ -81,7 +81,8 @@ struct panda_table {
     uint64_t seed;
     struct subtable v4, v6;
     pthread_mutex_t alloc_mutex;                /* Lazy slot allocation. */
-    uint64_t ctl_packets[PANDA_MAX_LEVELS];     /* Stateless, atomics. */
+    uint64_t unlocked_packets[PANDA_MAX_LEVELS];    /* Classified without
+                                                     * a shard, atomics. */
     uint64_t alloc_failures;                    /* Atomic. */
 };
 
@@ -378,19 +379,19 @@ probe_insert(const struct panda_table *t, const struct subtable *st,
     return e;
 }
 
-/* Ends the connection of 'e': it no longer counts as live and its slot is
- * free for the next new connection.  After a FIN ('keep'), the entry stays
- * readable until that happens, so that data the sender still retransmits
- * after its FIN keeps the connection's level instead of starting a new
- * connection on top. */
+/* Ends the connection of 'e' (FIN or RST): it no longer counts as live and
+ * its slot is free for the next new connection.  Until that happens, the
+ * entry stays readable, so that data the sender retransmits after its FIN,
+ * or anything it sends after a RST of its own, keeps the connection's
+ * counter instead of starting a new connection on top (entry_update()). */
 static void
-entry_end(struct shard *sh, struct entry_hdr *e, bool keep)
+entry_end(struct shard *sh, struct entry_hdr *e)
 {
     if (e->tag & TAG_LIVE) {
         sh->n_live--;
         sh->removed++;
     }
-    e->tag = keep ? e->tag & ~TAG_LIVE : 0;
+    e->tag &= ~TAG_LIVE;
 }
 
 static inline bool
@@ -433,86 +434,144 @@ subtable_alloc(struct panda_table *t, struct subtable *st, panda_msec_t now)
     return subtable_ready(st);
 }
 
-void
-panda_table_classify(struct panda_table *t, const struct panda_policy *p,
-               const struct panda_pkt *pkt, panda_msec_t now,
-               struct panda_table_verdict *v)
+#define TCP_CTL (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)
+
+/* The level of a TCP packet that has no entry and creates none (it carries
+ * no payload): a bare SYN, FIN or RST takes the control level, anything
+ * else the level of a connection that has sent nothing yet (counter 0),
+ * which is what an entry created for it would give. */
+static uint8_t
+level_without_entry(const struct panda_policy *p, const struct panda_pkt *pkt)
 {
-    uint32_t key[9];
-    struct subtable *st;
-    struct probe pr;
+    return pkt->tcp_flags & TCP_CTL ? p->ctl_level
+                                    : panda_policy_level(p, 0);
+}
+
+/* Forgets 'e', silent for longer than the idle timeout: the packet that
+ * found it is treated as the first of a new connection. */
+static void
+entry_expire(struct shard *sh, struct entry_hdr *e)
+{
+    if (e->tag & TAG_LIVE) {
+        sh->n_live--;
+        sh->expired++;
+    }
+    e->tag = 0;
+}
+
+/* Applies 'pkt' to its connection's entry 'e' (found or just inserted) and
+ * returns the packet's level.  The rules (README, "Control packets"), so
+ * that nothing a sender sends resets its counter sooner than silence does:
+ *
+ *   - SYN, FIN and RST never reset the counter.  A SYN on a live entry is
+ *     a no-op for the receiver (RFC 5961: challenge ACK), so it is one for
+ *     the counter too.  FIN and RST end the entry (no longer live, its slot
+ *     reusable) but keep its counter: a SYN or data for the same tuple while
+ *     the entry is still there resumes it, counter and all ("resumed").
+ *     The entry stays at most the idle timeout after its last packet, the
+ *     hold time of a closed connection's counter.  The sender's sequence
+ *     numbers are not checked: it chooses them, so a check that an honest
+ *     reuse passes, a sender resetting itself passes too.
+ *   - The counter restarts only after silence: the table's idle timeout
+ *     (the entry is forgotten, above) or the policy's idle_reset.
+ *   - A bare SYN, FIN or RST (no payload) takes the control level; one
+ *     that carries data (a FIN on the last segment, TCP Fast Open) is data:
+ *     its payload counts and it takes the connection's level. */
+static uint8_t
+entry_update(struct shard *sh, struct entry_hdr *e,
+             const struct panda_policy *p, const struct panda_pkt *pkt,
+             panda_msec_t now)
+{
+    if (!(e->tag & TAG_LIVE)
+        && (pkt->payload || pkt->tcp_flags & PANDA_TCP_SYN)) {
+        e->tag |= TAG_LIVE;
+        sh->n_live++;
+        sh->resumed++;
+    }
+    if (is_idle(e, now, p->idle_reset_ms)) {
+        e->counter = 0;
+    }
+    if (pkt->payload) {
+        e->counter = panda_policy_update(p, e->counter, pkt->payload);
+    }
+    if (pkt->tcp_flags & (PANDA_TCP_FIN | PANDA_TCP_RST)) {
+        entry_end(sh, e);
+    }
+    entry_touch(e, now);
+    return pkt->tcp_flags & TCP_CTL && !pkt->payload
+           ? p->ctl_level : panda_policy_level(p, e->counter);
+}
+
+/* Counts a packet classified without taking a shard lock. */
+static uint8_t
+count_unlocked(struct panda_table *t, uint8_t level)
+{
+    __atomic_fetch_add(&t->unlocked_packets[level], 1, __ATOMIC_RELAXED);
+    return level;
+}
+
+/* Classifies a TCP packet of sub-table 'st' (ready) whose key is 'key'. */
+static void
+classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
+             const struct panda_policy *p, const struct panda_pkt *pkt,
+             panda_msec_t now, struct panda_table_verdict *v)
+{
     struct entry_hdr *e;
-    uint8_t level;
+    struct probe pr;
 
-    if (pkt->proto != 6) {
-        goto stateless;
-    }
-
-    st = pkt_key(t, pkt, key);
-    if (PANDA_UNLIKELY(!subtable_ready(st))
-        && !subtable_alloc(t, st, now)) {
-        /* No memory for this family's connections: mark the packet like a
-         * control packet rather than drop it or guess its level. */
-        __atomic_fetch_add(&t->alloc_failures, 1, __ATOMIC_RELAXED);
-        goto stateless;
-    }
     probe_init(t, st, key, &pr);
     pthread_mutex_lock(&pr.shard->mutex);
     e = probe_find(st, &pr, key);
-    if (pkt->tcp_flags & (PANDA_TCP_FIN | PANDA_TCP_RST)) {
-        /* Connection ends: forget it; control packets go on top. */
-        if (e) {
-            entry_end(pr.shard, e, !(pkt->tcp_flags & PANDA_TCP_RST));
-        }
-        level = p->ctl_level;
-    } else if (pkt->tcp_flags & PANDA_TCP_SYN) {
-        /* A new connection (or a reused tuple) starts from zero. */
-        if (!e) {
-            e = probe_insert(t, st, &pr, key, now);
-        } else if (!(e->tag & TAG_LIVE)) {
-            e->tag |= TAG_LIVE;
-            pr.shard->n_live++;
-            pr.shard->inserted++;
-        }
-        e->counter = 0;
-        entry_touch(e, now);
-        level = p->ctl_level;
-    } else {
-        if (!e) {
-            e = probe_insert(t, st, &pr, key, now);
-        } else if (is_idle(e, now, t->cfg.idle_timeout_ms)) {
-            /* Idle past the timeout: as good as a new connection. */
-            if (e->tag & TAG_LIVE) {
-                pr.shard->expired++;
-            } else {
-                e->tag |= TAG_LIVE;
-                pr.shard->n_live++;
-            }
-            pr.shard->inserted++;
-            e->counter = 0;
-        } else if (is_idle(e, now, p->idle_reset_ms)) {
-            e->counter = 0;
-        }
-        if (pkt->payload) {
-            e->counter = panda_policy_update(p, e->counter, pkt->payload);
-        }
-        entry_touch(e, now);
-        level = panda_policy_level(p, e->counter);
+    if (e && is_idle(e, now, t->cfg.idle_timeout_ms)) {
+        entry_expire(pr.shard, e);
+        e = NULL;
     }
-    pr.shard->packets[level]++;
+    if (!e && pkt->payload) {
+        /* Only a packet with payload creates an entry: without one, the
+         * verdict is the same (level_without_entry()), and handshakes,
+         * pure ACKs (the receiving side of every transfer) and stray
+         * RSTs take no slot. */
+        e = probe_insert(t, st, &pr, key, now);
+    }
+    v->stateful = e != NULL;
+    v->level = e ? entry_update(pr.shard, e, p, pkt, now)
+                 : level_without_entry(p, pkt);
+    pr.shard->packets[v->level]++;
     pthread_mutex_unlock(&pr.shard->mutex);
-    v->stateful = true;
-    goto out;
+}
 
-stateless:
-    level = p->ctl_level;
-    __atomic_fetch_add(&t->ctl_packets[level], 1, __ATOMIC_RELAXED);
+void
+panda_table_classify(struct panda_table *t, const struct panda_policy *p,
+                     const struct panda_pkt *pkt, panda_msec_t now,
+                     struct panda_table_verdict *v)
+{
+    uint32_t key[9];
+    struct subtable *st;
+
     v->stateful = false;
+    if (pkt->proto != 6) {
+        /* Not TCP, or a later fragment: nothing to track it by. */
+        v->level = count_unlocked(t, p->untracked_level);
+        goto out;
+    }
+    st = pkt_key(t, pkt, key);
+    if (PANDA_LIKELY(subtable_ready(st))) {
+        classify_tcp(t, st, key, p, pkt, now, v);
+    } else if (!pkt->payload) {
+        /* Nothing to insert: no need for the slots yet. */
+        v->level = count_unlocked(t, level_without_entry(p, pkt));
+    } else if (subtable_alloc(t, st, now)) {
+        classify_tcp(t, st, key, p, pkt, now, v);
+    } else {
+        /* No memory for this family's connections: untracked rather than
+         * dropped or guessed. */
+        __atomic_fetch_add(&t->alloc_failures, 1, __ATOMIC_RELAXED);
+        v->level = count_unlocked(t, p->untracked_level);
+    }
 
 out:
-    v->level = level;
-    v->dscp = p->dscp[level];
-    v->queue = p->queue[level];
+    v->dscp = p->dscp[v->level];
+    v->queue = p->queue[v->level];
 }
 
 void
@@ -739,6 +798,7 @@ subtable_stats(const struct subtable *st, unsigned int n_shards,
         s->removed += sh->removed;
         s->evicted += sh->evicted;
         s->expired += sh->expired;
+        s->resumed += sh->resumed;
         for (j = 0; j < PANDA_MAX_LEVELS; j++) {
             s->packets[j] += sh->packets[j];
         }
@@ -758,7 +818,7 @@ panda_table_stats(struct panda_table *t, struct panda_table_stats *s)
     subtable_stats(&t->v4, t->cfg.n_shards, s);
     subtable_stats(&t->v6, t->cfg.n_shards, s);
     for (j = 0; j < PANDA_MAX_LEVELS; j++) {
-        s->packets[j] += __atomic_load_n(&t->ctl_packets[j],
+        s->packets[j] += __atomic_load_n(&t->unlocked_packets[j],
                                          __ATOMIC_RELAXED);
     }
     s->alloc_failures = __atomic_load_n(&t->alloc_failures,

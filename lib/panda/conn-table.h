@@ -10,12 +10,18 @@
  * candidate is evicted (and counted).  Entries idle for longer than the idle
  * timeout are reclaimed lazily when their slots are needed.
  *
+ * An entry is created by the first packet of a connection that carries
+ * payload; SYN, FIN, RST and pure ACKs only update an entry that exists.
+ * FIN and RST end an entry but keep its counter for a SYN or data of the
+ * same tuple (see panda_table_classify()).
+ *
  * Memory.  panda_table_create() allocates the table and its shard headers;
- * the slots of an address family are allocated on its first packet, so a
- * family that never shows up costs nothing.  Nothing here aborts when memory
- * runs out: creation fails with a message, and a family whose slots cannot
- * be allocated is classified statelessly (control level) and counted in
- * 'alloc_failures' until an allocation succeeds.
+ * the slots of an address family are allocated when its first entry is
+ * created, so a family that never shows up costs nothing.  Nothing here
+ * aborts when memory runs out: creation fails with a message, and the
+ * packets of a family whose slots cannot be allocated are untracked (the
+ * policy's untracked_level) and counted in 'alloc_failures' until an
+ * allocation succeeds.
  *
  * Concurrency: the table is split into shards, each protected by its own
  * mutex; a packet locks exactly one shard for the lookup and update, so
@@ -55,11 +61,13 @@ struct panda_table_stats {
     uint64_t connections;       /* Live entries (IPv4 + IPv6). */
     uint64_t capacity;          /* Per-family capacity. */
     uint64_t inserted;
-    uint64_t removed;           /* FIN/RST. */
+    uint64_t removed;           /* Ended by FIN/RST. */
+    uint64_t resumed;           /* Ended entries taken up again by a SYN or
+                                 * data of the same tuple, counter kept. */
     uint64_t evicted;           /* Pushed out by a new connection. */
     uint64_t expired;           /* Reclaimed after the idle timeout. */
-    uint64_t alloc_failures;    /* Packets classified statelessly because
-                                 * their family's slots could not be
+    uint64_t alloc_failures;    /* Packets untracked because their
+                                 * family's slots could not be
                                  * allocated. */
     uint64_t packets[PANDA_MAX_LEVELS];     /* Packets per level. */
     uint64_t bytes_allocated;   /* Memory held by the table. */
@@ -70,7 +78,7 @@ struct panda_table_verdict {
     uint8_t level;
     uint8_t dscp;
     uint8_t queue;
-    bool stateful;          /* True if a connection entry was consulted. */
+    bool stateful;          /* True if a connection entry was used. */
 };
 
 /* Returns NULL on bad configuration or allocation failure, with a malloc()ed
@@ -84,7 +92,15 @@ void panda_table_destroy(struct panda_table *);
  * 'now_ms' (any monotonic millisecond clock, the same for every call on one
  * table; threads whose clocks lag each other by a little are fine: an entry
  * last seen "in the future" counts as just seen), updating the connection's
- * counter. */
+ * counter.
+ *
+ * Levels: a TCP packet with an entry gets its connection's level, except a
+ * bare SYN, FIN or RST (no payload), which gets p->ctl_level; a TCP packet
+ * without an entry gets the level of counter 0 (ctl_level if bare SYN, FIN
+ * or RST); a packet that cannot be tracked (not TCP, a later fragment, no
+ * memory) gets p->untracked_level.  Nothing a sender sends resets its
+ * counter: only silence does (the idle timeout, the policy's idle_reset).
+ * README.md, "Control packets", gives the reasons. */
 void panda_table_classify(struct panda_table *, const struct panda_policy *p,
                           const struct panda_pkt *, panda_msec_t now_ms,
                           struct panda_table_verdict *);

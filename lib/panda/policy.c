@@ -25,6 +25,7 @@ panda_policy_default_maps(struct panda_policy *p)
         p->dscp[i] = i < p->n_levels ? i + 1 : 0;
         p->queue[i] = i < p->n_levels ? i : 0;
     }
+    p->untracked_level = p->n_levels ? p->n_levels - 1 : 0;
 }
 
 void
@@ -116,6 +117,10 @@ panda_policy_check(const struct panda_policy *p,
     if (p->ctl_level >= p->n_levels) {
         FAIL("ctl_level: %d but the policy has only %d"
              " levels", p->ctl_level, p->n_levels);
+    }
+    if (p->untracked_level >= p->n_levels) {
+        FAIL("untracked_level: %d but the policy has only %d"
+             " levels", p->untracked_level, p->n_levels);
     }
     if (p->floor > 0) {
         FAIL("floor: %" PRId64 " must be <= 0", p->floor);
@@ -286,7 +291,7 @@ panda_policy_parse(const char *s, struct panda_policy *p)
 {
     char *copy = panda_asprintf("%s", s);
     char *save = NULL, *tok, *err = NULL;
-    bool have_id = false;
+    bool have_id = false, have_untracked = false;
     int n_dscp = -1, n_queues = -1, n_alpha = 0, n;
     enum panda_kind kind = PANDA_KIND_PANDA;
     struct panda_policy tmp;
@@ -336,6 +341,11 @@ panda_policy_parse(const char *s, struct panda_policy *p)
         } else if (!strcmp(tok, "ctl_level")) {
             err = parse_u64("ctl_level", value, PANDA_MAX_LEVELS - 1, &v);
             tmp.ctl_level = (uint8_t) v;
+        } else if (!strcmp(tok, "untracked_level")) {
+            err = parse_u64("untracked_level", value, PANDA_MAX_LEVELS - 1,
+                            &v);
+            tmp.untracked_level = (uint8_t) v;
+            have_untracked = true;
         } else if (!strcmp(tok, "floor")) {
             char *end;
             long long f;
@@ -382,6 +392,9 @@ panda_policy_parse(const char *s, struct panda_policy *p)
         }
         if (n_queues < 0) {
             memcpy(tmp.queue, defaults.queue, sizeof tmp.queue);
+        }
+        if (!have_untracked) {
+            tmp.untracked_level = defaults.untracked_level;
         }
     }
     err = panda_policy_validate(&tmp);
@@ -449,6 +462,9 @@ panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
     if (p->ctl_level) {
         fmt_put(&f, ",ctl_level=%d", p->ctl_level);
     }
+    if (p->untracked_level + 1 != p->n_levels) {
+        fmt_put(&f, ",untracked_level=%d", p->untracked_level);
+    }
     if (p->floor) {
         fmt_put(&f, ",floor=%" PRId64, p->floor);
     }
@@ -465,7 +481,8 @@ panda_policy_equal(const struct panda_policy *a, const struct panda_policy *b)
 
     if (a->id != b->id || a->kind != b->kind || a->threshold != b->threshold
         || a->n_weights != b->n_weights || a->n_levels != b->n_levels
-        || a->ctl_level != b->ctl_level || a->floor != b->floor
+        || a->ctl_level != b->ctl_level
+        || a->untracked_level != b->untracked_level || a->floor != b->floor
         || a->idle_reset_ms != b->idle_reset_ms) {
         return false;
     }

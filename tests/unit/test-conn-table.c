@@ -205,7 +205,6 @@ test_pure_acks_and_control(void **state)
     struct panda_policy p = policy(POLICY);
     struct panda_table *t = table(1024, 0);
     struct panda_pkt k = tcp4("10.0.0.1", 11, "10.0.0.2", 12, 0, 0);
-    struct panda_pkt udp = k;
     struct panda_table_stats s;
     struct panda_table_verdict v;
     int64_t counter;
@@ -225,12 +224,13 @@ test_pure_acks_and_control(void **state)
     }
     assert_true(panda_table_lookup(t, &k, &counter));
     assert_int_equal(counter, 14480);
-    /* FIN: top level, connection forgotten. */
+    /* A bare FIN: control level (top), connection ended. */
     k.tcp_flags = PANDA_TCP_FIN | PANDA_TCP_ACK;
     v = send_pkt(t, &p, &k, 0, 100);
     assert_int_equal(v.level, 0);
+    assert_true(v.stateful);
     assert_false(panda_table_lookup(t, &k, NULL));
-    /* RST likewise (another connection), even with payload. */
+    /* RST likewise (another connection). */
     k.sport = htons(13);
     k.tcp_flags = 0;
     send_pkt(t, &p, &k, 1448, 101);
@@ -238,24 +238,57 @@ test_pure_acks_and_control(void **state)
     k.tcp_flags = PANDA_TCP_RST;
     assert_int_equal(send_pkt(t, &p, &k, 0, 102).level, 0);
     assert_false(panda_table_lookup(t, &k, NULL));
-    /* SYN creates the entry, at counter 0, on top. */
-    k.tcp_flags = PANDA_TCP_SYN;
-    assert_int_equal(send_pkt(t, &p, &k, 0, 103).dscp, 46);
-    assert_true(panda_table_lookup(t, &k, &counter));
-    assert_int_equal(counter, 0);
-    /* Non-TCP: top level, no state. */
-    udp.proto = 17;
-    v = send_pkt(t, &p, &udp, 60000, 104);
-    assert_int_equal(v.level, 0);
-    assert_false(v.stateful);
     panda_table_stats(t, &s);
-    assert_int_equal(s.connections, 1);
+    assert_int_equal(s.connections, 0);
     assert_int_equal(s.removed, 2);
     panda_table_destroy(t);
 }
 
+/* Packets without payload create no entry (handshakes, pure ACKs of the
+ * receiving side, stray RSTs): their verdict is what a new entry would give
+ * (the control level for a bare SYN/FIN/RST, counter 0's level otherwise),
+ * and they take no slot. */
+static void
+test_bare_packets_insert_nothing(void **state)
+{
+    struct panda_policy p = policy(POLICY ",ctl_level=2");
+    struct panda_table *t = table(1024, 0);
+    struct panda_table_stats s;
+    uint8_t flags[] = { PANDA_TCP_SYN, PANDA_TCP_SYN | PANDA_TCP_ACK,
+                        PANDA_TCP_ACK, PANDA_TCP_RST, PANDA_TCP_FIN };
+    uint8_t want[] = { 2, 2, 0, 2, 2 };
+    size_t i;
+
+    (void) state;
+    for (i = 0; i < sizeof flags; i++) {
+        struct panda_pkt k = tcp4("10.0.0.1", 100 + i, "10.0.0.2", 80,
+                                  flags[i], 0);
+        struct panda_table_verdict v = send_pkt(t, &p, &k, 0, i);
+
+        assert_int_equal(v.level, want[i]);
+        assert_false(v.stateful);
+        assert_false(panda_table_lookup(t, &k, NULL));
+    }
+    panda_table_stats(t, &s);
+    assert_int_equal(s.inserted, 0);
+    assert_int_equal(s.packets[0], 1);
+    assert_int_equal(s.packets[2], 4);
+    /* Not even the slots of the family were allocated. */
+    {
+        struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 80, 0, 0);
+        struct panda_table_stats s2;
+
+        send_pkt(t, &p, &k, 100, 10);
+        panda_table_stats(t, &s2);
+        assert_true(s2.bytes_allocated
+                    >= s.bytes_allocated + 1024 * panda_table_entry_size(4));
+        assert_int_equal(s2.inserted, 1);
+    }
+    panda_table_destroy(t);
+}
+
 /* Data the sender retransmits after its FIN keeps the connection's level;
- * the entry no longer counts as live and its slot is reusable. */
+ * the ended entry's slot is reusable, and the data takes it up again. */
 static void
 test_data_after_fin(void **state)
 {
@@ -279,18 +312,15 @@ test_data_after_fin(void **state)
     k.tcp_flags = PANDA_TCP_ACK;
     assert_int_equal(send_pkt(t, &p, &k, 1448, 101).level, 2);
     panda_table_stats(t, &s);
-    assert_int_equal(s.connections, 0);
-    assert_int_equal(s.inserted, 1);
-    /* A SYN on the same tuple starts a new connection from zero. */
-    k.tcp_flags = PANDA_TCP_SYN;
-    send_pkt(t, &p, &k, 0, 102);
-    k.tcp_flags = PANDA_TCP_ACK;
-    assert_int_equal(send_pkt(t, &p, &k, 1448, 103).level, 0);
-    panda_table_stats(t, &s);
     assert_int_equal(s.connections, 1);
+    assert_int_equal(s.inserted, 1);
+    assert_int_equal(s.resumed, 1);
+    /* A FIN that carries the last segment is data: it counts and takes
+     * the connection's level. */
+    k.tcp_flags = PANDA_TCP_FIN | PANDA_TCP_ACK;
+    assert_int_equal(send_pkt(t, &p, &k, 1448, 102).level, 2);
+    assert_false(panda_table_lookup(t, &k, NULL));
     /* Ended entries make room for new connections without evictions. */
-    k.tcp_flags = PANDA_TCP_FIN;
-    send_pkt(t, &p, &k, 0, 104);
     for (i = 0; i < 64; i++) {
         struct panda_pkt n = tcp4("10.0.0.9", i + 1, "10.0.0.2", 80, 0, 0);
 
@@ -300,6 +330,100 @@ test_data_after_fin(void **state)
     }
     panda_table_stats(t, &s);
     assert_int_equal(s.evicted, 0);
+    panda_table_destroy(t);
+}
+
+/* Issue 14, item 3: a sender cannot reset its own priority.  A demoted bulk
+ * connection sends what its receiver ignores (a bare RST or SYN: RFC 5961)
+ * or even really closes and reopens the tuple: it keeps its counter.  Only
+ * silence restarts it: the idle timeout here (1 s), or idle_reset. */
+static void
+test_sender_cannot_reset_itself(void **state)
+{
+    static const uint8_t attacks[][2] = {
+        { PANDA_TCP_RST, 0 },
+        { PANDA_TCP_SYN, 0 },
+        { PANDA_TCP_RST, PANDA_TCP_SYN },
+        { PANDA_TCP_FIN | PANDA_TCP_ACK, PANDA_TCP_SYN },
+        { PANDA_TCP_RST | PANDA_TCP_ACK, PANDA_TCP_SYN | PANDA_TCP_ACK },
+    };
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(1024, 1000);
+    struct panda_pkt k = tcp4("10.0.0.1", 5000, "10.0.0.2", 80, 0, 0);
+    panda_msec_t now = 0;
+    struct panda_table_stats s;
+    int64_t before, after;
+    size_t a;
+    int i;
+
+    (void) state;
+    for (i = 0; i < 1000; i++) {        /* 1.4 MB: level 3. */
+        send_pkt(t, &p, &k, 1448, now);
+    }
+    assert_int_equal(send_pkt(t, &p, &k, 1448, now).level, 3);
+    for (a = 0; a < sizeof attacks / sizeof *attacks; a++) {
+        assert_true(panda_table_lookup(t, &k, &before));
+        for (i = 0; i < 2 && attacks[a][i]; i++) {
+            k.tcp_flags = attacks[a][i];
+            /* The bare control packet itself: control level. */
+            assert_int_equal(send_pkt(t, &p, &k, 0, ++now).level, 0);
+        }
+        k.tcp_flags = PANDA_TCP_ACK;
+        assert_int_equal(send_pkt(t, &p, &k, 1448, ++now).level, 3);
+        assert_true(panda_table_lookup(t, &k, &after));
+        assert_int_equal(after, before + 1448);
+    }
+    panda_table_stats(t, &s);
+    assert_int_equal(s.inserted, 1);
+    assert_int_equal(s.resumed, 4);
+    assert_int_equal(s.connections, 1);
+
+    /* Silence does restart it: after the idle timeout, a SYN (or data)
+     * starts a new connection on top. */
+    now += 1001;
+    k.tcp_flags = PANDA_TCP_SYN;
+    send_pkt(t, &p, &k, 0, now);
+    k.tcp_flags = PANDA_TCP_ACK;
+    assert_int_equal(send_pkt(t, &p, &k, 1448, now + 1).level, 0);
+    assert_true(panda_table_lookup(t, &k, &after));
+    assert_int_equal(after, 1448);
+    panda_table_destroy(t);
+}
+
+/* Non-TCP packets and later fragments (no TCP header: proto 0 in the
+ * extracted packet) cannot be tracked: they take untracked_level, by
+ * default the lowest, so bulk UDP does not ride on top.  The operator can
+ * set it (here: level 1, or the top). */
+static void
+test_untracked_level(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_policy mid = policy(POLICY ",untracked_level=1");
+    struct panda_policy top = policy(POLICY ",untracked_level=0");
+    struct panda_table *t = table(64, 0);
+    struct panda_pkt udp = tcp4("10.0.0.1", 53, "10.0.0.2", 4000, 0, 0);
+    struct panda_pkt frag = udp;
+    struct panda_table_stats s;
+    struct panda_table_verdict v;
+    int i;
+
+    (void) state;
+    udp.proto = 17;
+    frag.proto = 0;
+    assert_int_equal(p.untracked_level, 3);
+    for (i = 0; i < 100; i++) {
+        v = send_pkt(t, &p, &udp, 1472, i);
+        assert_int_equal(v.level, 3);
+        assert_int_equal(v.dscp, 0);
+        assert_int_equal(v.queue, 3);
+        assert_false(v.stateful);
+    }
+    assert_int_equal(send_pkt(t, &p, &frag, 1480, 100).queue, 3);
+    assert_int_equal(send_pkt(t, &mid, &udp, 1472, 101).dscp, 26);
+    assert_int_equal(send_pkt(t, &top, &frag, 1480, 102).dscp, 46);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.inserted, 0);
+    assert_int_equal(s.packets[3], 101);
     panda_table_destroy(t);
 }
 
@@ -313,7 +437,7 @@ test_ctl_level_configurable(void **state)
 
     (void) state;
     assert_int_equal(send_pkt(t, &p, &k, 0, 0).dscp, 26);
-    k.proto = 1;
+    k.tcp_flags = PANDA_TCP_RST;
     assert_int_equal(send_pkt(t, &p, &k, 0, 0).queue, 1);
     panda_table_destroy(t);
 }
@@ -642,13 +766,13 @@ test_bad_config(void **state)
 }
 
 /* When a family's slots cannot be allocated (here: an address-space limit
- * far below the table's size), packets are classified statelessly at the
- * control level and counted, nothing aborts, and the allocation is tried
- * again once the retry interval has passed. */
+ * far below the table's size), packets are untracked (untracked_level) and
+ * counted, nothing aborts, and the allocation is tried again once the retry
+ * interval has passed. */
 static void
 test_allocation_failure(void **state)
 {
-    struct panda_policy p = policy(POLICY ",ctl_level=1");
+    struct panda_policy p = policy(POLICY ",untracked_level=1");
     /* 2^22 IPv4 entries: 128 MiB of slots. */
     struct panda_table *t = table(1u << 22, 0);
     struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
@@ -697,7 +821,10 @@ main(void)
         cmocka_unit_test(test_flow_climbs_back),
         cmocka_unit_test(test_floor_prevents_banking),
         cmocka_unit_test(test_pure_acks_and_control),
+        cmocka_unit_test(test_bare_packets_insert_nothing),
         cmocka_unit_test(test_data_after_fin),
+        cmocka_unit_test(test_sender_cannot_reset_itself),
+        cmocka_unit_test(test_untracked_level),
         cmocka_unit_test(test_ctl_level_configurable),
         cmocka_unit_test(test_capacity_evicts),
         cmocka_unit_test(test_idle_expiry),
