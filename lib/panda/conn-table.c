@@ -12,8 +12,9 @@
  * Entries.  IPv4: 8 (counter) + 8 (last seen) + 4 (hash tag, 0 = free)
  * + 12 (addresses and ports) = 32 bytes.  IPv6: 20 + 36 = 56, padded to 64.
  * "Last seen" is 48 bits of milliseconds (modulo 2^48, 8900 years), so that
- * any idle time up to 4400 years compares right; its other 16 bits are
- * reserved for per-connection state.  The policy id is not in the key: the datapath keeps one
+ * any idle time up to 4400 years compares right; its other 16 bits count
+ * the entry's packets (saturating), which tell an established connection
+ * from one packet of a flood.  The policy id is not in the key: the datapath keeps one
  * table per policy id.
  *
  * Replacement.  A new connection takes, in order: a free slot among its 2 x
@@ -39,6 +40,7 @@
 #include <time.h>
 
 #include <panda/base.h>
+#include <panda/rng.h>
 
 #define PANDA_WAYS 4
 #define CACHE_LINE 64
@@ -46,9 +48,22 @@
 #define ALLOC_RETRY_MS 1000     /* After a failed slot allocation, do not
                                  * try again for this long. */
 
+/* Replacement under pressure (probe_insert()).  An entry is established
+ * once it has seen ESTABLISHED_PACKETS packets.  When a new connection finds
+ * every candidate established, it takes the slot of the least recently
+ * seen one with probability 1/ADMIT_ONE_IN, and only if that one has been
+ * silent for ACTIVE_MS: established connections that are sending are never
+ * pushed out by new tuples.  Cuckoo displacement is tried only while a
+ * shard has fewer than 15/16 of its slots live (CUCKOO_MAX_FILL_16THS). */
+#define ESTABLISHED_PACKETS 4
+#define ADMIT_ONE_IN 16
+#define ACTIVE_MS 1000
+#define CUCKOO_MAX_FILL_16THS 15
+
 struct entry_hdr {
     int64_t counter;
-    uint64_t seen;          /* Bits 0-47: last packet, ms modulo 2^48. */
+    uint64_t seen;          /* Bits 0-47: last packet, ms modulo 2^48;
+                             * bits 48-63: packets seen (saturating). */
     uint32_t tag;           /* 0: free; TAG_LIVE set: a live connection;
                              * nonzero without TAG_LIVE: closed by FIN. */
     uint32_t key[];         /* key_words words. */
@@ -59,6 +74,8 @@ struct shard {
     uint8_t *slots;         /* n_buckets * PANDA_WAYS entries. */
     uint32_t n_live;
     uint64_t inserted, removed, evicted, expired, resumed;
+    uint64_t evicted_established, refused;
+    struct panda_rng rng;   /* For the admission of new connections. */
     uint64_t packets[PANDA_MAX_LEVELS];
 } __attribute__((aligned(CACHE_LINE)));
 
@@ -66,6 +83,7 @@ struct subtable {
     unsigned int key_words;
     size_t entry_size;
     uint32_t n_buckets;         /* Per shard. */
+    uint32_t cuckoo_max_live;   /* Per shard: no displacement from here. */
     struct shard *shards;
     void *raw;                  /* Allocation backing all shards' slots. */
     size_t raw_size;
@@ -210,6 +228,7 @@ probe_find(const struct subtable *st, const struct probe *pr,
  * clock lags another's: age 0.  Ages are 64-bit, so durations up to
  * PANDA_MAX_DURATION_MS compare without truncation. */
 #define SEEN_TIME_MASK ((UINT64_C(1) << 48) - 1)
+#define SEEN_PACKETS_SHIFT 48
 
 static inline panda_msec_t
 age48(panda_msec_t now, panda_msec_t then)
@@ -231,10 +250,24 @@ entry_age(const struct entry_hdr *e, panda_msec_t now)
     return age48(now, e->seen);
 }
 
+/* Records a packet of 'e' at 'now': its time, and one more packet in the
+ * saturating 16-bit count above it. */
 static inline void
 entry_touch(struct entry_hdr *e, panda_msec_t now)
 {
-    e->seen = (e->seen & ~SEEN_TIME_MASK) | (now & SEEN_TIME_MASK);
+    uint64_t packets = e->seen >> SEEN_PACKETS_SHIFT;
+
+    packets += packets < UINT16_MAX;
+    e->seen = packets << SEEN_PACKETS_SHIFT | (now & SEEN_TIME_MASK);
+}
+
+/* An established entry has seen ESTABLISHED_PACKETS packets: a new tuple
+ * cannot evict it (probe_insert()).  A flood of distinct tuples sends one
+ * or two packets each. */
+static inline bool
+entry_established(const struct entry_hdr *e)
+{
+    return e->seen >> SEEN_PACKETS_SHIFT >= ESTABLISHED_PACKETS;
 }
 
 /* True if 'e' has been silent for longer than 'timeout' (0: never). */
@@ -329,51 +362,91 @@ make_room(const struct panda_table *t, const struct subtable *st,
     return NULL;
 }
 
-/* Chooses a slot for a new connection: a free candidate slot, an idle
- * candidate (expired), room made by moving entries, or the least recently
- * seen candidate (evicted), in that order. */
+/* What a new connection finds among its 2 x PANDA_WAYS candidate slots. */
+struct candidates {
+    struct entry_hdr *free;         /* A slot with no live entry. */
+    struct entry_hdr *oldest;       /* The least recently seen entry... */
+    panda_msec_t oldest_age;
+    struct entry_hdr *oldest_new;   /* ...and of those not established. */
+};
+
+static void
+scan_candidates(const struct subtable *st, const struct probe *pr,
+                panda_msec_t now, struct candidates *c)
+{
+    panda_msec_t new_age = 0;
+    unsigned int b, w;
+
+    memset(c, 0, sizeof *c);
+    for (b = 0; b < 2; b++) {
+        for (w = 0; w < PANDA_WAYS; w++) {
+            struct entry_hdr *e = slot_at(st, pr->shard, pr->b[b], w);
+            panda_msec_t age;
+
+            if (!(e->tag & TAG_LIVE)) {
+                c->free = e;
+                return;
+            }
+            age = entry_age(e, now);
+            if (!c->oldest || age > c->oldest_age) {
+                c->oldest = e;
+                c->oldest_age = age;
+            }
+            if (!entry_established(e) && (!c->oldest_new || age > new_age)) {
+                c->oldest_new = e;
+                new_age = age;
+            }
+        }
+    }
+}
+
+/* Chooses a slot for a new connection, in this order: a free candidate
+ * slot; a candidate idle past the timeout ("expired"); room made by moving
+ * entries (cuckoo displacement), only while the shard is less than
+ * CUCKOO_MAX_FILL full, since in a full table it nearly always fails after
+ * 40 rehashes and cache misses under the lock; the least recently seen
+ * candidate that is not established ("evicted"); with probability
+ * 1/ADMIT_ONE_IN, the least recently seen established candidate if it has
+ * been silent for ACTIVE_MS ("evicted", and counted as established).
+ * Otherwise the connection is refused (NULL, "refused"): a flood of new
+ * tuples, each sending a packet or two, replaces only other such tuples,
+ * and established connections keep their counters (and levels).  A new
+ * connection that keeps sending in a table full of established ones gets
+ * in after about ADMIT_ONE_IN packets, in the slot of the one that has
+ * been silent longest. */
 static struct entry_hdr *
 probe_insert(const struct panda_table *t, const struct subtable *st,
              const struct probe *pr, const uint32_t *key, panda_msec_t now)
 {
     struct shard *sh = pr->shard;
-    struct entry_hdr *e = NULL, *victim = NULL;
-    panda_msec_t oldest_age = 0;
-    unsigned int b, w;
+    struct candidates c;
+    struct entry_hdr *e;
 
-    for (b = 0; b < 2 && !e; b++) {
-        for (w = 0; w < PANDA_WAYS; w++) {
-            struct entry_hdr *cand = slot_at(st, sh, pr->b[b], w);
-            panda_msec_t age;
-
-            if (!(cand->tag & TAG_LIVE)) {
-                e = cand;
-                break;
-            }
-            age = entry_age(cand, now);
-            if (!victim || age > oldest_age) {
-                oldest_age = age;
-                victim = cand;
-            }
-        }
-    }
-    if (!e && is_idle(victim, now, t->cfg.idle_timeout_ms)) {
-        e = victim;
-        sh->expired++;
-    } else if (!e) {
-        e = make_room(t, st, pr);
-        if (!e) {
-            e = victim;
-            sh->evicted++;
-        }
-    }
-    if (!(e->tag & TAG_LIVE)) {
+    scan_candidates(st, pr, now, &c);
+    if (c.free) {
+        e = c.free;
         sh->n_live++;
+    } else if (is_idle(c.oldest, now, t->cfg.idle_timeout_ms)) {
+        e = c.oldest;
+        sh->expired++;
+    } else if (sh->n_live < st->cuckoo_max_live
+               && (e = make_room(t, st, pr)) != NULL) {
+        sh->n_live++;
+    } else if (c.oldest_new) {
+        e = c.oldest_new;
+        sh->evicted++;
+    } else if (c.oldest_age >= ACTIVE_MS
+               && panda_rng_next(&sh->rng) % ADMIT_ONE_IN == 0) {
+        e = c.oldest;
+        sh->evicted++;
+        sh->evicted_established++;
+    } else {
+        sh->refused++;
+        return NULL;
     }
     e->tag = pr->tag;
     e->counter = 0;
-    e->seen = 0;
-    entry_touch(e, now);
+    e->seen = now & SEEN_TIME_MASK;     /* No packet yet: entry_update(). */
     memcpy(e->key, key, st->key_words * sizeof *key);
     sh->inserted++;
     return e;
@@ -526,16 +599,20 @@ classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
         entry_expire(pr.shard, e);
         e = NULL;
     }
-    if (!e && pkt->payload) {
+    if (e) {
+        v->level = entry_update(pr.shard, e, p, pkt, now);
+    } else if (!pkt->payload) {
         /* Only a packet with payload creates an entry: without one, the
          * verdict is the same (level_without_entry()), and handshakes,
          * pure ACKs (the receiving side of every transfer) and stray
          * RSTs take no slot. */
-        e = probe_insert(t, st, &pr, key, now);
+        v->level = level_without_entry(p, pkt);
+    } else if ((e = probe_insert(t, st, &pr, key, now)) != NULL) {
+        v->level = entry_update(pr.shard, e, p, pkt, now);
+    } else {
+        v->level = p->untracked_level;      /* Refused: no room. */
     }
     v->stateful = e != NULL;
-    v->level = e ? entry_update(pr.shard, e, p, pkt, now)
-                 : level_without_entry(p, pkt);
     pr.shard->packets[v->level]++;
     pthread_mutex_unlock(&pr.shard->mutex);
 }
@@ -630,7 +707,7 @@ panda_table_lookup(struct panda_table *t, const struct panda_pkt *pkt,
 /* Returns false if the shard headers cannot be allocated. */
 static bool
 subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
-              uint32_t capacity, unsigned int n_shards)
+              uint32_t capacity, unsigned int n_shards, uint64_t seed)
 {
     uint64_t per_shard = (capacity + n_shards - 1) / n_shards;
     unsigned int i;
@@ -641,6 +718,8 @@ subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
     if (st->n_buckets < 2) {
         st->n_buckets = 2;
     }
+    st->cuckoo_max_live = st->n_buckets * PANDA_WAYS / 16
+                          * CUCKOO_MAX_FILL_16THS;
     st->raw_size = (size_t) st->n_buckets * PANDA_WAYS * entry_size
                    * n_shards + CACHE_LINE;
     if (posix_memalign((void **) &st->shards, CACHE_LINE,
@@ -651,6 +730,7 @@ subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
     memset(st->shards, 0, n_shards * sizeof *st->shards);
     for (i = 0; i < n_shards; i++) {
         pthread_mutex_init(&st->shards[i].mutex, NULL);
+        panda_rng_seed(&st->shards[i].rng, seed + i);
     }
     return true;
 }
@@ -734,9 +814,9 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
                     ^ (uintptr_t) t);
     pthread_mutex_init(&t->alloc_mutex, NULL);
     if (!subtable_init(&t->v4, 3, panda_table_entry_size(4), cfg->capacity,
-                       n_shards)
+                       n_shards, t->seed)
         || !subtable_init(&t->v6, 9, panda_table_entry_size(6),
-                          cfg->capacity, n_shards)) {
+                          cfg->capacity, n_shards, ~t->seed)) {
         panda_table_destroy(t);
         return create_error(errp, "out of memory");
     }
@@ -799,6 +879,8 @@ subtable_stats(const struct subtable *st, unsigned int n_shards,
         s->evicted += sh->evicted;
         s->expired += sh->expired;
         s->resumed += sh->resumed;
+        s->evicted_established += sh->evicted_established;
+        s->refused += sh->refused;
         for (j = 0; j < PANDA_MAX_LEVELS; j++) {
             s->packets[j] += sh->packets[j];
         }

@@ -6,9 +6,15 @@
  * Keyed by the directional 5-tuple (protocol is always TCP).  IPv4 entries
  * are 32 bytes, IPv6 entries 64 bytes.  Capacity is fixed at creation; when a
  * new connection finds its candidate slots full, room is made by moving
- * entries (cuckoo displacement) or, failing that, the least recently seen
- * candidate is evicted (and counted).  Entries idle for longer than the idle
- * timeout are reclaimed lazily when their slots are needed.
+ * entries (cuckoo displacement) while the table is not nearly full, else
+ * the least recently seen candidate that is not established (has seen
+ * fewer than a few packets) is evicted, else, rarely and only if it has
+ * been silent for a second, the least recently seen established one; a new
+ * connection that finds none of these is refused (untracked).  So a flood
+ * of new tuples costs about what a lookup costs and replaces only its own
+ * kind; established connections keep their counters.  All of it is
+ * counted.  Entries idle for longer than the idle timeout are reclaimed
+ * lazily when their slots are needed.
  *
  * An entry is created by the first packet of a connection that carries
  * payload; SYN, FIN, RST and pure ACKs only update an entry that exists.
@@ -64,8 +70,12 @@ struct panda_table_stats {
     uint64_t removed;           /* Ended by FIN/RST. */
     uint64_t resumed;           /* Ended entries taken up again by a SYN or
                                  * data of the same tuple, counter kept. */
-    uint64_t evicted;           /* Pushed out by a new connection. */
+    uint64_t evicted;           /* Pushed out by a new connection... */
+    uint64_t evicted_established;   /* ...of which established ones. */
     uint64_t expired;           /* Reclaimed after the idle timeout. */
+    uint64_t refused;           /* New connections not tracked: every
+                                 * candidate slot held an established,
+                                 * active connection (untracked_level). */
     uint64_t alloc_failures;    /* Packets untracked because their
                                  * family's slots could not be
                                  * allocated. */

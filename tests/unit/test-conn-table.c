@@ -478,6 +478,108 @@ test_capacity_evicts(void **state)
     panda_table_destroy(t);
 }
 
+/* Issue 14, item 4: a flood of distinct tuples (one packet each, 100 times
+ * the table's capacity) replaces only its own kind.  Every established
+ * connection keeps its counter and level, evictions are counted, memory
+ * does not grow. */
+static void
+test_flood_keeps_established(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(1024, 120 * 1000);
+    struct panda_table_stats before, after;
+    const int n_est = 100;
+    panda_msec_t now = 0;
+    uint32_t i;
+    int c, j;
+
+    (void) state;
+    for (c = 0; c < n_est; c++) {       /* 100 x 1448: level 2. */
+        struct panda_pkt k = tcp4("10.0.0.1", 1000 + c, "10.0.0.2", 80, 0, 0);
+
+        for (j = 0; j < 100; j++) {
+            assert_true(send_pkt(t, &p, &k, 1448, now).stateful);
+        }
+    }
+    panda_table_stats(t, &before);
+    for (i = 0; i < 100 * 1024; i++) {
+        struct panda_pkt k = tcp4("10.9.0.1", 0, "10.0.0.2", 80, 0, 0);
+
+        k.src.v4 = htonl(0x0a090000 + (i >> 16));
+        k.sport = htons(i & 0xffff);
+        send_pkt(t, &p, &k, 100, now + i / 1000);
+    }
+    now += 100 * 1024 / 1000 + 1;
+    for (c = 0; c < n_est; c++) {
+        struct panda_pkt k = tcp4("10.0.0.1", 1000 + c, "10.0.0.2", 80, 0, 0);
+        int64_t counter;
+
+        assert_true(panda_table_lookup(t, &k, &counter));
+        assert_int_equal(counter, 100 * 1448);
+        assert_int_equal(send_pkt(t, &p, &k, 1448, now).level, 2);
+    }
+    panda_table_stats(t, &after);
+    assert_true(after.evicted > 90 * 1024);
+    assert_int_equal(after.evicted_established, 0);
+    assert_true(after.connections <= after.capacity);
+    assert_int_equal(after.bytes_allocated, before.bytes_allocated);
+    panda_table_destroy(t);
+}
+
+/* When every candidate slot of a new connection holds an established
+ * connection that has sent in the last second, the newcomer is refused
+ * (untracked_level, counted); once they have been silent for a second, it
+ * gets in after a few packets (admitted with probability 1/16 per packet),
+ * in the slot of the one silent longest. */
+static void
+test_full_of_established(void **state)
+{
+    struct panda_policy p = policy(POLICY ",untracked_level=1");
+    struct panda_table *t = table(64, 0);
+    struct panda_table_stats s;
+    struct panda_table_verdict v;
+    struct panda_pkt refused;
+    panda_msec_t now = 0;
+    uint32_t i;
+    int j;
+
+    (void) state;
+    /* Established connections (4 packets each) until one is refused. */
+    for (i = 0; ; i++) {
+        struct panda_pkt k = tcp4("10.0.0.1", 1000 + i, "10.0.0.2", 80, 0, 0);
+
+        assert_true(i < 10000);
+        v = send_pkt(t, &p, &k, 100, now);
+        if (!v.stateful) {
+            refused = k;
+            break;
+        }
+        for (j = 0; j < 3; j++) {
+            send_pkt(t, &p, &k, 100, now);
+        }
+    }
+    assert_int_equal(v.level, 1);           /* untracked_level */
+    assert_int_equal(v.dscp, 26);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.refused, 1);
+    assert_int_equal(s.evicted, 0);
+    assert_true(s.connections >= 60);
+    /* Within the second, however many packets it sends. */
+    for (j = 0; j < 200; j++) {
+        assert_false(send_pkt(t, &p, &refused, 100, now + 999).stateful);
+    }
+    /* A second later it gets in, soon: (15/16)^500 < 1e-14. */
+    for (j = 0; !send_pkt(t, &p, &refused, 100, now + 1000).stateful; j++) {
+        assert_true(j < 500);
+    }
+    assert_true(panda_table_lookup(t, &refused, NULL));
+    panda_table_stats(t, &s);
+    assert_int_equal(s.evicted, 1);
+    assert_int_equal(s.evicted_established, 1);
+    assert_int_equal(s.refused, 1 + 200 + j);
+    panda_table_destroy(t);
+}
+
 /* Idle connections are reclaimed: they restart from zero. */
 static void
 test_idle_expiry(void **state)
@@ -827,6 +929,8 @@ main(void)
         cmocka_unit_test(test_untracked_level),
         cmocka_unit_test(test_ctl_level_configurable),
         cmocka_unit_test(test_capacity_evicts),
+        cmocka_unit_test(test_flood_keeps_established),
+        cmocka_unit_test(test_full_of_established),
         cmocka_unit_test(test_idle_expiry),
         cmocka_unit_test(test_idle_long_gaps),
         cmocka_unit_test(test_duration_boundaries),
