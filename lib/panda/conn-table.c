@@ -704,24 +704,69 @@ panda_table_lookup(struct panda_table *t, const struct panda_pkt *pkt,
 
 /* ---- Creation, statistics, iteration. ---- */
 
+/* log2 of the number of shards of a table configured by 'cfg'. */
+static unsigned int
+table_shard_bits(const struct panda_table_config *cfg)
+{
+    unsigned int n_shards = cfg->n_shards, bits = 0;
+
+    if (!n_shards) {
+        /* Enough shards that threads rarely meet, few enough that each has
+         * thousands of slots (a shard is filled independently: with few
+         * slots, random imbalance between shards would overflow some). */
+        n_shards = cfg->capacity / 8192;
+        n_shards = n_shards > 64 ? 64 : n_shards ? n_shards : 1;
+    }
+    while ((1u << bits) < n_shards && bits < 10) {
+        bits++;
+    }
+    return bits;
+}
+
+/* Buckets per shard for 'capacity' connections in 'n_shards' shards. */
+static uint32_t
+shard_buckets(uint32_t capacity, unsigned int n_shards)
+{
+    uint64_t per_shard = ((uint64_t) capacity + n_shards - 1) / n_shards;
+    uint32_t n = (uint32_t) ((per_shard + PANDA_WAYS - 1) / PANDA_WAYS);
+
+    return n < 2 ? 2 : n;
+}
+
+/* Bytes of the slots of one address family (allocated on its first entry),
+ * alignment slack included. */
+static size_t
+slots_bytes(uint32_t n_buckets, unsigned int n_shards, size_t entry_size)
+{
+    return (size_t) n_buckets * PANDA_WAYS * entry_size * n_shards
+           + CACHE_LINE;
+}
+
+uint64_t
+panda_table_max_bytes(const struct panda_table_config *cfg)
+{
+    unsigned int n_shards = 1u << table_shard_bits(cfg);
+    uint32_t n_buckets = shard_buckets(cfg->capacity, n_shards);
+
+    return sizeof(struct panda_table)
+           + 2 * (uint64_t) n_shards * sizeof(struct shard)
+           + slots_bytes(n_buckets, n_shards, panda_table_entry_size(4))
+           + slots_bytes(n_buckets, n_shards, panda_table_entry_size(6));
+}
+
 /* Returns false if the shard headers cannot be allocated. */
 static bool
 subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
               uint32_t capacity, unsigned int n_shards, uint64_t seed)
 {
-    uint64_t per_shard = (capacity + n_shards - 1) / n_shards;
     unsigned int i;
 
     st->key_words = key_words;
     st->entry_size = entry_size;
-    st->n_buckets = (uint32_t) ((per_shard + PANDA_WAYS - 1) / PANDA_WAYS);
-    if (st->n_buckets < 2) {
-        st->n_buckets = 2;
-    }
+    st->n_buckets = shard_buckets(capacity, n_shards);
     st->cuckoo_max_live = st->n_buckets * PANDA_WAYS / 16
                           * CUCKOO_MAX_FILL_16THS;
-    st->raw_size = (size_t) st->n_buckets * PANDA_WAYS * entry_size
-                   * n_shards + CACHE_LINE;
+    st->raw_size = slots_bytes(st->n_buckets, n_shards, entry_size);
     if (posix_memalign((void **) &st->shards, CACHE_LINE,
                        n_shards * sizeof *st->shards)) {
         st->shards = NULL;
@@ -771,7 +816,7 @@ struct panda_table *
 panda_table_create(const struct panda_table_config *cfg, char **errp)
 {
     struct panda_table *t;
-    unsigned int n_shards, bits = 0;
+    unsigned int n_shards, bits;
     struct timespec ts;
 
     if (errp) {
@@ -789,17 +834,7 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
                             " (max %" PRIu64 ")", cfg->idle_timeout_ms,
                             (uint64_t) PANDA_MAX_DURATION_MS);
     }
-    n_shards = cfg->n_shards;
-    if (!n_shards) {
-        /* Enough shards that threads rarely meet, few enough that each has
-         * thousands of slots (a shard is filled independently: with few
-         * slots, random imbalance between shards would overflow some). */
-        n_shards = cfg->capacity / 8192;
-        n_shards = n_shards > 64 ? 64 : n_shards ? n_shards : 1;
-    }
-    while ((1u << bits) < n_shards && bits < 10) {
-        bits++;
-    }
+    bits = table_shard_bits(cfg);
     n_shards = 1u << bits;
 
     t = calloc(1, sizeof *t);

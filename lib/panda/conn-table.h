@@ -91,6 +91,11 @@ struct panda_table_verdict {
     bool stateful;          /* True if a connection entry was used. */
 };
 
+/* The most memory, in bytes, that a table created with 'cfg' (valid) can
+ * hold: its headers and the slots of both address families, as if both
+ * were in use.  What a caller that budgets memory across tables reserves. */
+uint64_t panda_table_max_bytes(const struct panda_table_config *cfg);
+
 /* Returns NULL on bad configuration or allocation failure, with a malloc()ed
  * message in '*errp' (if 'errp' is nonnull; the message itself is NULL if
  * even it could not be allocated). */

@@ -785,6 +785,35 @@ test_ipv6(void **state)
     panda_table_destroy(t);
 }
 
+/* panda_table_max_bytes(), what the datapath reserves of its memory budget
+ * per table, is what a table holds once both families are in use, and
+ * about 96 bytes per connection. */
+static void
+test_max_bytes(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_table_config cfg = { 100000, 0, 0 };
+    struct panda_table_stats s;
+    struct panda_table *t;
+    struct panda_pkt k;
+    uint64_t max;
+    char *err;
+
+    (void) state;
+    max = panda_table_max_bytes(&cfg);
+    assert_true(max >= 96 * 100000 && max <= 96 * 100000 + 64 * 1024);
+    t = panda_table_create(&cfg, &err);
+    panda_table_stats(t, &s);
+    assert_true(s.bytes_allocated < max / 100);
+    k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    send_pkt(t, &p, &k, 100, 0);
+    k.family = 6;
+    send_pkt(t, &p, &k, 100, 0);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.bytes_allocated, max);
+    panda_table_destroy(t);
+}
+
 struct thread_arg {
     struct panda_table *t;
     const struct panda_policy *p;
@@ -937,6 +966,7 @@ main(void)
         cmocka_unit_test(test_pias_policy),
         cmocka_unit_test(test_policy_update_keeps_counters),
         cmocka_unit_test(test_ipv6),
+        cmocka_unit_test(test_max_bytes),
         cmocka_unit_test(test_concurrent_updates),
         cmocka_unit_test(test_flush_and_foreach),
         cmocka_unit_test(test_bad_config),
