@@ -402,12 +402,13 @@ scan_candidates(const struct subtable *st, const struct probe *pr,
 
 /* Chooses a slot for a new connection, in this order: a free candidate
  * slot; a candidate idle past the timeout ("expired"); room made by moving
- * entries (cuckoo displacement), only while the shard is less than
- * CUCKOO_MAX_FILL full, since in a full table it nearly always fails after
- * 40 rehashes and cache misses under the lock; the least recently seen
- * candidate that is not established ("evicted"); with probability
- * 1/ADMIT_ONE_IN, the least recently seen established candidate if it has
- * been silent for ACTIVE_MS ("evicted", and counted as established).
+ * entries (cuckoo displacement), only while the shard is less than 15/16
+ * full (CUCKOO_MAX_FILL_16THS), since in a full table it nearly always
+ * fails after 40 rehashes and cache misses under the lock; the least
+ * recently seen candidate that is not established ("evicted"); with
+ * probability 1/ADMIT_ONE_IN, the least recently seen established
+ * candidate if it has been silent for ACTIVE_MS ("evicted", and counted as
+ * established).
  * Otherwise the connection is refused (NULL, "refused"): a flood of new
  * tuples, each sending a packet or two, replaces only other such tuples,
  * and established connections keep their counters (and levels).  A new
