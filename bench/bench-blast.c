@@ -1,11 +1,14 @@
 /* bench-blast: sends TCP segments as fast as it can on an AF_PACKET socket.
  *
- *   bench-blast IFNAME FRAME_BYTES CONNECTIONS SECONDS [DST_MAC]
+ *   bench-blast IFNAME FRAME_BYTES CONNECTIONS SECONDS [DST_MAC [FIRST
+ *               [COUNT]]]
  *
  * Builds Ethernet/IPv4/TCP frames of FRAME_BYTES (without FCS, >= 60) and
  * cycles through CONNECTIONS distinct 5-tuples (source address and port
- * vary), sending batches with sendmmsg() and PACKET_QDISC_BYPASS.  Prints
- * the number of frames sent.  Used by tools/bench-forwarding.py; the
+ * vary), starting at tuple FIRST (default 0), sending batches with
+ * sendmmsg() and PACKET_QDISC_BYPASS, for SECONDS or until COUNT frames
+ * have been sent (if COUNT is given and nonzero).  Prints the number of
+ * frames sent.  Used by bench/bench-forwarding.py and bench-flood.py; the
  * forwarding rate is measured at the receiving interface, not here. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -50,8 +53,9 @@ now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Writes connection 'conn' (source 10.1.x.y, port 1024 + conn % 60000) into
- * 'f'. */
+/* Writes connection 'conn' (source 10.1.0.1 + conn / 60000, port 1024 +
+ * conn % 60000: 60000 tuples per address, so up to 2^32 distinct tuples)
+ * into 'f'. */
 static void
 set_conn(uint8_t *f, uint32_t conn)
 {
@@ -74,7 +78,7 @@ main(int argc, char *argv[])
     struct mmsghdr msgs[BATCH];
     struct iovec iov[BATCH];
     struct sockaddr_ll sll;
-    unsigned long long sent = 0;
+    unsigned long long sent = 0, count = 0;
     uint8_t dst[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
     uint32_t conns, conn = 0;
     size_t size;
@@ -83,7 +87,7 @@ main(int argc, char *argv[])
 
     if (argc < 5) {
         fprintf(stderr, "usage: %s IFNAME FRAME_BYTES CONNECTIONS SECONDS "
-                "[DST_MAC]\n", argv[0]);
+                "[DST_MAC [FIRST [COUNT]]]\n", argv[0]);
         return 2;
     }
     size = strtoul(argv[2], NULL, 10);
@@ -97,6 +101,12 @@ main(int argc, char *argv[])
                            &dst[5]) != 6) {
         fprintf(stderr, "bad MAC %s\n", argv[5]);
         return 2;
+    }
+    if (argc > 6) {
+        conn = strtoul(argv[6], NULL, 10) % conns;
+    }
+    if (argc > 7) {
+        count = strtoull(argv[7], NULL, 10);
     }
 
     fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
@@ -139,19 +149,25 @@ main(int argc, char *argv[])
     }
 
     end = now() + strtod(argv[4], NULL);
-    while (now() < end) {
-        int n;
+    while (now() < end && (!count || sent < count)) {
+        int n, batch = !count || count - sent >= BATCH ? BATCH
+                                                       : (int) (count - sent);
 
-        for (i = 0; i < BATCH; i++) {
+        for (i = 0; i < batch; i++) {
             set_conn(frames[i], conn);
             if (++conn >= conns) {
                 conn = 0;
             }
         }
-        n = sendmmsg(fd, msgs, BATCH, 0);
+        n = sendmmsg(fd, msgs, batch, 0);
         if (n > 0) {
             sent += n;
         }
+        /* Frames not sent: their tuples go again, so that every tuple of a
+         * COUNT-limited run gets its share. */
+        conn = (uint32_t) ((conn + (uint64_t) conns
+                            - (uint32_t) (batch - (n > 0 ? n : 0)) % conns)
+                           % conns);
     }
     printf("%llu\n", sent);
     return 0;

@@ -61,24 +61,14 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
+from benchnet import (BENCH_C, SINK_MAC, build_blaster, cpu_ns,  # noqa
+                      rx_packets)
 from pandaovs import paths  # noqa: E402
 from pandaovs.sandbox import OvsSandbox, is_root  # noqa: E402
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = paths.TOP
-BENCH_C = os.path.join(ROOT, "bench")      # The C halves of this benchmark.
 
 PANDA = ("panda(id=1,threshold=1460,weights=1460:1/9000:2,"
          "thresholds=100000/1000000/10000000,dscp=46/26/18/0,"
          "queues=0/1/2/3)")
-SINK_MAC = "02:00:00:00:99:99"
-
-
-def build_blaster(tmp):
-    exe = os.path.join(tmp, "bench-blast")
-    subprocess.run(["cc", "-O2", "-Wall", "-o", exe,
-                    os.path.join(BENCH_C, "bench-blast.c")], check=True)
-    return exe
 
 
 def build_action_bench(tmp, build):
@@ -101,7 +91,8 @@ def build_ovs_bench(tmp, build, name):
             os.path.join(BENCH_C, name + ".c"),
             "-I" + b, "-I" + s, "-I" + os.path.join(s, "include"),
             "-I" + os.path.join(b, "include"), "-I" + os.path.join(s, "lib"),
-            "-I" + os.path.join(b, "lib"), "-I" + os.path.join(ROOT, "lib"),
+            "-I" + os.path.join(b, "lib"),
+            "-I" + os.path.join(paths.TOP, "lib"),
             os.path.join(libs, "libopenvswitch.a")] + deps +
            [os.path.join(build, "lib", "panda", "libpanda.a"),
             "-lpthread", "-lm"])
@@ -116,16 +107,6 @@ def action_cost_ns(exe, frame, conns, reps):
                              capture_output=True, text=True,
                              check=True).stdout)
         for _ in range(reps))
-
-
-def rx_packets(host):
-    return int(host.run("cat", "/sys/class/net/eth0/statistics/rx_packets"))
-
-
-def cpu_ns(pid):
-    """CPU time of thread 'pid' (the main thread of process 'pid'), ns."""
-    with open("/proc/%d/task/%d/schedstat" % (pid, pid)) as f:
-        return int(f.read().split()[0])
 
 
 def measure(sb, src, sink, blaster, size, conns, seconds):

@@ -3,6 +3,12 @@
  * update + level mapping) and memory per connection, at 1, 1k, 100k and 1M
  * live connections, for the Panda policy and, as the baseline measured in the
  * same run, the PIAS policy.  Prints a table; there is no pass/fail.
+ *
+ * With --flood N: the table under a flood of N distinct tuples (one packet
+ * each) once it is full, against the same table below capacity in the same
+ * run: ns/packet of both and their ratio, what happened to the established
+ * connections (still at their level?), evictions and refusals, memory
+ * before and after.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -131,7 +137,7 @@ run_one(const struct panda_policy *p, uint32_t n_conns, uint64_t n_pkts,
 
         /* A mix of small and full-size payloads. */
         k->payload = (i & 3) ? 1448 : 120;
-        panda_table_classify(t, p, k, (uint32_t) (i >> 10), &v);
+        panda_table_classify(t, p, k, i >> 10, &v);
     }
     t1 = cli_clock_mono_s();
     r.ns_per_pkt = (t1 - t0) * 1e9 / n_pkts;
@@ -144,14 +150,161 @@ run_one(const struct panda_policy *p, uint32_t n_conns, uint64_t n_pkts,
     return r;
 }
 
+/* ---- --flood ---- */
+
+struct flood_opts {
+    uint64_t tuples;            /* Distinct flood tuples. */
+    uint32_t capacity;
+    uint32_t established;
+    int family;
+};
+
+/* Flood tuple 'i': its own destination, so it never meets make_key()'s. */
+static void
+make_flood_key(struct panda_pkt *k, uint64_t i, int family)
+{
+    make_key(k, (uint32_t) i, family);
+    if (family == 6) {
+        memcpy(&k->src.v6[8], &(uint32_t) { (uint32_t) (i >> 32) }, 4);
+        k->dst.v6[15] = 2;
+    } else {
+        k->src.v4 = 0x0a000000 | (uint32_t) (i >> 16);
+        k->dst.v4 = 0x0a800002;
+        k->dport = (uint16_t) (443 + (i >> 40));
+    }
+    k->payload = 100;
+}
+
+/* Sends 'n' flood tuples from 'first' at about 1 Mpps of simulated time,
+ * with one packet of an established connection every 64 of them (they keep
+ * sending); returns the CPU seconds spent. */
+static double
+flood(struct panda_table *t, const struct panda_policy *p,
+      struct panda_pkt *est, uint32_t n_est, uint64_t first, uint64_t n,
+      int family, panda_msec_t *now)
+{
+    double t0 = cli_clock_cpu_s();
+    uint64_t i;
+
+    for (i = first; i < first + n; i++) {
+        struct panda_table_verdict v;
+        struct panda_pkt k;
+
+        make_flood_key(&k, i, family);
+        panda_table_classify(t, p, &k, *now + i / 1000, &v);
+        if (n_est && i % 64 == 0) {
+            panda_table_classify(t, p, &est[(i / 64) % n_est],
+                                 *now + i / 1000, &v);
+        }
+    }
+    *now += n / 1000 + 1;
+    return cli_clock_cpu_s() - t0;
+}
+
+static int
+run_flood(const struct panda_policy *p, const struct flood_opts *o)
+{
+    struct panda_table_config cfg = { o->capacity, 120 * 1000, 0 };
+    struct panda_table_stats st;
+    uint64_t fill, sent = 0, kept = 0;
+    double cpu_half, cpu_full;
+    size_t rss_full, rss_end;
+    struct panda_pkt *est;
+    struct panda_table *t;
+    panda_msec_t now = 1;
+    uint8_t *level;
+    uint32_t i;
+    char *err;
+    int j;
+
+    t = panda_table_create(&cfg, &err);
+    est = calloc(o->established ? o->established : 1, sizeof *est);
+    level = calloc(o->established ? o->established : 1, 1);
+    if (!t || !est || !level) {
+        cli_log_fatal("%s", t ? "out of memory" : err);
+    }
+
+    /* Every slot touched once, then emptied: the baseline below measures
+     * the table, not the kernel's first-touch page faults. */
+    flood(t, p, NULL, 0, UINT64_C(1) << 40, o->capacity, o->family, &now);
+    panda_table_flush(t);
+
+    /* Established connections: 100 full-size packets each. */
+    for (i = 0; i < o->established; i++) {
+        make_key(&est[i], i, o->family);
+        est[i].payload = 1448;
+        for (j = 0; j < 100; j++) {
+            struct panda_table_verdict v;
+
+            panda_table_classify(t, p, &est[i], now, &v);
+            level[i] = v.level;
+        }
+    }
+
+    /* Below capacity: new tuples up to half the table (the baseline), then
+     * up to full, then the flood. */
+    fill = o->capacity / 2 > o->established
+           ? o->capacity / 2 - o->established : 0;
+    cpu_half = flood(t, p, est, o->established, sent, fill, o->family, &now);
+    sent += fill;
+    flood(t, p, est, o->established, sent, o->capacity, o->family, &now);
+    sent += o->capacity;
+    rss_full = rss_bytes();
+    cpu_full = flood(t, p, est, o->established, sent, o->tuples, o->family,
+                     &now);
+    sent += o->tuples;
+    rss_end = rss_bytes();
+
+    for (i = 0; i < o->established; i++) {
+        struct panda_table_verdict v;
+
+        panda_table_classify(t, p, &est[i], now, &v);
+        kept += v.level == level[i] && v.stateful;
+    }
+    panda_table_stats(t, &st);
+
+    printf("panda-bench --flood: IPv%d, table of %" PRIu32 " connections,"
+           " %" PRIu32 " established\n(100 packets each, then one packet in"
+           " every 64 of the flood), %" PRIu64 " flood\ntuples after the"
+           " table is full (one %d-byte packet each).  CPU time per packet"
+           "\n(flood packets and the established packets among them).\n\n",
+           o->family, o->capacity, o->established, o->tuples, 100);
+    printf("  below capacity (%" PRIu64 " new tuples): %8.1f ns/packet\n",
+           fill, fill ? cpu_half * 1e9 / (fill + fill / 64) : 0.0);
+    printf("  full, flooded  (%" PRIu64 " new tuples): %8.1f ns/packet"
+           "   ratio %.2f (target <= 2)\n", o->tuples,
+           cpu_full * 1e9 / (o->tuples + o->tuples / 64),
+           fill && cpu_half > 0
+           ? (cpu_full / (o->tuples + o->tuples / 64))
+             / (cpu_half / (fill + fill / 64)) : 0.0);
+    printf("  established connections at their level after the flood:"
+           " %" PRIu64 " of %" PRIu32 "\n", kept, o->established);
+    printf("  connections %" PRIu64 " (capacity %" PRIu64 "), inserted %"
+           PRIu64 ", evicted %" PRIu64 " (established %" PRIu64 "),"
+           "\n  refused %" PRIu64 ", expired %" PRIu64 "\n",
+           st.connections, st.capacity, st.inserted, st.evicted,
+           st.evicted_established, st.refused, st.expired);
+    printf("  memory: table %.1f MiB; resident %.1f MiB when full, %.1f MiB"
+           " after the flood\n", st.bytes_allocated / 1048576.0,
+           rss_full / 1048576.0, rss_end / 1048576.0);
+    panda_table_destroy(t);
+    free(est);
+    free(level);
+    return 0;
+}
+
 static void
 usage(void)
 {
     printf("usage: panda-bench [--packets N] [--max-conns N] [--ipv6]"
            " [--seed N]\n"
+           "       panda-bench --flood N [--capacity N] [--established N]"
+           " [--ipv6]\n"
            "Measures ns/packet of lookup+update and bytes/connection for the"
            " Panda\npolicy and the PIAS baseline at 1, 1k, 100k and 1M live"
-           " connections.\n");
+           " connections;\nwith --flood, the table flooded with N distinct"
+           " tuples once full, against\nthe same table below capacity"
+           " (default capacity 1048576, 10000 established).\n");
 }
 
 int
@@ -162,12 +315,16 @@ main(int argc, char *argv[])
         { "max-conns", required_argument, NULL, 'm' },
         { "ipv6", no_argument, NULL, '6' },
         { "seed", required_argument, NULL, 's' },
+        { "flood", required_argument, NULL, 'f' },
+        { "capacity", required_argument, NULL, 'c' },
+        { "established", required_argument, NULL, 'e' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     static const uint32_t sizes[] = { 1, 1000, 100000, 1000000 };
     uint64_t n_pkts = 4000000, seed = 1;
     uint32_t max_conns = 1000000;
+    struct flood_opts fl = { 0, PANDA_TABLE_DEFAULT_CAPACITY, 10000, 4 };
     struct panda_policy panda, pias;
     int family = 4, c;
     size_t i;
@@ -188,6 +345,16 @@ main(int argc, char *argv[])
         case 's':
             seed = cli_parse_u64("--seed", optarg, 0, UINT64_MAX);
             break;
+        case 'f':
+            fl.tuples = cli_parse_u64("--flood", optarg, 1, UINT64_MAX / 2);
+            break;
+        case 'c':
+            fl.capacity = cli_parse_u64("--capacity", optarg, 64, 1u << 30);
+            break;
+        case 'e':
+            fl.established = cli_parse_u64("--established", optarg, 0,
+                                           1u << 24);
+            break;
         case 'h':
             usage();
             return 0;
@@ -207,6 +374,10 @@ main(int argc, char *argv[])
     }
     if (err) {
         cli_log_fatal("%s", err);
+    }
+    if (fl.tuples) {
+        fl.family = family;
+        return run_flood(&panda, &fl);
     }
 
     printf("panda-bench: IPv%d, %" PRIu64 " packets per point, entry size"

@@ -52,7 +52,7 @@ tcp_key(struct panda_pkt *k, uint16_t sport, uint16_t dport)
 
 static void
 mark(struct scheme *s, struct panda_pkt *k, uint32_t payload, uint8_t flags,
-     uint32_t now, uint64_t *level_pkts)
+     panda_msec_t now, uint64_t *level_pkts)
 {
     struct panda_table_verdict v;
 
@@ -162,9 +162,10 @@ main(int argc, char *argv[])
         schemes[i].table = panda_table_create(&cfg, &err);
     }
 
-    printf("panda-demo: one memcached connection (%lu GET responses) and %lu"
-           " web-search\nflows (sizes from %s) through lib/panda.\n\n",
-           requests, n_flows, cdf_file ? cdf_file : "a built-in CDF");
+    printf("panda-demo: one memcached connection (%lu GET responses) and"
+           " web-search\nflows (sizes from %s, %lu client ports) through"
+           " lib/panda.\n\n", requests,
+           cdf_file ? cdf_file : "a built-in CDF", n_flows);
     for (i = 0; i < 2; i++) {
         char buf[512];
 
@@ -178,7 +179,7 @@ main(int argc, char *argv[])
         struct panda_pkt mc;
         struct flow bulk;
         unsigned long r, f = 0;
-        uint32_t now = 0;
+        panda_msec_t now = 0;
 
         panda_rng_seed(&rng, seed);
         tcp_key(&mc, 11211, 40000);
@@ -204,10 +205,16 @@ main(int argc, char *argv[])
                         mark(s, &bulk.key, 0, PANDA_TCP_FIN, now,
                              s->bulk_level_pkts);
                     }
-                    if (f >= n_flows) {
-                        f = 0;
-                    }
-                    tcp_key(&bulk.key, 80, (uint16_t) (50000 + f++));
+                    /* Every flow a new 4-tuple, as real clients make
+                     * (TIME_WAIT keeps a closed one out of use for a
+                     * minute): the ports cycle, the client address moves
+                     * on each cycle.  A reused tuple would inherit the
+                     * closed connection's counter (README, "Control
+                     * packets"). */
+                    tcp_key(&bulk.key, 80,
+                            (uint16_t) (50000 + f % n_flows));
+                    bulk.key.dst.v4 = htonl(0x0a000001 + f / n_flows);
+                    f++;
                     bulk.size = bulk.left
                         = (uint64_t) panda_cdf_sample(&cdf, &rng) + 1;
                     mark(s, &bulk.key, 0, PANDA_TCP_SYN | PANDA_TCP_ACK, now,

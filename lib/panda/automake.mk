@@ -26,6 +26,7 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/scheduler.h \
 	lib/panda/solver.c \
 	lib/panda/solver.h \
+	lib/panda/time.h \
 	lib/panda/wire.c \
 	lib/panda/wire.h
 

@@ -9,9 +9,12 @@
  * displacement, two levels deep), so the table fills to about 95% before a
  * new connection has to push an old one out.
  *
- * Entries.  IPv4: 8 (counter) + 4 (last seen, ms) + 4 (hash tag, 0 = free)
- * + 12 (addresses and ports) = 28 bytes, padded to 32.  IPv6: 16 + 36 = 52,
- * padded to 64.  The policy id is not in the key: the datapath keeps one
+ * Entries.  IPv4: 8 (counter) + 8 (last seen) + 4 (hash tag, 0 = free)
+ * + 12 (addresses and ports) = 32 bytes.  IPv6: 20 + 36 = 56, padded to 64.
+ * "Last seen" is 48 bits of milliseconds (modulo 2^48, 8900 years), so that
+ * any idle time up to 4400 years compares right; its other 16 bits count
+ * the entry's packets (saturating), which tell an established connection
+ * from one packet of a flood.  The policy id is not in the key: the datapath keeps one
  * table per policy id.
  *
  * Replacement.  A new connection takes, in order: a free slot among its 2 x
@@ -23,11 +26,12 @@
  *
  * Allocation.  Nothing here uses the aborting x-allocators: the datapath
  * calls this code, and a failed allocation must become an error (creation)
- * or a stateless verdict (a family's slots, allocated on its first packet),
- * never an abort of ovs-vswitchd.
+ * or an untracked verdict (a family's slots, allocated when its first
+ * connection needs an entry), never an abort of ovs-vswitchd.
  */
 #include <panda/conn-table.h>
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +40,7 @@
 #include <time.h>
 
 #include <panda/base.h>
+#include <panda/rng.h>
 
 #define PANDA_WAYS 4
 #define CACHE_LINE 64
@@ -43,9 +48,22 @@
 #define ALLOC_RETRY_MS 1000     /* After a failed slot allocation, do not
                                  * try again for this long. */
 
+/* Replacement under pressure (probe_insert()).  An entry is established
+ * once it has seen ESTABLISHED_PACKETS packets.  When a new connection finds
+ * every candidate established, it takes the slot of the least recently
+ * seen one with probability 1/ADMIT_ONE_IN, and only if that one has been
+ * silent for ACTIVE_MS: established connections that are sending are never
+ * pushed out by new tuples.  Cuckoo displacement is tried only while a
+ * shard has fewer than 15/16 of its slots live (CUCKOO_MAX_FILL_16THS). */
+#define ESTABLISHED_PACKETS 4
+#define ADMIT_ONE_IN 16
+#define ACTIVE_MS 1000
+#define CUCKOO_MAX_FILL_16THS 15
+
 struct entry_hdr {
     int64_t counter;
-    uint32_t last_seen;
+    uint64_t seen;          /* Bits 0-47: last packet, ms modulo 2^48;
+                             * bits 48-63: packets seen (saturating). */
     uint32_t tag;           /* 0: free; TAG_LIVE set: a live connection;
                              * nonzero without TAG_LIVE: closed by FIN. */
     uint32_t key[];         /* key_words words. */
@@ -55,7 +73,9 @@ struct shard {
     pthread_mutex_t mutex;
     uint8_t *slots;         /* n_buckets * PANDA_WAYS entries. */
     uint32_t n_live;
-    uint64_t inserted, removed, evicted, expired;
+    uint64_t inserted, removed, evicted, expired, resumed;
+    uint64_t evicted_established, refused;
+    struct panda_rng rng;   /* For the admission of new connections. */
     uint64_t packets[PANDA_MAX_LEVELS];
 } __attribute__((aligned(CACHE_LINE)));
 
@@ -63,12 +83,14 @@ struct subtable {
     unsigned int key_words;
     size_t entry_size;
     uint32_t n_buckets;         /* Per shard. */
+    uint32_t cuckoo_max_live;   /* Per shard: no displacement from here. */
     struct shard *shards;
     void *raw;                  /* Allocation backing all shards' slots. */
     size_t raw_size;
     int ready;                  /* Slots allocated (atomic; see below). */
     bool alloc_failed;          /* Last allocation attempt failed... */
-    uint32_t alloc_failed_ms;   /* ...at this time (under 'alloc_mutex'). */
+    panda_msec_t alloc_failed_ms;   /* ...at this time (under
+                                     * 'alloc_mutex'). */
 };
 
 struct panda_table {
@@ -77,7 +99,8 @@ struct panda_table {
     uint64_t seed;
     struct subtable v4, v6;
     pthread_mutex_t alloc_mutex;                /* Lazy slot allocation. */
-    uint64_t ctl_packets[PANDA_MAX_LEVELS];     /* Stateless, atomics. */
+    uint64_t unlocked_packets[PANDA_MAX_LEVELS];    /* Classified without
+                                                     * a shard, atomics. */
     uint64_t alloc_failures;                    /* Atomic. */
 };
 
@@ -188,10 +211,59 @@ probe_find(const struct subtable *st, const struct probe *pr,
     return NULL;
 }
 
-static inline bool
-is_idle(uint32_t now, uint32_t last_seen, uint32_t timeout)
+/* Time.  An entry keeps the low 48 bits of the instant of its last packet;
+ * an age is the difference modulo 2^48, and a difference in the upper half
+ * of that range is an entry last seen "in the future" by a thread whose
+ * clock lags another's: age 0.  Ages are 64-bit, so durations up to
+ * PANDA_MAX_DURATION_MS compare without truncation. */
+#define SEEN_TIME_MASK ((UINT64_C(1) << 48) - 1)
+#define SEEN_PACKETS_SHIFT 48
+
+static inline panda_msec_t
+age48(panda_msec_t now, panda_msec_t then)
 {
-    return timeout && (int32_t) (now - last_seen) > (int32_t) timeout;
+    uint64_t d = (now - then) & SEEN_TIME_MASK;
+
+    return d >> 47 ? 0 : d;
+}
+
+panda_msec_t
+panda_table_age(panda_msec_t now, panda_msec_t last_seen)
+{
+    return age48(now, last_seen);
+}
+
+static inline panda_msec_t
+entry_age(const struct entry_hdr *e, panda_msec_t now)
+{
+    return age48(now, e->seen);
+}
+
+/* Records a packet of 'e' at 'now': its time, and one more packet in the
+ * saturating 16-bit count above it. */
+static inline void
+entry_touch(struct entry_hdr *e, panda_msec_t now)
+{
+    uint64_t packets = e->seen >> SEEN_PACKETS_SHIFT;
+
+    packets += packets < UINT16_MAX;
+    e->seen = packets << SEEN_PACKETS_SHIFT | (now & SEEN_TIME_MASK);
+}
+
+/* An established entry has seen ESTABLISHED_PACKETS packets: a new tuple
+ * cannot evict it (probe_insert()).  A flood of distinct tuples sends one
+ * or two packets each. */
+static inline bool
+entry_established(const struct entry_hdr *e)
+{
+    return e->seen >> SEEN_PACKETS_SHIFT >= ESTABLISHED_PACKETS;
+}
+
+/* True if 'e' has been silent for longer than 'timeout' (0: never). */
+static inline bool
+is_idle(const struct entry_hdr *e, panda_msec_t now, panda_msec_t timeout)
+{
+    return timeout && entry_age(e, now) > timeout;
 }
 
 /* Returns a free slot in 'bucket', or NULL. */
@@ -279,68 +351,110 @@ make_room(const struct panda_table *t, const struct subtable *st,
     return NULL;
 }
 
-/* Chooses a slot for a new connection: a free candidate slot, an idle
- * candidate (expired), room made by moving entries, or the least recently
- * seen candidate (evicted), in that order. */
-static struct entry_hdr *
-probe_insert(const struct panda_table *t, const struct subtable *st,
-             const struct probe *pr, const uint32_t *key, uint32_t now)
+/* What a new connection finds among its 2 x PANDA_WAYS candidate slots. */
+struct candidates {
+    struct entry_hdr *free;         /* A slot with no live entry. */
+    struct entry_hdr *oldest;       /* The least recently seen entry... */
+    panda_msec_t oldest_age;
+    struct entry_hdr *oldest_new;   /* ...and of those not established. */
+};
+
+static void
+scan_candidates(const struct subtable *st, const struct probe *pr,
+                panda_msec_t now, struct candidates *c)
 {
-    struct shard *sh = pr->shard;
-    struct entry_hdr *e = NULL, *victim = NULL;
-    int32_t oldest_age = -1;
+    panda_msec_t new_age = 0;
     unsigned int b, w;
 
-    for (b = 0; b < 2 && !e; b++) {
+    memset(c, 0, sizeof *c);
+    for (b = 0; b < 2; b++) {
         for (w = 0; w < PANDA_WAYS; w++) {
-            struct entry_hdr *cand = slot_at(st, sh, pr->b[b], w);
-            int32_t age;
+            struct entry_hdr *e = slot_at(st, pr->shard, pr->b[b], w);
+            panda_msec_t age;
 
-            if (!(cand->tag & TAG_LIVE)) {
-                e = cand;
-                break;
+            if (!(e->tag & TAG_LIVE)) {
+                c->free = e;
+                return;
             }
-            age = (int32_t) (now - cand->last_seen);
-            if (!victim || age > oldest_age) {
-                oldest_age = age;
-                victim = cand;
+            age = entry_age(e, now);
+            if (!c->oldest || age > c->oldest_age) {
+                c->oldest = e;
+                c->oldest_age = age;
+            }
+            if (!entry_established(e) && (!c->oldest_new || age > new_age)) {
+                c->oldest_new = e;
+                new_age = age;
             }
         }
     }
-    if (!e && is_idle(now, victim->last_seen, t->cfg.idle_timeout_ms)) {
-        e = victim;
-        sh->expired++;
-    } else if (!e) {
-        e = make_room(t, st, pr);
-        if (!e) {
-            e = victim;
-            sh->evicted++;
-        }
-    }
-    if (!(e->tag & TAG_LIVE)) {
+}
+
+/* Chooses a slot for a new connection, in this order: a free candidate
+ * slot; a candidate idle past the timeout ("expired"); room made by moving
+ * entries (cuckoo displacement), only while the shard is less than 15/16
+ * full (CUCKOO_MAX_FILL_16THS), since in a full table it nearly always
+ * fails after 40 rehashes and cache misses under the lock; the least
+ * recently seen candidate that is not established ("evicted"); with
+ * probability 1/ADMIT_ONE_IN, the least recently seen established
+ * candidate if it has been silent for ACTIVE_MS ("evicted", and counted as
+ * established).
+ * Otherwise the connection is refused (NULL, "refused"): a flood of new
+ * tuples, each sending a packet or two, replaces only other such tuples,
+ * and established connections keep their counters (and levels).  A new
+ * connection that keeps sending in a table full of established ones gets
+ * in after about ADMIT_ONE_IN packets, in the slot of the one that has
+ * been silent longest. */
+static struct entry_hdr *
+probe_insert(const struct panda_table *t, const struct subtable *st,
+             const struct probe *pr, const uint32_t *key, panda_msec_t now)
+{
+    struct shard *sh = pr->shard;
+    struct candidates c;
+    struct entry_hdr *e;
+
+    scan_candidates(st, pr, now, &c);
+    if (c.free) {
+        e = c.free;
         sh->n_live++;
+    } else if (is_idle(c.oldest, now, t->cfg.idle_timeout_ms)) {
+        e = c.oldest;
+        sh->expired++;
+    } else if (sh->n_live < st->cuckoo_max_live
+               && (e = make_room(t, st, pr)) != NULL) {
+        sh->n_live++;
+    } else if (c.oldest_new) {
+        e = c.oldest_new;
+        sh->evicted++;
+    } else if (c.oldest_age >= ACTIVE_MS
+               && panda_rng_next(&sh->rng) % ADMIT_ONE_IN == 0) {
+        e = c.oldest;
+        sh->evicted++;
+        sh->evicted_established++;
+    } else {
+        sh->refused++;
+        return NULL;
     }
     e->tag = pr->tag;
     e->counter = 0;
-    e->last_seen = now;
+    e->seen = now & SEEN_TIME_MASK;     /* No packet yet: entry_update(). */
     memcpy(e->key, key, st->key_words * sizeof *key);
     sh->inserted++;
     return e;
 }
 
-/* Ends the connection of 'e': it no longer counts as live and its slot is
- * free for the next new connection.  After a FIN ('keep'), the entry stays
- * readable until that happens, so that data the sender still retransmits
- * after its FIN keeps the connection's level instead of starting a new
- * connection on top. */
+/* Ends the connection of 'e' (FIN or RST): it no longer counts as live and
+ * its slot is free for the next new connection.  Until that happens, the
+ * entry stays readable, so that data the sender retransmits after its FIN,
+ * or anything it sends after a RST of its own, keeps the connection's
+ * counter instead of starting a new connection on top (entry_update()). */
 static void
-entry_end(struct shard *sh, struct entry_hdr *e, bool keep)
+entry_end(struct shard *sh, struct entry_hdr *e)
 {
     if (e->tag & TAG_LIVE) {
         sh->n_live--;
         sh->removed++;
     }
-    e->tag = keep ? e->tag & ~TAG_LIVE : 0;
+    e->tag &= ~TAG_LIVE;
 }
 
 static inline bool
@@ -355,12 +469,12 @@ subtable_ready(const struct subtable *st)
  * ALLOC_RETRY_MS, so that a datapath short of memory does not call the
  * allocator for every packet. */
 static bool
-subtable_alloc(struct panda_table *t, struct subtable *st, uint32_t now)
+subtable_alloc(struct panda_table *t, struct subtable *st, panda_msec_t now)
 {
     pthread_mutex_lock(&t->alloc_mutex);
     if (!st->ready
         && (!st->alloc_failed
-            || (uint32_t) (now - st->alloc_failed_ms) >= ALLOC_RETRY_MS)) {
+            || age48(now, st->alloc_failed_ms) >= ALLOC_RETRY_MS)) {
         size_t shard_bytes = (size_t) st->n_buckets * PANDA_WAYS
                              * st->entry_size;
         uintptr_t base;
@@ -383,87 +497,148 @@ subtable_alloc(struct panda_table *t, struct subtable *st, uint32_t now)
     return subtable_ready(st);
 }
 
-void
-panda_table_classify(struct panda_table *t, const struct panda_policy *p,
-               const struct panda_pkt *pkt, uint32_t now,
-               struct panda_table_verdict *v)
+#define TCP_CTL (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)
+
+/* The level of a TCP packet that has no entry and creates none (it carries
+ * no payload): a bare SYN, FIN or RST takes the control level, anything
+ * else the level of a connection that has sent nothing yet (counter 0),
+ * which is what an entry created for it would give. */
+static uint8_t
+level_without_entry(const struct panda_policy *p, const struct panda_pkt *pkt)
 {
-    uint32_t key[9];
-    struct subtable *st;
-    struct probe pr;
+    return pkt->tcp_flags & TCP_CTL ? p->ctl_level
+                                    : panda_policy_level(p, 0);
+}
+
+/* Forgets 'e', silent for longer than the idle timeout: the packet that
+ * found it is treated as the first of a new connection. */
+static void
+entry_expire(struct shard *sh, struct entry_hdr *e)
+{
+    if (e->tag & TAG_LIVE) {
+        sh->n_live--;
+        sh->expired++;
+    }
+    e->tag = 0;
+}
+
+/* Applies 'pkt' to its connection's entry 'e' (found or just inserted) and
+ * returns the packet's level.  The rules (README, "Control packets"), so
+ * that nothing a sender sends resets its counter sooner than silence does:
+ *
+ *   - SYN, FIN and RST never reset the counter.  A SYN on a live entry is
+ *     a no-op for the receiver (RFC 5961: challenge ACK), so it is one for
+ *     the counter too.  FIN and RST end the entry (no longer live, its slot
+ *     reusable) but keep its counter: a SYN or data for the same tuple while
+ *     the entry is still there resumes it, counter and all ("resumed").
+ *     The entry stays at most the idle timeout after its last packet, the
+ *     hold time of a closed connection's counter.  The sender's sequence
+ *     numbers are not checked: it chooses them, so a check that an honest
+ *     reuse passes, a sender resetting itself passes too.
+ *   - The counter restarts only after silence: the table's idle timeout
+ *     (the entry is forgotten, above) or the policy's idle_reset.
+ *   - A bare SYN, FIN or RST (no payload) takes the control level; one
+ *     that carries data (a FIN on the last segment, TCP Fast Open) is data:
+ *     its payload counts and it takes the connection's level. */
+static uint8_t
+entry_update(struct shard *sh, struct entry_hdr *e,
+             const struct panda_policy *p, const struct panda_pkt *pkt,
+             panda_msec_t now)
+{
+    if (!(e->tag & TAG_LIVE)
+        && (pkt->payload || pkt->tcp_flags & PANDA_TCP_SYN)) {
+        e->tag |= TAG_LIVE;
+        sh->n_live++;
+        sh->resumed++;
+    }
+    if (is_idle(e, now, p->idle_reset_ms)) {
+        e->counter = 0;
+    }
+    if (pkt->payload) {
+        e->counter = panda_policy_update(p, e->counter, pkt->payload);
+    }
+    if (pkt->tcp_flags & (PANDA_TCP_FIN | PANDA_TCP_RST)) {
+        entry_end(sh, e);
+    }
+    entry_touch(e, now);
+    return pkt->tcp_flags & TCP_CTL && !pkt->payload
+           ? p->ctl_level : panda_policy_level(p, e->counter);
+}
+
+/* Counts a packet classified without taking a shard lock. */
+static uint8_t
+count_unlocked(struct panda_table *t, uint8_t level)
+{
+    __atomic_fetch_add(&t->unlocked_packets[level], 1, __ATOMIC_RELAXED);
+    return level;
+}
+
+/* Classifies a TCP packet of sub-table 'st' (ready) whose key is 'key'. */
+static void
+classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
+             const struct panda_policy *p, const struct panda_pkt *pkt,
+             panda_msec_t now, struct panda_table_verdict *v)
+{
     struct entry_hdr *e;
-    uint8_t level;
+    struct probe pr;
 
-    if (pkt->proto != 6) {
-        goto stateless;
-    }
-
-    st = pkt_key(t, pkt, key);
-    if (PANDA_UNLIKELY(!subtable_ready(st))
-        && !subtable_alloc(t, st, now)) {
-        /* No memory for this family's connections: mark the packet like a
-         * control packet rather than drop it or guess its level. */
-        __atomic_fetch_add(&t->alloc_failures, 1, __ATOMIC_RELAXED);
-        goto stateless;
-    }
     probe_init(t, st, key, &pr);
     pthread_mutex_lock(&pr.shard->mutex);
     e = probe_find(st, &pr, key);
-    if (pkt->tcp_flags & (PANDA_TCP_FIN | PANDA_TCP_RST)) {
-        /* Connection ends: forget it; control packets go on top. */
-        if (e) {
-            entry_end(pr.shard, e, !(pkt->tcp_flags & PANDA_TCP_RST));
-        }
-        level = p->ctl_level;
-    } else if (pkt->tcp_flags & PANDA_TCP_SYN) {
-        /* A new connection (or a reused tuple) starts from zero. */
-        if (!e) {
-            e = probe_insert(t, st, &pr, key, now);
-        } else if (!(e->tag & TAG_LIVE)) {
-            e->tag |= TAG_LIVE;
-            pr.shard->n_live++;
-            pr.shard->inserted++;
-        }
-        e->counter = 0;
-        e->last_seen = now;
-        level = p->ctl_level;
-    } else {
-        if (!e) {
-            e = probe_insert(t, st, &pr, key, now);
-        } else if (is_idle(now, e->last_seen, t->cfg.idle_timeout_ms)) {
-            /* Idle past the timeout: as good as a new connection. */
-            if (e->tag & TAG_LIVE) {
-                pr.shard->expired++;
-            } else {
-                e->tag |= TAG_LIVE;
-                pr.shard->n_live++;
-            }
-            pr.shard->inserted++;
-            e->counter = 0;
-        } else if (p->idle_reset_ms
-                   && is_idle(now, e->last_seen, p->idle_reset_ms)) {
-            e->counter = 0;
-        }
-        if (pkt->payload) {
-            e->counter = panda_policy_update(p, e->counter, pkt->payload);
-        }
-        e->last_seen = now;
-        level = panda_policy_level(p, e->counter);
+    if (e && is_idle(e, now, t->cfg.idle_timeout_ms)) {
+        entry_expire(pr.shard, e);
+        e = NULL;
     }
-    pr.shard->packets[level]++;
+    if (e) {
+        v->level = entry_update(pr.shard, e, p, pkt, now);
+    } else if (!pkt->payload) {
+        /* Only a packet with payload creates an entry: without one, the
+         * verdict is the same (level_without_entry()), and handshakes,
+         * pure ACKs (the receiving side of every transfer) and stray
+         * RSTs take no slot. */
+        v->level = level_without_entry(p, pkt);
+    } else if ((e = probe_insert(t, st, &pr, key, now)) != NULL) {
+        v->level = entry_update(pr.shard, e, p, pkt, now);
+    } else {
+        v->level = p->untracked_level;      /* Refused: no room. */
+    }
+    v->stateful = e != NULL;
+    pr.shard->packets[v->level]++;
     pthread_mutex_unlock(&pr.shard->mutex);
-    v->stateful = true;
-    goto out;
+}
 
-stateless:
-    level = p->ctl_level;
-    __atomic_fetch_add(&t->ctl_packets[level], 1, __ATOMIC_RELAXED);
+void
+panda_table_classify(struct panda_table *t, const struct panda_policy *p,
+                     const struct panda_pkt *pkt, panda_msec_t now,
+                     struct panda_table_verdict *v)
+{
+    uint32_t key[9];
+    struct subtable *st;
+
     v->stateful = false;
+    if (pkt->proto != 6) {
+        /* Not TCP, or a later fragment: nothing to track it by. */
+        v->level = count_unlocked(t, p->untracked_level);
+        goto out;
+    }
+    st = pkt_key(t, pkt, key);
+    if (PANDA_LIKELY(subtable_ready(st))) {
+        classify_tcp(t, st, key, p, pkt, now, v);
+    } else if (!pkt->payload) {
+        /* Nothing to insert: no need for the slots yet. */
+        v->level = count_unlocked(t, level_without_entry(p, pkt));
+    } else if (subtable_alloc(t, st, now)) {
+        classify_tcp(t, st, key, p, pkt, now, v);
+    } else {
+        /* No memory for this family's connections: untracked rather than
+         * dropped or guessed. */
+        __atomic_fetch_add(&t->alloc_failures, 1, __ATOMIC_RELAXED);
+        v->level = count_unlocked(t, p->untracked_level);
+    }
 
 out:
-    v->level = level;
-    v->dscp = p->dscp[level];
-    v->queue = p->queue[level];
+    v->dscp = p->dscp[v->level];
+    v->queue = p->queue[v->level];
 }
 
 void
@@ -519,22 +694,69 @@ panda_table_lookup(struct panda_table *t, const struct panda_pkt *pkt,
 
 /* ---- Creation, statistics, iteration. ---- */
 
+/* log2 of the number of shards of a table configured by 'cfg'. */
+static unsigned int
+table_shard_bits(const struct panda_table_config *cfg)
+{
+    unsigned int n_shards = cfg->n_shards, bits = 0;
+
+    if (!n_shards) {
+        /* Enough shards that threads rarely meet, few enough that each has
+         * thousands of slots (a shard is filled independently: with few
+         * slots, random imbalance between shards would overflow some). */
+        n_shards = cfg->capacity / 8192;
+        n_shards = n_shards > 64 ? 64 : n_shards ? n_shards : 1;
+    }
+    while ((1u << bits) < n_shards && bits < 10) {
+        bits++;
+    }
+    return bits;
+}
+
+/* Buckets per shard for 'capacity' connections in 'n_shards' shards. */
+static uint32_t
+shard_buckets(uint32_t capacity, unsigned int n_shards)
+{
+    uint64_t per_shard = ((uint64_t) capacity + n_shards - 1) / n_shards;
+    uint32_t n = (uint32_t) ((per_shard + PANDA_WAYS - 1) / PANDA_WAYS);
+
+    return n < 2 ? 2 : n;
+}
+
+/* Bytes of the slots of one address family (allocated on its first entry),
+ * alignment slack included. */
+static size_t
+slots_bytes(uint32_t n_buckets, unsigned int n_shards, size_t entry_size)
+{
+    return (size_t) n_buckets * PANDA_WAYS * entry_size * n_shards
+           + CACHE_LINE;
+}
+
+uint64_t
+panda_table_max_bytes(const struct panda_table_config *cfg)
+{
+    unsigned int n_shards = 1u << table_shard_bits(cfg);
+    uint32_t n_buckets = shard_buckets(cfg->capacity, n_shards);
+
+    return sizeof(struct panda_table)
+           + 2 * (uint64_t) n_shards * sizeof(struct shard)
+           + slots_bytes(n_buckets, n_shards, panda_table_entry_size(4))
+           + slots_bytes(n_buckets, n_shards, panda_table_entry_size(6));
+}
+
 /* Returns false if the shard headers cannot be allocated. */
 static bool
 subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
-              uint32_t capacity, unsigned int n_shards)
+              uint32_t capacity, unsigned int n_shards, uint64_t seed)
 {
-    uint64_t per_shard = (capacity + n_shards - 1) / n_shards;
     unsigned int i;
 
     st->key_words = key_words;
     st->entry_size = entry_size;
-    st->n_buckets = (uint32_t) ((per_shard + PANDA_WAYS - 1) / PANDA_WAYS);
-    if (st->n_buckets < 2) {
-        st->n_buckets = 2;
-    }
-    st->raw_size = (size_t) st->n_buckets * PANDA_WAYS * entry_size
-                   * n_shards + CACHE_LINE;
+    st->n_buckets = shard_buckets(capacity, n_shards);
+    st->cuckoo_max_live = st->n_buckets * PANDA_WAYS / 16
+                          * CUCKOO_MAX_FILL_16THS;
+    st->raw_size = slots_bytes(st->n_buckets, n_shards, entry_size);
     if (posix_memalign((void **) &st->shards, CACHE_LINE,
                        n_shards * sizeof *st->shards)) {
         st->shards = NULL;
@@ -543,6 +765,7 @@ subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
     memset(st->shards, 0, n_shards * sizeof *st->shards);
     for (i = 0; i < n_shards; i++) {
         pthread_mutex_init(&st->shards[i].mutex, NULL);
+        panda_rng_seed(&st->shards[i].rng, seed + i);
     }
     return true;
 }
@@ -583,7 +806,7 @@ struct panda_table *
 panda_table_create(const struct panda_table_config *cfg, char **errp)
 {
     struct panda_table *t;
-    unsigned int n_shards, bits = 0;
+    unsigned int n_shards, bits;
     struct timespec ts;
 
     if (errp) {
@@ -596,17 +819,12 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
         return create_error(errp, "capacity: %u connections is more than"
                             " the maximum of %u", cfg->capacity, 1u << 30);
     }
-    n_shards = cfg->n_shards;
-    if (!n_shards) {
-        /* Enough shards that threads rarely meet, few enough that each has
-         * thousands of slots (a shard is filled independently: with few
-         * slots, random imbalance between shards would overflow some). */
-        n_shards = cfg->capacity / 8192;
-        n_shards = n_shards > 64 ? 64 : n_shards ? n_shards : 1;
+    if (cfg->idle_timeout_ms > PANDA_MAX_DURATION_MS) {
+        return create_error(errp, "idle_timeout: %" PRIu64 " ms out of range"
+                            " (max %" PRIu64 ")", cfg->idle_timeout_ms,
+                            (uint64_t) PANDA_MAX_DURATION_MS);
     }
-    while ((1u << bits) < n_shards && bits < 10) {
-        bits++;
-    }
+    bits = table_shard_bits(cfg);
     n_shards = 1u << bits;
 
     t = calloc(1, sizeof *t);
@@ -621,9 +839,9 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
                     ^ (uintptr_t) t);
     pthread_mutex_init(&t->alloc_mutex, NULL);
     if (!subtable_init(&t->v4, 3, panda_table_entry_size(4), cfg->capacity,
-                       n_shards)
+                       n_shards, t->seed)
         || !subtable_init(&t->v6, 9, panda_table_entry_size(6),
-                          cfg->capacity, n_shards)) {
+                          cfg->capacity, n_shards, ~t->seed)) {
         panda_table_destroy(t);
         return create_error(errp, "out of memory");
     }
@@ -685,6 +903,9 @@ subtable_stats(const struct subtable *st, unsigned int n_shards,
         s->removed += sh->removed;
         s->evicted += sh->evicted;
         s->expired += sh->expired;
+        s->resumed += sh->resumed;
+        s->evicted_established += sh->evicted_established;
+        s->refused += sh->refused;
         for (j = 0; j < PANDA_MAX_LEVELS; j++) {
             s->packets[j] += sh->packets[j];
         }
@@ -704,7 +925,7 @@ panda_table_stats(struct panda_table *t, struct panda_table_stats *s)
     subtable_stats(&t->v4, t->cfg.n_shards, s);
     subtable_stats(&t->v6, t->cfg.n_shards, s);
     for (j = 0; j < PANDA_MAX_LEVELS; j++) {
-        s->packets[j] += __atomic_load_n(&t->ctl_packets[j],
+        s->packets[j] += __atomic_load_n(&t->unlocked_packets[j],
                                          __ATOMIC_RELAXED);
     }
     s->alloc_failures = __atomic_load_n(&t->alloc_failures,
@@ -751,7 +972,7 @@ subtable_foreach(struct subtable *st, unsigned int n_shards, int family,
             ci.key.sport = e->key[st->key_words - 1] >> 16;
             ci.key.dport = e->key[st->key_words - 1] & 0xffff;
             ci.counter = e->counter;
-            ci.last_seen_ms = e->last_seen;
+            ci.last_seen_ms = e->seen & SEEN_TIME_MASK;
             more = cb(&ci, aux);
         }
         pthread_mutex_unlock(&sh->mutex);

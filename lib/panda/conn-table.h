@@ -6,16 +6,28 @@
  * Keyed by the directional 5-tuple (protocol is always TCP).  IPv4 entries
  * are 32 bytes, IPv6 entries 64 bytes.  Capacity is fixed at creation; when a
  * new connection finds its candidate slots full, room is made by moving
- * entries (cuckoo displacement) or, failing that, the least recently seen
- * candidate is evicted (and counted).  Entries idle for longer than the idle
- * timeout are reclaimed lazily when their slots are needed.
+ * entries (cuckoo displacement) while the table is not nearly full, else
+ * the least recently seen candidate that is not established (has seen
+ * fewer than a few packets) is evicted, else, rarely and only if it has
+ * been silent for a second, the least recently seen established one; a new
+ * connection that finds none of these is refused (untracked).  So a flood
+ * of new tuples costs about what a lookup costs and replaces only its own
+ * kind; established connections keep their counters.  All of it is
+ * counted.  Entries idle for longer than the idle timeout are reclaimed
+ * lazily when their slots are needed.
+ *
+ * An entry is created by the first packet of a connection that carries
+ * payload; SYN, FIN, RST and pure ACKs only update an entry that exists.
+ * FIN and RST end an entry but keep its counter for a SYN or data of the
+ * same tuple (see panda_table_classify()).
  *
  * Memory.  panda_table_create() allocates the table and its shard headers;
- * the slots of an address family are allocated on its first packet, so a
- * family that never shows up costs nothing.  Nothing here aborts when memory
- * runs out: creation fails with a message, and a family whose slots cannot
- * be allocated is classified statelessly (control level) and counted in
- * 'alloc_failures' until an allocation succeeds.
+ * the slots of an address family are allocated when its first entry is
+ * created, so a family that never shows up costs nothing.  Nothing here
+ * aborts when memory runs out: creation fails with a message, and the
+ * packets of a family whose slots cannot be allocated are untracked (the
+ * policy's untracked_level) and counted in 'alloc_failures' until an
+ * allocation succeeds.
  *
  * Concurrency: the table is split into shards, each protected by its own
  * mutex; a packet locks exactly one shard for the lookup and update, so
@@ -33,6 +45,7 @@
 
 #include <panda/packet.h>
 #include <panda/policy.h>
+#include <panda/time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,7 +55,8 @@ struct panda_table;
 
 struct panda_table_config {
     uint32_t capacity;          /* Max connections per address family. */
-    uint32_t idle_timeout_ms;   /* 0: never expire by idleness. */
+    panda_msec_t idle_timeout_ms;   /* 0: never expire by idleness; at most
+                                     * PANDA_MAX_DURATION_MS. */
     uint32_t n_shards;          /* 0: automatic.  Rounded to a power of 2. */
 };
 
@@ -53,11 +67,17 @@ struct panda_table_stats {
     uint64_t connections;       /* Live entries (IPv4 + IPv6). */
     uint64_t capacity;          /* Per-family capacity. */
     uint64_t inserted;
-    uint64_t removed;           /* FIN/RST. */
-    uint64_t evicted;           /* Pushed out by a new connection. */
+    uint64_t removed;           /* Ended by FIN/RST. */
+    uint64_t resumed;           /* Ended entries taken up again by a SYN or
+                                 * data of the same tuple, counter kept. */
+    uint64_t evicted;           /* Pushed out by a new connection... */
+    uint64_t evicted_established;   /* ...of which established ones. */
     uint64_t expired;           /* Reclaimed after the idle timeout. */
-    uint64_t alloc_failures;    /* Packets classified statelessly because
-                                 * their family's slots could not be
+    uint64_t refused;           /* New connections not tracked: every
+                                 * candidate slot held an established,
+                                 * active connection (untracked_level). */
+    uint64_t alloc_failures;    /* Packets untracked because their
+                                 * family's slots could not be
                                  * allocated. */
     uint64_t packets[PANDA_MAX_LEVELS];     /* Packets per level. */
     uint64_t bytes_allocated;   /* Memory held by the table. */
@@ -68,8 +88,13 @@ struct panda_table_verdict {
     uint8_t level;
     uint8_t dscp;
     uint8_t queue;
-    bool stateful;          /* True if a connection entry was consulted. */
+    bool stateful;          /* True if a connection entry was used. */
 };
+
+/* The most memory, in bytes, that a table created with 'cfg' (valid) can
+ * hold: its headers and the slots of both address families, as if both
+ * were in use.  What a caller that budgets memory across tables reserves. */
+uint64_t panda_table_max_bytes(const struct panda_table_config *cfg);
 
 /* Returns NULL on bad configuration or allocation failure, with a malloc()ed
  * message in '*errp' (if 'errp' is nonnull; the message itself is NULL if
@@ -79,10 +104,20 @@ struct panda_table *panda_table_create(const struct panda_table_config *,
 void panda_table_destroy(struct panda_table *);
 
 /* Classifies one packet under policy 'p' (which must be valid) at time
- * 'now_ms' (any monotonic millisecond clock), updating the connection's
- * counter. */
+ * 'now_ms' (any monotonic millisecond clock, the same for every call on one
+ * table; threads whose clocks lag each other by a little are fine: an entry
+ * last seen "in the future" counts as just seen), updating the connection's
+ * counter.
+ *
+ * Levels: a TCP packet with an entry gets its connection's level, except a
+ * bare SYN, FIN or RST (no payload), which gets p->ctl_level; a TCP packet
+ * without an entry gets the level of counter 0 (ctl_level if bare SYN, FIN
+ * or RST); a packet that cannot be tracked (not TCP, a later fragment, no
+ * memory) gets p->untracked_level.  Nothing a sender sends resets its
+ * counter: only silence does (the idle timeout, the policy's idle_reset).
+ * README.md, "Control packets", gives the reasons. */
 void panda_table_classify(struct panda_table *, const struct panda_policy *p,
-                          const struct panda_pkt *, uint32_t now_ms,
+                          const struct panda_pkt *, panda_msec_t now_ms,
                           struct panda_table_verdict *);
 
 /* Optional hint that 'pkt' will be classified in 't' soon: prefetches the
@@ -103,7 +138,8 @@ void panda_table_stats(struct panda_table *, struct panda_table_stats *);
 struct panda_table_conn_info {
     struct panda_pkt key;       /* Only family, ports and addresses set. */
     int64_t counter;
-    uint32_t last_seen_ms;
+    panda_msec_t last_seen_ms;  /* Modulo 2^48: compare with
+                                 * panda_table_age(). */
 };
 
 /* Calls 'cb' for every live connection (under the shard lock: 'cb' must not
@@ -112,6 +148,10 @@ void panda_table_foreach(struct panda_table *,
                          bool (*cb)(const struct panda_table_conn_info *,
                                     void *),
                          void *aux);
+
+/* Milliseconds from 'last_seen_ms' (as panda_table_foreach() reports it)
+ * to 'now_ms'; 0 if 'last_seen_ms' is later. */
+panda_msec_t panda_table_age(panda_msec_t now_ms, panda_msec_t last_seen_ms);
 
 /* Size in bytes of one IPv4 / IPv6 entry. */
 size_t panda_table_entry_size(int family);

@@ -25,6 +25,7 @@ panda_policy_default_maps(struct panda_policy *p)
         p->dscp[i] = i < p->n_levels ? i + 1 : 0;
         p->queue[i] = i < p->n_levels ? i : 0;
     }
+    p->untracked_level = p->n_levels ? p->n_levels - 1 : 0;
 }
 
 void
@@ -117,8 +118,16 @@ panda_policy_check(const struct panda_policy *p,
         FAIL("ctl_level: %d but the policy has only %d"
              " levels", p->ctl_level, p->n_levels);
     }
+    if (p->untracked_level >= p->n_levels) {
+        FAIL("untracked_level: %d but the policy has only %d"
+             " levels", p->untracked_level, p->n_levels);
+    }
     if (p->floor > 0) {
         FAIL("floor: %" PRId64 " must be <= 0", p->floor);
+    }
+    if (p->idle_reset_ms > PANDA_MAX_DURATION_MS) {
+        FAIL("idle_reset: %" PRIu64 " ms out of range (max %" PRIu64 ")",
+             p->idle_reset_ms, (uint64_t) PANDA_MAX_DURATION_MS);
     }
     return true;
 }
@@ -264,7 +273,7 @@ panda_policy_parse(const char *s, struct panda_policy *p)
 {
     char *copy = panda_asprintf("%s", s);
     char *save = NULL, *tok, *err = NULL;
-    bool have_id = false;
+    bool have_id = false, have_untracked = false;
     int n_dscp = -1, n_queues = -1, n_alpha = 0, n;
     enum panda_kind kind = PANDA_KIND_PANDA;
     struct panda_policy tmp;
@@ -314,6 +323,11 @@ panda_policy_parse(const char *s, struct panda_policy *p)
         } else if (!strcmp(tok, "ctl_level")) {
             err = parse_u64("ctl_level", value, PANDA_MAX_LEVELS - 1, &v);
             tmp.ctl_level = (uint8_t) v;
+        } else if (!strcmp(tok, "untracked_level")) {
+            err = parse_u64("untracked_level", value, PANDA_MAX_LEVELS - 1,
+                            &v);
+            tmp.untracked_level = (uint8_t) v;
+            have_untracked = true;
         } else if (!strcmp(tok, "floor")) {
             char *end;
             long long f;
@@ -326,8 +340,8 @@ panda_policy_parse(const char *s, struct panda_policy *p)
             }
             tmp.floor = f;
         } else if (!strcmp(tok, "idle_reset")) {
-            err = parse_u64("idle_reset", value, UINT32_MAX, &v);
-            tmp.idle_reset_ms = (uint32_t) v;
+            err = parse_u64("idle_reset", value, PANDA_MAX_DURATION_MS, &v);
+            tmp.idle_reset_ms = v;
         } else {
             err = panda_asprintf("%s: unknown field", tok);
         }
@@ -360,6 +374,9 @@ panda_policy_parse(const char *s, struct panda_policy *p)
         }
         if (n_queues < 0) {
             memcpy(tmp.queue, defaults.queue, sizeof tmp.queue);
+        }
+        if (!have_untracked) {
+            tmp.untracked_level = defaults.untracked_level;
         }
     }
     err = panda_policy_validate(&tmp);
@@ -427,11 +444,14 @@ panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
     if (p->ctl_level) {
         fmt_put(&f, ",ctl_level=%d", p->ctl_level);
     }
+    if (p->untracked_level + 1 != p->n_levels) {
+        fmt_put(&f, ",untracked_level=%d", p->untracked_level);
+    }
     if (p->floor) {
         fmt_put(&f, ",floor=%" PRId64, p->floor);
     }
     if (p->idle_reset_ms) {
-        fmt_put(&f, ",idle_reset=%" PRIu32, p->idle_reset_ms);
+        fmt_put(&f, ",idle_reset=%" PRIu64, p->idle_reset_ms);
     }
     return f.len;
 }
@@ -443,7 +463,8 @@ panda_policy_equal(const struct panda_policy *a, const struct panda_policy *b)
 
     if (a->id != b->id || a->kind != b->kind || a->threshold != b->threshold
         || a->n_weights != b->n_weights || a->n_levels != b->n_levels
-        || a->ctl_level != b->ctl_level || a->floor != b->floor
+        || a->ctl_level != b->ctl_level
+        || a->untracked_level != b->untracked_level || a->floor != b->floor
         || a->idle_reset_ms != b->idle_reset_ms) {
         return false;
     }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <panda/time.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -59,8 +61,18 @@ struct panda_policy {
     uint8_t dscp[PANDA_MAX_LEVELS];     /* Per-level DSCP, 0..63. */
     uint8_t queue[PANDA_MAX_LEVELS];    /* Per-level egress queue id. */
 
-    /* Level for SYN/FIN/RST and non-TCP packets (default 0, the top). */
+    /* Level of a bare SYN, FIN or RST (no payload; default 0, the top):
+     * handshakes and teardowns are small and latency-critical, and a bare
+     * one changes no counter. */
     uint8_t ctl_level;
+
+    /* Level of the packets the connection table cannot track: not TCP
+     * (UDP, ICMP, ...), later IP fragments (no TCP header), and TCP when
+     * the table has no room or memory for the connection.  Default K-1, the
+     * lowest: a packet whose history is unknown earns no priority (bulk UDP
+     * must not ride on top).  Operators who want DNS or QUIC higher give it
+     * its own policy or flow. */
+    uint8_t untracked_level;
 
     /* Lower bound of the counter (<= 0).  Default 0: a flow cannot bank
      * credit by sending small packets and later send bulk data at the top
@@ -68,17 +80,19 @@ struct panda_policy {
     int64_t floor;
 
     /* If nonzero, a connection idle for longer than this many milliseconds
-     * starts again from counter 0 (PIAS message detection).  Default 0. */
-    uint32_t idle_reset_ms;
+     * starts again from counter 0 (PIAS message detection).  Default 0; at
+     * most PANDA_MAX_DURATION_MS (the wire body carries 32 bits). */
+    panda_msec_t idle_reset_ms;
 };
 
 /* Fills 'p' with the defaults for 'kind': K = 1 level (no thresholds),
  * T = 0, DSCP of level i = i + 1 (the thesis writes the priority number into
- * DSCP), queue of level i = i, control level 0, floor 0, no idle reset. */
+ * DSCP), queue of level i = i, control level 0, untracked level K-1, floor
+ * 0, no idle reset. */
 void panda_policy_init(struct panda_policy *p, enum panda_kind kind);
 
-/* Sets the per-level DSCP and queue maps of 'p' to the defaults for its
- * current n_levels. */
+/* Sets what defaults to a function of K, the per-level DSCP and queue maps
+ * and the untracked level, to the defaults for p->n_levels. */
 void panda_policy_default_maps(struct panda_policy *p);
 
 /* Largest message that panda_policy_check() writes, NUL included. */
@@ -98,8 +112,9 @@ char *panda_policy_validate(const struct panda_policy *p);
  *   id=1,kind=panda,threshold=1460,weights=9000:1/65535:2,
  *   thresholds=100000/1000000/10000000,dscp=46/26/18/0,queues=0/1/2/3
  * Keys: id (required), kind (panda|pias, default panda), threshold,
- * weights, thresholds, dscp, queues, ctl_level, floor, idle_reset (ms).
- * Omitted dscp/queues take the defaults for K.  The result is validated.
+ * weights, thresholds, dscp, queues, ctl_level, untracked_level, floor,
+ * idle_reset (ms).  Omitted dscp/queues/untracked_level take the defaults
+ * for K.  The result is validated.
  * Returns NULL on success, else a malloc()ed error message naming the
  * field (caller frees); 'p' is unchanged on error. */
 char *panda_policy_parse(const char *s, struct panda_policy *p);

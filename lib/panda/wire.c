@@ -13,7 +13,8 @@ enum {
     OFS_THRESHOLD = 6,
     OFS_N_WEIGHTS = 10,
     OFS_CTL_LEVEL = 11,
-    OFS_PAD = 12,               /* 2 bytes. */
+    OFS_UNTRACKED = 12,
+    OFS_PAD = 13,               /* 1 byte. */
     OFS_IDLE_RESET = 14,
     OFS_PAD2 = 18,              /* 4 bytes. */
     OFS_FLOOR = 22,
@@ -62,6 +63,7 @@ panda_wire_encode(const struct panda_policy *p, uint8_t body[PANDA_WIRE_LEN])
     put_be(body + OFS_THRESHOLD, p->threshold, 4);
     body[OFS_N_WEIGHTS] = p->n_weights;
     body[OFS_CTL_LEVEL] = p->ctl_level;
+    body[OFS_UNTRACKED] = p->n_levels - 1 - p->untracked_level;
     put_be(body + OFS_IDLE_RESET, p->idle_reset_ms, 4);
     put_be(body + OFS_FLOOR, (uint64_t) p->floor, 8);
     for (i = 0; i + 1 < p->n_levels; i++) {
@@ -114,7 +116,7 @@ panda_wire_decode(const void *body_, size_t len, struct panda_policy *p,
         FAIL(PANDA_WIRE_BAD_LEN, "length %zu, expected %d", len,
              PANDA_WIRE_LEN);
     }
-    if (!all_zero(body + OFS_PAD, 2) || !all_zero(body + OFS_PAD2, 4)) {
+    if (!all_zero(body + OFS_PAD, 1) || !all_zero(body + OFS_PAD2, 4)) {
         FAIL(PANDA_WIRE_NONZERO_PAD, "padding: nonzero byte");
     }
     kind = body[OFS_KIND];
@@ -139,6 +141,12 @@ panda_wire_decode(const void *body_, size_t len, struct panda_policy *p,
     p->n_levels = n_levels;
     p->n_weights = n_weights;
     p->ctl_level = body[OFS_CTL_LEVEL];
+    if (body[OFS_UNTRACKED] >= n_levels) {
+        FAIL(PANDA_WIRE_BAD_ARGUMENT, "untracked_level: %d levels above the"
+             " lowest, but the policy has only %d levels",
+             body[OFS_UNTRACKED], n_levels);
+    }
+    p->untracked_level = n_levels - 1 - body[OFS_UNTRACKED];
     p->idle_reset_ms = (uint32_t) get_be(body + OFS_IDLE_RESET, 4);
     p->floor = (int64_t) get_be(body + OFS_FLOOR, 8);
     for (i = 0; i < PANDA_MAX_LEVELS - 1; i++) {

@@ -13,7 +13,9 @@
  *     6   4  threshold     T, bytes of TCP payload
  *    10   1  n_weights     0..8
  *    11   1  ctl_level     < K
- *    12   2  pad           zero
+ *    12   1  untracked     K-1 - untracked_level (its distance from the
+ *                          lowest level: 0, the default, is the lowest)
+ *    13   1  pad           zero
  *    14   4  idle_reset    ms, 0 = never
  *    18   4  pad2          zero
  *    22   8  floor         signed, <= 0
@@ -27,6 +29,12 @@
  * A body is canonical: padding and unused entries are zero, so two bodies
  * are the same policy exactly when their bytes are equal (memcmp), which is
  * what lets the datapath find a policy it validated before by its bytes.
+ *
+ * Byte 12 was padding when untracked_level was added: a body from before
+ * has 0 there, which is the default (the lowest level), so old bodies keep
+ * their meaning and stay valid.  Counting from the lowest level rather than
+ * storing the level keeps the encoding unique (no second spelling of the
+ * default).
  */
 #ifndef PANDA_WIRE_H
 #define PANDA_WIRE_H 1

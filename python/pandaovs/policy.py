@@ -8,7 +8,8 @@
     Policy.from_nx_action(action)       # and back
 
 Units are lib/panda's: weights are integers in hundredths (1 = 100), never
-floats; thresholds, T and sizes in bytes; idle_reset in milliseconds.
+floats; thresholds, T and sizes in bytes; idle_reset in milliseconds
+(at most MAX_DURATION_MS, lib/panda/time.h).
 
 Every constructor validates (the decision: a policy is checked once, where
 it enters, with lib/panda's own rules and messages).  The text parser and
@@ -41,16 +42,17 @@ WEIGHT_ONE = 100            # PANDA_WEIGHT_ONE: weights in hundredths
 MAX_DSCP = 63               # PANDA_MAX_DSCP
 MAX_PKT_SIZE = 65535        # PANDA_MAX_PKT_SIZE
 MAX_WHOLE_WEIGHT = 600      # panda_policy_parse(): weights up to 600.99
+MAX_DURATION_MS = 0xffffffff    # PANDA_MAX_DURATION_MS
 KINDS = ("panda", "pias")   # enum panda_kind, in wire order
 
 U8, U16, U32, U64 = 0xff, 0xffff, 0xffffffff, 0xffffffffffffffff
 I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
 
 _NX_HEADER = struct.Struct("!HHIH")
-# kind, n_levels, id, threshold, n_weights, ctl_level, pad[2], idle_reset,
-# pad2[4], floor, thresholds[7], weight_above[8], weights[8], dscp[8],
-# queue[8].
-_WIRE = struct.Struct("!BBIIBB2sI4sq7Q8I8H8s8s")
+# kind, n_levels, id, threshold, n_weights, ctl_level, untracked (K-1 -
+# untracked_level), pad[1], idle_reset, pad2[4], floor, thresholds[7],
+# weight_above[8], weights[8], dscp[8], queue[8].
+_WIRE = struct.Struct("!BBIIBBB1sI4sq7Q8I8H8s8s")
 assert _WIRE.size == WIRE_LEN
 
 
@@ -62,8 +64,8 @@ class PolicyError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class Policy:
     """A validated policy.  dscp and queues default to lib/panda's maps
-    (level i: DSCP i + 1, queue i); weights are (above_bytes, hundredths)
-    pairs."""
+    (level i: DSCP i + 1, queue i), untracked_level to the lowest level
+    (K - 1); weights are (above_bytes, hundredths) pairs."""
 
     id: int
     kind: str = "panda"
@@ -73,6 +75,7 @@ class Policy:
     dscp: tuple = None
     queues: tuple = None
     ctl_level: int = 0
+    untracked_level: int = None
     floor: int = 0
     idle_reset: int = 0
 
@@ -85,6 +88,8 @@ class Policy:
             else tuple(self.dscp),
             "queues": tuple(range(n)) if self.queues is None
             else tuple(self.queues),
+            "untracked_level": n - 1 if self.untracked_level is None
+            else self.untracked_level,
         }
         for k, v in fix.items():
             object.__setattr__(self, k, v)
@@ -128,6 +133,8 @@ class Policy:
         s.append(",queues=" + "/".join(str(q) for q in self.queues))
         if self.ctl_level:
             s.append(",ctl_level=%d" % self.ctl_level)
+        if self.untracked_level != self.n_levels - 1:
+            s.append(",untracked_level=%d" % self.untracked_level)
         if self.floor:
             s.append(",floor=%d" % self.floor)
         if self.idle_reset:
@@ -153,6 +160,8 @@ class Policy:
         for k in ("ctl_level", "floor", "idle_reset"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
+        if self.untracked_level != self.n_levels - 1:
+            d["untracked_level"] = self.untracked_level
         d["action"] = self.text()
         return d
 
@@ -165,7 +174,9 @@ class Policy:
             return list(v) + [0] * (n - len(v))
         return _WIRE.pack(
             KINDS.index(self.kind), k, self.id, self.threshold,
-            len(self.weights), self.ctl_level, b"\0\0", self.idle_reset,
+            len(self.weights), self.ctl_level,
+            self.n_levels - 1 - self.untracked_level, b"\0",
+            self.idle_reset,
             b"\0" * 4, self.floor, *pad(self.thresholds, MAX_LEVELS - 1),
             *pad([a for a, _ in self.weights], MAX_WEIGHTS),
             *pad([w for _, w in self.weights], MAX_WEIGHTS),
@@ -180,8 +191,8 @@ class Policy:
         if len(body) != WIRE_LEN:
             raise PolicyError("panda action: body of %d bytes, expected %d"
                               % (len(body), WIRE_LEN))
-        (kind, k, pid, threshold, n_w, ctl, pad1, idle, pad2, floor,
-         *rest) = _WIRE.unpack(body)
+        (kind, k, pid, threshold, n_w, ctl, untracked, pad1, idle, pad2,
+         floor, *rest) = _WIRE.unpack(body)
         alpha, above = rest[:7], rest[7:15]
         weights, dscp, queues = rest[15:23], rest[23], rest[24]
         if any(pad1) or any(pad2):
@@ -192,6 +203,10 @@ class Policy:
             raise PolicyError("thresholds: 1 to 8 levels required")
         if n_w > MAX_WEIGHTS:
             raise PolicyError("weights: at most 8 intervals")
+        if untracked >= k:
+            raise PolicyError("untracked_level: %d levels above the lowest, "
+                              "but the policy has only %d levels"
+                              % (untracked, k))
         if any(alpha[k - 1:]):
             raise PolicyError("thresholds: nonzero entry past the last "
                               "level")
@@ -204,7 +219,8 @@ class Policy:
         return cls(id=pid, kind=KINDS[kind], threshold=threshold,
                    weights=tuple(zip(above[:n_w], weights[:n_w])),
                    thresholds=alpha[:k - 1], dscp=dscp[:k],
-                   queues=queues[:k], ctl_level=ctl, floor=floor,
+                   queues=queues[:k], ctl_level=ctl,
+                   untracked_level=k - 1 - untracked, floor=floor,
                    idle_reset=idle)
 
     def nx_action(self):
@@ -258,8 +274,9 @@ def _type_problem(p):
                                                       MAX_WEIGHTS)
     checks = [("id", p.id, 0, U32), ("threshold", p.threshold, 0, U32),
               ("ctl_level", p.ctl_level, 0, U8),
+              ("untracked_level", p.untracked_level, 0, U8),
               ("floor", p.floor, I64_MIN, I64_MAX),
-              ("idle_reset", p.idle_reset, 0, U32)]
+              ("idle_reset", p.idle_reset, 0, MAX_DURATION_MS)]
     checks += [("thresholds", t, 0, U64) for t in p.thresholds]
     for a, w in p.weights:
         checks += [("weights", a, 0, U32), ("weights", w, 0, U16)]
@@ -314,6 +331,9 @@ def _rule_problem(p):
     if p.ctl_level >= p.n_levels:
         return ("ctl_level: %d but the policy has only %d levels"
                 % (p.ctl_level, p.n_levels))
+    if p.untracked_level >= p.n_levels:
+        return ("untracked_level: %d but the policy has only %d levels"
+                % (p.untracked_level, p.n_levels))
     if p.floor > 0:
         return "floor: %d must be <= 0" % p.floor
     return None
@@ -449,10 +469,14 @@ def _parse_text(text):
             n_queues = len(kw["queues"])
         elif key == "ctl_level":
             kw["ctl_level"] = _parse_u64("ctl_level", value, MAX_LEVELS - 1)
+        elif key == "untracked_level":
+            kw["untracked_level"] = _parse_u64("untracked_level", value,
+                                               MAX_LEVELS - 1)
         elif key == "floor":
             kw["floor"] = _parse_floor(value)
         elif key == "idle_reset":
-            kw["idle_reset"] = _parse_u64("idle_reset", value, U32)
+            kw["idle_reset"] = _parse_u64("idle_reset", value,
+                                          MAX_DURATION_MS)
         else:
             raise PolicyError("%s: unknown field" % key)
     if not have_id:
@@ -467,7 +491,8 @@ def _parse_text(text):
 
 # -- JSON ----------------------------------------------------------------------
 POLICY_KEYS = ("id", "kind", "threshold", "weights", "thresholds", "dscp",
-               "queues", "ctl_level", "floor", "idle_reset")
+               "queues", "ctl_level", "untracked_level", "floor",
+               "idle_reset")
 # Keys panda-model writes that are not part of the policy.
 INFO_KEYS = ("version", "action", "model", "inputs", "flt", "fht",
              "comment", "controller")
@@ -568,10 +593,14 @@ def _from_json(cls, obj, src):
             kw[key] = v
     kw["ctl_level"] = json_int(src, "ctl_level", obj.get("ctl_level", 0),
                                 0, U8)
+    if "untracked_level" in obj:
+        kw["untracked_level"] = json_int(src, "untracked_level",
+                                         obj["untracked_level"], 0, U8)
     kw["floor"] = json_int(src, "floor", obj.get("floor", 0), I64_MIN,
                             I64_MAX)
     kw["idle_reset"] = json_int(src, "idle_reset",
-                                 obj.get("idle_reset", 0), 0, U32)
+                                 obj.get("idle_reset", 0), 0,
+                                 MAX_DURATION_MS)
     try:
         policy = cls(**kw)
     except PolicyError as e:

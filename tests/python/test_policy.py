@@ -66,7 +66,7 @@ def test_nx_action_refuses_other_actions():
     with pytest.raises(PolicyError, match="not an NXAST_PANDA"):
         Policy.from_nx_action(a)
     b = bytearray(Policy(id=1).wire_body())
-    b[12] = 1               # pad
+    b[13] = 1               # pad
     with pytest.raises(PolicyError, match="padding"):
         Policy.from_wire_body(b)
 
@@ -86,6 +86,13 @@ def test_defaults_and_equality():
     assert p == Policy.from_text("id=3,thresholds=10/20")
     assert hash(p) == hash(Policy.from_text("id=3,thresholds=10/20"))
     assert p != Policy(id=4, thresholds=(10, 20))
+    # untracked_level: the lowest level unless given; equal when equal.
+    assert p.untracked_level == 2
+    assert Policy(id=3, thresholds=(10, 20), untracked_level=2) == p
+    q = Policy(id=3, thresholds=(10, 20), untracked_level=0)
+    assert q != p and q.text().endswith(",untracked_level=0")
+    assert q.wire_body()[12] == 2 and p.wire_body()[12] == 0
+    assert Policy.from_wire_body(q.wire_body()) == q
 
 
 def test_constructor_validates():
@@ -123,6 +130,10 @@ def test_from_json():
     # to_json round trip.
     q, warnings = Policy.from_json(json.loads(json.dumps(p.to_json())), "f")
     assert q == p and warnings == []
+    # untracked_level: optional, written only when not the default.
+    assert "untracked_level" not in p.to_json()
+    p, _ = Policy.from_json(model_json(untracked_level=1, action=None), "f")
+    assert p.untracked_level == 1 and p.to_json()["untracked_level"] == 1
 
 
 @pytest.mark.parametrize("obj,msg", [
@@ -144,6 +155,10 @@ def test_from_json():
      "f: policy id 7: thresholds: not strictly ascending (50000 after "
      "500000)"),
     ({"threshold": 5}, "f: id: missing"),
+    ({"id": 1, "untracked_level": 1},
+     "f: policy id 1: untracked_level: 1 but the policy has only 1 levels"),
+    ({"id": 1, "idle_reset": 1 << 32},
+     "f: idle_reset: 4294967296 out of range (0..4294967295)"),
     ({"id": 1, "version": 2}, "f: version: unsupported version 2"),
     ([1], "f: a policy must be a JSON object"),
 ])

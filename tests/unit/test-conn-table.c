@@ -29,7 +29,7 @@ policy(const char *s)
 }
 
 static struct panda_table *
-table(uint32_t capacity, uint32_t idle_ms)
+table(uint32_t capacity, panda_msec_t idle_ms)
 {
     struct panda_table_config cfg = { capacity, idle_ms, 0 };
     char *err;
@@ -59,7 +59,7 @@ tcp4(const char *src, uint16_t sport, const char *dst, uint16_t dport,
 
 static struct panda_table_verdict
 send_pkt(struct panda_table *t, const struct panda_policy *p,
-         struct panda_pkt *k, uint32_t payload, uint32_t now)
+         struct panda_pkt *k, uint32_t payload, panda_msec_t now)
 {
     struct panda_table_verdict v;
 
@@ -205,7 +205,6 @@ test_pure_acks_and_control(void **state)
     struct panda_policy p = policy(POLICY);
     struct panda_table *t = table(1024, 0);
     struct panda_pkt k = tcp4("10.0.0.1", 11, "10.0.0.2", 12, 0, 0);
-    struct panda_pkt udp = k;
     struct panda_table_stats s;
     struct panda_table_verdict v;
     int64_t counter;
@@ -225,12 +224,13 @@ test_pure_acks_and_control(void **state)
     }
     assert_true(panda_table_lookup(t, &k, &counter));
     assert_int_equal(counter, 14480);
-    /* FIN: top level, connection forgotten. */
+    /* A bare FIN: control level (top), connection ended. */
     k.tcp_flags = PANDA_TCP_FIN | PANDA_TCP_ACK;
     v = send_pkt(t, &p, &k, 0, 100);
     assert_int_equal(v.level, 0);
+    assert_true(v.stateful);
     assert_false(panda_table_lookup(t, &k, NULL));
-    /* RST likewise (another connection), even with payload. */
+    /* RST likewise (another connection). */
     k.sport = htons(13);
     k.tcp_flags = 0;
     send_pkt(t, &p, &k, 1448, 101);
@@ -238,24 +238,57 @@ test_pure_acks_and_control(void **state)
     k.tcp_flags = PANDA_TCP_RST;
     assert_int_equal(send_pkt(t, &p, &k, 0, 102).level, 0);
     assert_false(panda_table_lookup(t, &k, NULL));
-    /* SYN creates the entry, at counter 0, on top. */
-    k.tcp_flags = PANDA_TCP_SYN;
-    assert_int_equal(send_pkt(t, &p, &k, 0, 103).dscp, 46);
-    assert_true(panda_table_lookup(t, &k, &counter));
-    assert_int_equal(counter, 0);
-    /* Non-TCP: top level, no state. */
-    udp.proto = 17;
-    v = send_pkt(t, &p, &udp, 60000, 104);
-    assert_int_equal(v.level, 0);
-    assert_false(v.stateful);
     panda_table_stats(t, &s);
-    assert_int_equal(s.connections, 1);
+    assert_int_equal(s.connections, 0);
     assert_int_equal(s.removed, 2);
     panda_table_destroy(t);
 }
 
+/* Packets without payload create no entry (handshakes, pure ACKs of the
+ * receiving side, stray RSTs): their verdict is what a new entry would give
+ * (the control level for a bare SYN/FIN/RST, counter 0's level otherwise),
+ * and they take no slot. */
+static void
+test_bare_packets_insert_nothing(void **state)
+{
+    struct panda_policy p = policy(POLICY ",ctl_level=2");
+    struct panda_table *t = table(1024, 0);
+    struct panda_table_stats s;
+    uint8_t flags[] = { PANDA_TCP_SYN, PANDA_TCP_SYN | PANDA_TCP_ACK,
+                        PANDA_TCP_ACK, PANDA_TCP_RST, PANDA_TCP_FIN };
+    uint8_t want[] = { 2, 2, 0, 2, 2 };
+    size_t i;
+
+    (void) state;
+    for (i = 0; i < sizeof flags; i++) {
+        struct panda_pkt k = tcp4("10.0.0.1", 100 + i, "10.0.0.2", 80,
+                                  flags[i], 0);
+        struct panda_table_verdict v = send_pkt(t, &p, &k, 0, i);
+
+        assert_int_equal(v.level, want[i]);
+        assert_false(v.stateful);
+        assert_false(panda_table_lookup(t, &k, NULL));
+    }
+    panda_table_stats(t, &s);
+    assert_int_equal(s.inserted, 0);
+    assert_int_equal(s.packets[0], 1);
+    assert_int_equal(s.packets[2], 4);
+    /* Not even the slots of the family were allocated. */
+    {
+        struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 80, 0, 0);
+        struct panda_table_stats s2;
+
+        send_pkt(t, &p, &k, 100, 10);
+        panda_table_stats(t, &s2);
+        assert_true(s2.bytes_allocated
+                    >= s.bytes_allocated + 1024 * panda_table_entry_size(4));
+        assert_int_equal(s2.inserted, 1);
+    }
+    panda_table_destroy(t);
+}
+
 /* Data the sender retransmits after its FIN keeps the connection's level;
- * the entry no longer counts as live and its slot is reusable. */
+ * the ended entry's slot is reusable, and the data takes it up again. */
 static void
 test_data_after_fin(void **state)
 {
@@ -279,18 +312,15 @@ test_data_after_fin(void **state)
     k.tcp_flags = PANDA_TCP_ACK;
     assert_int_equal(send_pkt(t, &p, &k, 1448, 101).level, 2);
     panda_table_stats(t, &s);
-    assert_int_equal(s.connections, 0);
-    assert_int_equal(s.inserted, 1);
-    /* A SYN on the same tuple starts a new connection from zero. */
-    k.tcp_flags = PANDA_TCP_SYN;
-    send_pkt(t, &p, &k, 0, 102);
-    k.tcp_flags = PANDA_TCP_ACK;
-    assert_int_equal(send_pkt(t, &p, &k, 1448, 103).level, 0);
-    panda_table_stats(t, &s);
     assert_int_equal(s.connections, 1);
+    assert_int_equal(s.inserted, 1);
+    assert_int_equal(s.resumed, 1);
+    /* A FIN that carries the last segment is data: it counts and takes
+     * the connection's level. */
+    k.tcp_flags = PANDA_TCP_FIN | PANDA_TCP_ACK;
+    assert_int_equal(send_pkt(t, &p, &k, 1448, 102).level, 2);
+    assert_false(panda_table_lookup(t, &k, NULL));
     /* Ended entries make room for new connections without evictions. */
-    k.tcp_flags = PANDA_TCP_FIN;
-    send_pkt(t, &p, &k, 0, 104);
     for (i = 0; i < 64; i++) {
         struct panda_pkt n = tcp4("10.0.0.9", i + 1, "10.0.0.2", 80, 0, 0);
 
@@ -300,6 +330,100 @@ test_data_after_fin(void **state)
     }
     panda_table_stats(t, &s);
     assert_int_equal(s.evicted, 0);
+    panda_table_destroy(t);
+}
+
+/* Issue 14, item 3: a sender cannot reset its own priority.  A demoted bulk
+ * connection sends what its receiver ignores (a bare RST or SYN: RFC 5961)
+ * or even really closes and reopens the tuple: it keeps its counter.  Only
+ * silence restarts it: the idle timeout here (1 s), or idle_reset. */
+static void
+test_sender_cannot_reset_itself(void **state)
+{
+    static const uint8_t attacks[][2] = {
+        { PANDA_TCP_RST, 0 },
+        { PANDA_TCP_SYN, 0 },
+        { PANDA_TCP_RST, PANDA_TCP_SYN },
+        { PANDA_TCP_FIN | PANDA_TCP_ACK, PANDA_TCP_SYN },
+        { PANDA_TCP_RST | PANDA_TCP_ACK, PANDA_TCP_SYN | PANDA_TCP_ACK },
+    };
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(1024, 1000);
+    struct panda_pkt k = tcp4("10.0.0.1", 5000, "10.0.0.2", 80, 0, 0);
+    panda_msec_t now = 0;
+    struct panda_table_stats s;
+    int64_t before, after;
+    size_t a;
+    int i;
+
+    (void) state;
+    for (i = 0; i < 1000; i++) {        /* 1.4 MB: level 3. */
+        send_pkt(t, &p, &k, 1448, now);
+    }
+    assert_int_equal(send_pkt(t, &p, &k, 1448, now).level, 3);
+    for (a = 0; a < sizeof attacks / sizeof *attacks; a++) {
+        assert_true(panda_table_lookup(t, &k, &before));
+        for (i = 0; i < 2 && attacks[a][i]; i++) {
+            k.tcp_flags = attacks[a][i];
+            /* The bare control packet itself: control level. */
+            assert_int_equal(send_pkt(t, &p, &k, 0, ++now).level, 0);
+        }
+        k.tcp_flags = PANDA_TCP_ACK;
+        assert_int_equal(send_pkt(t, &p, &k, 1448, ++now).level, 3);
+        assert_true(panda_table_lookup(t, &k, &after));
+        assert_int_equal(after, before + 1448);
+    }
+    panda_table_stats(t, &s);
+    assert_int_equal(s.inserted, 1);
+    assert_int_equal(s.resumed, 4);
+    assert_int_equal(s.connections, 1);
+
+    /* Silence does restart it: after the idle timeout, a SYN (or data)
+     * starts a new connection on top. */
+    now += 1001;
+    k.tcp_flags = PANDA_TCP_SYN;
+    send_pkt(t, &p, &k, 0, now);
+    k.tcp_flags = PANDA_TCP_ACK;
+    assert_int_equal(send_pkt(t, &p, &k, 1448, now + 1).level, 0);
+    assert_true(panda_table_lookup(t, &k, &after));
+    assert_int_equal(after, 1448);
+    panda_table_destroy(t);
+}
+
+/* Non-TCP packets and later fragments (no TCP header: proto 0 in the
+ * extracted packet) cannot be tracked: they take untracked_level, by
+ * default the lowest, so bulk UDP does not ride on top.  The operator can
+ * set it (here: level 1, or the top). */
+static void
+test_untracked_level(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_policy mid = policy(POLICY ",untracked_level=1");
+    struct panda_policy top = policy(POLICY ",untracked_level=0");
+    struct panda_table *t = table(64, 0);
+    struct panda_pkt udp = tcp4("10.0.0.1", 53, "10.0.0.2", 4000, 0, 0);
+    struct panda_pkt frag = udp;
+    struct panda_table_stats s;
+    struct panda_table_verdict v;
+    int i;
+
+    (void) state;
+    udp.proto = 17;
+    frag.proto = 0;
+    assert_int_equal(p.untracked_level, 3);
+    for (i = 0; i < 100; i++) {
+        v = send_pkt(t, &p, &udp, 1472, i);
+        assert_int_equal(v.level, 3);
+        assert_int_equal(v.dscp, 0);
+        assert_int_equal(v.queue, 3);
+        assert_false(v.stateful);
+    }
+    assert_int_equal(send_pkt(t, &p, &frag, 1480, 100).queue, 3);
+    assert_int_equal(send_pkt(t, &mid, &udp, 1472, 101).dscp, 26);
+    assert_int_equal(send_pkt(t, &top, &frag, 1480, 102).dscp, 46);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.inserted, 0);
+    assert_int_equal(s.packets[3], 101);
     panda_table_destroy(t);
 }
 
@@ -313,7 +437,7 @@ test_ctl_level_configurable(void **state)
 
     (void) state;
     assert_int_equal(send_pkt(t, &p, &k, 0, 0).dscp, 26);
-    k.proto = 1;
+    k.tcp_flags = PANDA_TCP_RST;
     assert_int_equal(send_pkt(t, &p, &k, 0, 0).queue, 1);
     panda_table_destroy(t);
 }
@@ -354,6 +478,108 @@ test_capacity_evicts(void **state)
     panda_table_destroy(t);
 }
 
+/* Issue 14, item 4: a flood of distinct tuples (one packet each, 100 times
+ * the table's capacity) replaces only its own kind.  Every established
+ * connection keeps its counter and level, evictions are counted, memory
+ * does not grow. */
+static void
+test_flood_keeps_established(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(1024, 120 * 1000);
+    struct panda_table_stats before, after;
+    const int n_est = 100;
+    panda_msec_t now = 0;
+    uint32_t i;
+    int c, j;
+
+    (void) state;
+    for (c = 0; c < n_est; c++) {       /* 100 x 1448: level 2. */
+        struct panda_pkt k = tcp4("10.0.0.1", 1000 + c, "10.0.0.2", 80, 0, 0);
+
+        for (j = 0; j < 100; j++) {
+            assert_true(send_pkt(t, &p, &k, 1448, now).stateful);
+        }
+    }
+    panda_table_stats(t, &before);
+    for (i = 0; i < 100 * 1024; i++) {
+        struct panda_pkt k = tcp4("10.9.0.1", 0, "10.0.0.2", 80, 0, 0);
+
+        k.src.v4 = htonl(0x0a090000 + (i >> 16));
+        k.sport = htons(i & 0xffff);
+        send_pkt(t, &p, &k, 100, now + i / 1000);
+    }
+    now += 100 * 1024 / 1000 + 1;
+    for (c = 0; c < n_est; c++) {
+        struct panda_pkt k = tcp4("10.0.0.1", 1000 + c, "10.0.0.2", 80, 0, 0);
+        int64_t counter;
+
+        assert_true(panda_table_lookup(t, &k, &counter));
+        assert_int_equal(counter, 100 * 1448);
+        assert_int_equal(send_pkt(t, &p, &k, 1448, now).level, 2);
+    }
+    panda_table_stats(t, &after);
+    assert_true(after.evicted > 90 * 1024);
+    assert_int_equal(after.evicted_established, 0);
+    assert_true(after.connections <= after.capacity);
+    assert_int_equal(after.bytes_allocated, before.bytes_allocated);
+    panda_table_destroy(t);
+}
+
+/* When every candidate slot of a new connection holds an established
+ * connection that has sent in the last second, the newcomer is refused
+ * (untracked_level, counted); once they have been silent for a second, it
+ * gets in after a few packets (admitted with probability 1/16 per packet),
+ * in the slot of the one silent longest. */
+static void
+test_full_of_established(void **state)
+{
+    struct panda_policy p = policy(POLICY ",untracked_level=1");
+    struct panda_table *t = table(64, 0);
+    struct panda_table_stats s;
+    struct panda_table_verdict v;
+    struct panda_pkt refused;
+    panda_msec_t now = 0;
+    uint32_t i;
+    int j;
+
+    (void) state;
+    /* Established connections (4 packets each) until one is refused. */
+    for (i = 0; ; i++) {
+        struct panda_pkt k = tcp4("10.0.0.1", 1000 + i, "10.0.0.2", 80, 0, 0);
+
+        assert_true(i < 10000);
+        v = send_pkt(t, &p, &k, 100, now);
+        if (!v.stateful) {
+            refused = k;
+            break;
+        }
+        for (j = 0; j < 3; j++) {
+            send_pkt(t, &p, &k, 100, now);
+        }
+    }
+    assert_int_equal(v.level, 1);           /* untracked_level */
+    assert_int_equal(v.dscp, 26);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.refused, 1);
+    assert_int_equal(s.evicted, 0);
+    assert_true(s.connections >= 60);
+    /* Within the second, however many packets it sends. */
+    for (j = 0; j < 200; j++) {
+        assert_false(send_pkt(t, &p, &refused, 100, now + 999).stateful);
+    }
+    /* A second later it gets in, soon: (15/16)^500 < 1e-14. */
+    for (j = 0; !send_pkt(t, &p, &refused, 100, now + 1000).stateful; j++) {
+        assert_true(j < 500);
+    }
+    assert_true(panda_table_lookup(t, &refused, NULL));
+    panda_table_stats(t, &s);
+    assert_int_equal(s.evicted, 1);
+    assert_int_equal(s.evicted_established, 1);
+    assert_int_equal(s.refused, 1 + 200 + j);
+    panda_table_destroy(t);
+}
+
 /* Idle connections are reclaimed: they restart from zero. */
 static void
 test_idle_expiry(void **state)
@@ -373,12 +599,100 @@ test_idle_expiry(void **state)
     assert_int_equal(send_pkt(t, &p, &k, 1448, 2600).level, 0);
     panda_table_stats(t, &s);
     assert_int_equal(s.expired, 1);
-    /* Timestamps near the 32-bit wrap still compare right. */
-    send_pkt(t, &p, &k, 1448, UINT32_MAX - 10);
-    assert_int_equal(send_pkt(t, &p, &k, 1448, 5).level, 0);
+    panda_table_destroy(t);
+}
+
+/* Issue 14, item 5: time is 64-bit milliseconds everywhere.  A connection
+ * idle for 2^31 + 5 ms (24.8 days) or 2^32 + 5 ms (which a 32-bit clock
+ * sees as 5 ms) is idle; crossing 2^32 or the 48-bit wrap of the stored
+ * timestamp is not a gap; a thread whose clock lags a little does not make
+ * an entry look idle. */
+static void
+test_idle_long_gaps(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(64, 120 * 1000);
+    struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    const panda_msec_t t0 = 1000, t1 = t0 + (UINT64_C(1) << 31) + 5;
+    const panda_msec_t wrap48 = UINT64_C(1) << 48;
+    struct panda_table_stats s;
+    int i;
+
+    (void) state;
+    for (i = 0; i < 100; i++) {
+        send_pkt(t, &p, &k, 1448, t0);
+    }
+    assert_int_equal(send_pkt(t, &p, &k, 1448, t0).level, 2);
+    /* 24.8 days and 5 ms later: idle, restarts from one packet. */
+    assert_int_equal(send_pkt(t, &p, &k, 1448, t1).level, 0);
+    for (i = 0; i < 100; i++) {
+        send_pkt(t, &p, &k, 1448, t1);
+    }
+    /* 2^32 + 5 ms later (5 ms for a 32-bit clock): idle too. */
+    assert_int_equal(send_pkt(t, &p, &k, 1448,
+                              t1 + (UINT64_C(1) << 32) + 5).level, 0);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.expired, 2);
+
+    /* Crossing 2^32 and 2^48 are 15 ms gaps, not idle ones. */
+    for (i = 0; i < 100; i++) {
+        send_pkt(t, &p, &k, 1448, UINT32_MAX - 10);
+    }
+    assert_int_equal(send_pkt(t, &p, &k, 1448,
+                              (UINT64_C(1) << 32) + 5).level, 2);
+    send_pkt(t, &p, &k, 1448, wrap48 - 10);
+    assert_int_equal(send_pkt(t, &p, &k, 1448, wrap48 + 5).level, 2);
+    /* A packet stamped 3 ms earlier than the entry (another thread). */
+    assert_int_equal(send_pkt(t, &p, &k, 1448, wrap48 + 2).level, 2);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.expired, 2);
+    assert_int_equal(panda_table_age(wrap48 + 5, wrap48 - 10), 15);
+    assert_int_equal(panda_table_age(100, 103), 0);
+    panda_table_destroy(t);
+}
+
+/* Durations at the top of their range: PANDA_MAX_DURATION_MS (2^32 - 1) is
+ * accepted and compared as what it is (a signed 32-bit comparison saw it
+ * as -1 and reset the counter on every packet); one more is refused. */
+static void
+test_duration_boundaries(void **state)
+{
+    struct panda_policy p = policy(POLICY ",idle_reset=4294967295");
+    struct panda_table_config cfg = { 64, PANDA_MAX_DURATION_MS, 0 };
+    struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    const panda_msec_t t0 = 5000;
+    struct panda_table_stats s;
+    struct panda_table *t;
+    char *err = NULL;
+    int64_t counter;
+    int i;
+
+    (void) state;
+    assert_int_equal(p.idle_reset_ms, PANDA_MAX_DURATION_MS);
+    t = panda_table_create(&cfg, &err);
+    assert_non_null(t);
+    for (i = 0; i < 10; i++) {
+        send_pkt(t, &p, &k, 1448, t0 + i);
+    }
+    assert_true(panda_table_lookup(t, &k, &counter));
+    assert_int_equal(counter, 10 * 1448);
+    /* Exactly the maximum gap: neither the idle reset nor the timeout. */
+    send_pkt(t, &p, &k, 1448, t0 + 9 + PANDA_MAX_DURATION_MS);
+    assert_true(panda_table_lookup(t, &k, &counter));
+    assert_int_equal(counter, 11 * 1448);
+    /* One more millisecond: both. */
+    send_pkt(t, &p, &k, 1448, t0 + 10 + 2 * PANDA_MAX_DURATION_MS);
+    assert_true(panda_table_lookup(t, &k, &counter));
+    assert_int_equal(counter, 1448);
     panda_table_stats(t, &s);
     assert_int_equal(s.expired, 1);
     panda_table_destroy(t);
+
+    cfg.idle_timeout_ms = PANDA_MAX_DURATION_MS + UINT64_C(1);
+    assert_null(panda_table_create(&cfg, &err));
+    assert_string_equal(err, "idle_timeout: 4294967296 ms out of range"
+                        " (max 4294967295)");
+    free(err);
 }
 
 static void
@@ -471,6 +785,35 @@ test_ipv6(void **state)
     panda_table_destroy(t);
 }
 
+/* panda_table_max_bytes(), what the datapath reserves of its memory budget
+ * per table, is what a table holds once both families are in use, and
+ * about 96 bytes per connection. */
+static void
+test_max_bytes(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_table_config cfg = { 100000, 0, 0 };
+    struct panda_table_stats s;
+    struct panda_table *t;
+    struct panda_pkt k;
+    uint64_t max;
+    char *err;
+
+    (void) state;
+    max = panda_table_max_bytes(&cfg);
+    assert_true(max >= 96 * 100000 && max <= 96 * 100000 + 64 * 1024);
+    t = panda_table_create(&cfg, &err);
+    panda_table_stats(t, &s);
+    assert_true(s.bytes_allocated < max / 100);
+    k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    send_pkt(t, &p, &k, 100, 0);
+    k.family = 6;
+    send_pkt(t, &p, &k, 100, 0);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.bytes_allocated, max);
+    panda_table_destroy(t);
+}
+
 struct thread_arg {
     struct panda_table *t;
     const struct panda_policy *p;
@@ -554,13 +897,13 @@ test_bad_config(void **state)
 }
 
 /* When a family's slots cannot be allocated (here: an address-space limit
- * far below the table's size), packets are classified statelessly at the
- * control level and counted, nothing aborts, and the allocation is tried
- * again once the retry interval has passed. */
+ * far below the table's size), packets are untracked (untracked_level) and
+ * counted, nothing aborts, and the allocation is tried again once the retry
+ * interval has passed. */
 static void
 test_allocation_failure(void **state)
 {
-    struct panda_policy p = policy(POLICY ",ctl_level=1");
+    struct panda_policy p = policy(POLICY ",untracked_level=1");
     /* 2^22 IPv4 entries: 128 MiB of slots. */
     struct panda_table *t = table(1u << 22, 0);
     struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
@@ -609,13 +952,21 @@ main(void)
         cmocka_unit_test(test_flow_climbs_back),
         cmocka_unit_test(test_floor_prevents_banking),
         cmocka_unit_test(test_pure_acks_and_control),
+        cmocka_unit_test(test_bare_packets_insert_nothing),
         cmocka_unit_test(test_data_after_fin),
+        cmocka_unit_test(test_sender_cannot_reset_itself),
+        cmocka_unit_test(test_untracked_level),
         cmocka_unit_test(test_ctl_level_configurable),
         cmocka_unit_test(test_capacity_evicts),
+        cmocka_unit_test(test_flood_keeps_established),
+        cmocka_unit_test(test_full_of_established),
         cmocka_unit_test(test_idle_expiry),
+        cmocka_unit_test(test_idle_long_gaps),
+        cmocka_unit_test(test_duration_boundaries),
         cmocka_unit_test(test_pias_policy),
         cmocka_unit_test(test_policy_update_keeps_counters),
         cmocka_unit_test(test_ipv6),
+        cmocka_unit_test(test_max_bytes),
         cmocka_unit_test(test_concurrent_updates),
         cmocka_unit_test(test_flush_and_foreach),
         cmocka_unit_test(test_bad_config),

@@ -159,6 +159,7 @@ test_bad_input(void **state)
     parse_err("id=1,colour=red", "colour");
     parse_err("id=1,threshold", "threshold");
     parse_err("id=99999999999", "id");
+    parse_err("id=1,idle_reset=4294967296", "idle_reset");
 }
 
 static void
@@ -180,6 +181,17 @@ test_validate_struct(void **state)
     err = panda_policy_validate(&p);
     assert_non_null(err);
     assert_non_null(strstr(err, "dscp"));
+    free(err);
+
+    /* Durations: the one range of panda/time.h, checked here too, for
+     * policies built in code rather than parsed. */
+    p.dscp[1] = 2;
+    p.idle_reset_ms = PANDA_MAX_DURATION_MS;
+    assert_null(panda_policy_validate(&p));
+    p.idle_reset_ms = PANDA_MAX_DURATION_MS + UINT64_C(1);
+    err = panda_policy_validate(&p);
+    assert_string_equal(err, "idle_reset: 4294967296 ms out of range"
+                        " (max 4294967295)");
     free(err);
 }
 

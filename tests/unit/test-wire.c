@@ -109,6 +109,10 @@ test_round_trip(void **state)
         "id=4294967295,threshold=100,weights=200:1.5/400:2.25,"
         "thresholds=1/2/3/4/5/6/7,dscp=63/62/61/60/59/58/57/56,"
         "queues=7/6/5/4/3/2/1/0,ctl_level=1,floor=-5000,idle_reset=200",
+        "id=5,threshold=10,thresholds=1/2,dscp=1/2/3,queues=0/1/2,"
+        "untracked_level=0",
+        "id=6,threshold=10,thresholds=1/2,dscp=1/2/3,queues=0/1/2,"
+        "ctl_level=2,untracked_level=1",
         "id=9,kind=pias,thresholds=9223372036854775807,dscp=10/20,"
         "queues=255/0,floor=-9223372036854775808",
         README_POLICY,
@@ -132,6 +136,29 @@ test_round_trip(void **state)
         panda_wire_encode(&back, again);
         assert_memory_equal(body, again, PANDA_WIRE_LEN);
     }
+}
+
+/* Byte 12 was padding before untracked_level: its 0 is the default (the
+ * lowest level), so a body from before decodes to the same policy; the
+ * level is counted from the lowest, so there is one body per policy. */
+static void
+test_untracked_byte(void **state)
+{
+    uint8_t body[PANDA_WIRE_LEN];
+    char msg[PANDA_WIRE_MSG_SIZE];
+    struct panda_policy p, back;
+
+    (void) state;
+    parse_ok(README_POLICY, &p);
+    assert_int_equal(p.untracked_level, 3);
+    panda_wire_encode(&p, body);
+    assert_int_equal(body[12], 0);
+    p.untracked_level = 1;
+    panda_wire_encode(&p, body);
+    assert_int_equal(body[12], 2);
+    assert_int_equal(panda_wire_decode(body, sizeof body, &back, msg),
+                     PANDA_WIRE_OK);
+    assert_int_equal(back.untracked_level, 1);
 }
 
 /* Entries past n_levels and n_weights do not reach the body: equal policies
@@ -240,6 +267,11 @@ test_errors(void **state)
     expect_error(bad, PANDA_WIRE_LEN, PANDA_WIRE_BAD_ARGUMENT,
                  "ctl_level: 4 but the policy has only 4 levels");
     memcpy(bad, good, sizeof bad);
+    bad[12] = 4;                                /* untracked, K = 4 */
+    expect_error(bad, PANDA_WIRE_LEN, PANDA_WIRE_BAD_ARGUMENT,
+                 "untracked_level: 4 levels above the lowest, but the"
+                 " policy has only 4 levels");
+    memcpy(bad, good, sizeof bad);
     bad[29] = 1;                                /* floor = 1 */
     expect_error(bad, PANDA_WIRE_LEN, PANDA_WIRE_BAD_ARGUMENT,
                  "floor: 1 must be <= 0");
@@ -251,6 +283,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readme_example),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_untracked_byte),
         cmocka_unit_test(test_canonical),
         cmocka_unit_test(test_errors),
     };
