@@ -70,10 +70,13 @@ class ControllerLab:
             self.stop()
             raise
 
-    def add_bridge(self, br, target="tcp:127.0.0.1:%d" % OF_PORT):
+    def add_bridge(self, br, target="tcp:127.0.0.1:%d" % OF_PORT,
+                   settings=()):
         """A bridge as the operator recipe (ofproto-ext/controller/
-        README.md) sets it up: our controller, fail_mode=secure."""
-        self.sb.add_bridge(br)
+        README.md) sets it up: our controller (at 'target'),
+        fail_mode=secure; 'settings' ("column=value" of the Bridge table)
+        go into the same transaction as the bridge."""
+        self.sb.add_bridge(br, *settings)
         self.sb.vsctl("set-controller", br, target,
                       "--", "set-fail-mode", br, "secure", "--", "set",
                       "bridge", br, "protocols=OpenFlow10,OpenFlow13")
