@@ -22,7 +22,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 
@@ -188,14 +187,6 @@ def test_distro_guard_asks_the_other_database(netns, tmp_path):
 
 # ---- A memcached that is not ours. ----------------------------------------
 
-def _free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def start_memcached(netns, addr, port):
     path = shutil.which("memcached") or "/usr/bin/memcached"
     if not os.access(path, os.X_OK):
@@ -213,9 +204,9 @@ def start_memcached(netns, addr, port):
     return p
 
 
-def test_memcached_guard(netns):
+def test_memcached_guard(netns, free_port):
     netns.dummy("up0", "10.77.0.1/24")
-    port = _free_port()
+    port = free_port()
     extra = {"panda_memcached_port": port}
     accepted(playbook("panda_apps", "guard-memcached.yml",
                       dict(SYSTEM, **extra), netns=netns.name))

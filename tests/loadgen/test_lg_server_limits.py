@@ -4,8 +4,6 @@ when the process runs out of file descriptors."""
 import json
 import os
 import resource
-import select
-import signal
 import socket
 import struct
 import subprocess

@@ -6,7 +6,6 @@ configurations that would remove a bridge's forwarding.
 
 import json
 import os
-import re
 import subprocess
 import time
 
