@@ -370,7 +370,6 @@ def test_rest_token_file(tmp_path, caplog):
 
 def test_run_option_errors(tmp_path):
     """'run' refuses bad listening options before starting os-ken."""
-    from pandaovs.controller import cli
     p = write(tmp_path / "c.json", {"id": 1})
     for argv, msg in [
             (["--listen", "ssl:127.0.0.1:6653"], "needs --private-key"),
