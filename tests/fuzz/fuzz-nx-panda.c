@@ -4,9 +4,13 @@
  * even, the rest is the 150-byte body of one NXAST_PANDA action (header
  * made here, short bodies zero-padded), so most inputs reach the panda
  * decoder; odd, the rest is a raw action list.  Decoded actions must
- * encode back to OpenFlow, decode again, and format; the panda action
- * alone must come back identical (other actions may legitimately change
- * form, e.g. OpenFlow 1.0's mod_dl_dst becomes a set-field). */
+ * format and encode back to OpenFlow; a list of panda and output actions
+ * must decode again to the same actions.  Other actions are left out of
+ * the round trip: OVS itself changes their form (OpenFlow 1.0's
+ * mod_dl_dst becomes a set-field) and does not always take its own
+ * encoding back (OVS 3.1 decodes OpenFlow 1.1's set_mpls_label with a
+ * label wider than 20 bits, then refuses the set-field it encodes it as:
+ * found by this target, upstream behaviour, not Panda's). */
 #include "fuzz.h"
 
 #include <string.h>
@@ -58,15 +62,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!error && acts.size) {
         struct ofpact_format_params fp = { .s = NULL };
         struct ds s = DS_EMPTY_INITIALIZER;
+        const struct ofpact *a;
+        bool ours = true;
 
+        OFPACT_FOR_EACH (a, acts.data, acts.size) {
+            ours = ours && (a->type == OFPACT_PANDA
+                            || a->type == OFPACT_OUTPUT);
+        }
         ofpbuf_init(&out, 0);
         ofpacts_put_openflow_actions(acts.data, acts.size, &out,
                                      OFP13_VERSION);
         ofpbuf_init(&acts2, 0);
         error = ofpacts_pull_openflow_actions(&out, out.size, OFP13_VERSION,
                                               NULL, NULL, &acts2);
-        FUZZ_CHECK(!error);
-        if (list == action) {
+        if (ours) {
+            FUZZ_CHECK(!error);
             FUZZ_CHECK(ofpacts_equal(acts.data, acts.size, acts2.data,
                                      acts2.size));
         }
