@@ -15,7 +15,7 @@ FUZZ_OVS_TARGETS = \
 	tests/fuzz/fuzz-nx-panda \
 	tests/fuzz/fuzz-odp-panda
 EXTRA_DIST += tests/fuzz/fuzz.h tests/fuzz/driver.c tests/fuzz/run.sh \
-	tests/fuzz/README.md \
+	tests/fuzz/README.md tests/fuzz/results.txt \
 	tests/fuzz/fuzz_controller_config.py \
 	$(FUZZ_PANDA_TARGETS:%=%.c) $(FUZZ_OVS_TARGETS:%=%.c)
 CLEANFILES += $(FUZZ_PANDA_TARGETS) $(FUZZ_OVS_TARGETS)
