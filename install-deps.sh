@@ -13,6 +13,7 @@ APT_PACKAGES="
   libbpf-dev libxdp-dev
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
   ansible ansible-lint
+  clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl
 "
 
 if [ "$(id -u)" != 0 ]; then
@@ -33,5 +34,14 @@ if [ -n "$missing" ]; then
         | debconf-set-selections
     apt-get update -q
     apt-get install -y -q --no-install-recommends $missing
+fi
+# atheris (coverage-guided fuzzing of the controller's policy loader,
+# tests/fuzz/fuzz_controller_config.py) is on PyPI only; Debian's Python
+# gets it in /usr/local.  Without it the target runs its seeded random
+# driver instead, so a failure here is a warning.
+if ! /usr/bin/python3 -c "import atheris" 2>/dev/null; then
+    /usr/bin/python3 -m pip install -q --break-system-packages atheris \
+        || echo "install-deps.sh: warning: atheris not installed (the" \
+                "controller's fuzz target will use its plain driver)" >&2
 fi
 echo "install-deps.sh: all dependencies present"

@@ -3,6 +3,14 @@
  * reads 24-byte requests (see lg-common.h) and answers each with the
  * requested number of bytes.  One epoll loop per thread handles any number
  * of connections; clients may vanish at any time.
+ *
+ * Exposure (the decisions, README.md "panda-fg-server"): it listens on
+ * loopback unless --bind says otherwise (the testbed binds each server to
+ * its namespace's address); a request may ask for at most --max-size bytes;
+ * a connection that has sent part of a request must complete it within
+ * --request-timeout; when the process runs out of file descriptors it stops
+ * accepting for a while (backing off) instead of spinning on a listen
+ * socket that stays readable.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -24,6 +32,14 @@
 
 #define CHUNK (256 * 1024)          /* Bytes per send() call. */
 #define BUDGET (1024 * 1024)        /* Bytes per connection per wakeup. */
+#define DEFAULT_MAX_SIZE (UINT64_C(1) << 30)    /* 1 GiB: above the largest
+                                                 * flow of the shipped CDFs
+                                                 * (data-mining, 973 MB). */
+#define DEFAULT_REQUEST_TIMEOUT_MS 10000
+/* Accepting again after EMFILE/ENFILE: first after ACCEPT_PAUSE_MIN_MS,
+ * doubling while it keeps failing, at most ACCEPT_PAUSE_MAX_MS. */
+#define ACCEPT_PAUSE_MIN_MS 50
+#define ACCEPT_PAUSE_MAX_MS 1000
 
 struct options {
     const char *bind;
@@ -32,6 +48,8 @@ struct options {
     const char *json;
     unsigned int threads;
     unsigned int backlog;
+    uint64_t max_size;
+    uint64_t request_timeout_ms;
     bool quiet;
 };
 
@@ -45,16 +63,33 @@ struct conn {
     size_t got;
     uint64_t remaining;
     uint8_t flags;
+    /* In its thread's 'partial' list while a request is half received
+     * (0 < got < LG_FG_REQ_LEN), with the time it must be complete by. */
+    struct conn *prev, *next;
+    uint64_t deadline_ns;
+};
+
+/* One epoll thread: its connections, and its view of the listener. */
+struct worker {
+    int epfd;
+    /* Connections with a half-received request, oldest first: every one
+     * has the same timeout, so this is also deadline order (a sentinel). */
+    struct conn partial;
+    bool accepting;             /* The listener is in 'epfd'. */
+    uint64_t resume_ns;         /* When not accepting: try again then. */
+    unsigned int pause_ms;      /* Length of the next pause. */
 };
 
 /* Counters, summed over threads. */
 static atomic_ullong n_accepted, n_requests, n_completed, n_aborted;
-static atomic_ullong n_bad, n_bytes, n_closed;
+static atomic_ullong n_bad, n_too_large, n_timeouts, n_bytes, n_closed;
 static atomic_ullong n_active, max_active, n_open, max_open;
+static atomic_ullong n_accept_pauses;
 
 static volatile sig_atomic_t stop;
 static int listen_fd;
 static bool quiet;
+static uint64_t max_size, request_timeout_ns;
 static uint8_t zeros[CHUNK];
 
 static void
@@ -71,11 +106,18 @@ Usage: panda-fg-server [OPTION]...\n\
 Flow generator server: answers each request from panda-fg-client with the\n\
 requested number of bytes.  Runs until SIGINT or SIGTERM.\n\
 \n\
-  -b, --bind=ADDR        listen address (default 0.0.0.0; \"::\" for IPv6)\n\
+  -b, --bind=ADDR        listen address (default 127.0.0.1, loopback only;\n\
+                         the testbed passes its namespace's address; \"::1\"\n\
+                         or \"::\" for IPv6, \"0.0.0.0\" for every address)\n\
   -p, --port=PORT        listen port (default 5001; 0 picks a free port)\n\
       --port-file=FILE   write the listening port to FILE once listening\n\
   -t, --threads=N        epoll threads sharing the listener (default 1)\n\
       --backlog=N        listen backlog (default 1024)\n\
+      --max-size=BYTES   largest response a request may ask for (default\n\
+                         1GiB, at most 1TiB); larger ones drop the connection\n\
+      --request-timeout=MS\n\
+                         close a connection that has sent part of a request\n\
+                         and not the rest within MS ms (default 10000)\n\
       --json=FILE        write counters as JSON to FILE on exit\n\
                          (\"-\" for stdout)\n\
   -q, --quiet            no log lines on stderr\n\
@@ -88,7 +130,8 @@ See load_generator/README.md for the request format.\n");
 static void
 parse_options(int argc, char *argv[], struct options *o)
 {
-    enum { OPT_PORT_FILE = 256, OPT_BACKLOG, OPT_JSON };
+    enum { OPT_PORT_FILE = 256, OPT_BACKLOG, OPT_JSON, OPT_MAX_SIZE,
+           OPT_REQUEST_TIMEOUT };
     static const struct option longopts[] = {
         { "bind", required_argument, NULL, 'b' },
         { "port", required_argument, NULL, 'p' },
@@ -96,6 +139,8 @@ parse_options(int argc, char *argv[], struct options *o)
         { "threads", required_argument, NULL, 't' },
         { "backlog", required_argument, NULL, OPT_BACKLOG },
         { "json", required_argument, NULL, OPT_JSON },
+        { "max-size", required_argument, NULL, OPT_MAX_SIZE },
+        { "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -103,10 +148,12 @@ parse_options(int argc, char *argv[], struct options *o)
     int c;
 
     memset(o, 0, sizeof *o);
-    o->bind = "0.0.0.0";
+    o->bind = "127.0.0.1";
     o->port = "5001";
     o->threads = 1;
     o->backlog = 1024;
+    o->max_size = DEFAULT_MAX_SIZE;
+    o->request_timeout_ms = DEFAULT_REQUEST_TIMEOUT_MS;
     while ((c = getopt_long(argc, argv, "b:p:t:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'b':
@@ -127,6 +174,14 @@ parse_options(int argc, char *argv[], struct options *o)
             break;
         case OPT_JSON:
             o->json = optarg;
+            break;
+        case OPT_MAX_SIZE:
+            o->max_size = cli_parse_bytes("--max-size", optarg, 1,
+                                          LG_FG_MAX_SIZE);
+            break;
+        case OPT_REQUEST_TIMEOUT:
+            o->request_timeout_ms = cli_parse_u64("--request-timeout", optarg,
+                                                  1, 3600000);
             break;
         case 'q':
             o->quiet = true;
@@ -155,13 +210,47 @@ track_max(atomic_ullong *counter, atomic_ullong *max)
     }
 }
 
+/* The peer of 'fd' as "host:port", for messages. */
+static const char *
+peer_str(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+
+    if (getpeername(fd, (struct sockaddr *) &ss, &len)) {
+        return "?";
+    }
+    return lg_addr_str(&ss, len);
+}
+
 static void
-conn_close(int epfd, struct conn *c)
+partial_remove(struct conn *c)
+{
+    if (c->next) {
+        c->prev->next = c->next;
+        c->next->prev = c->prev;
+        c->prev = c->next = NULL;
+    }
+}
+
+static void
+partial_append(struct worker *w, struct conn *c)
+{
+    c->deadline_ns = cli_clock_mono_ns() + request_timeout_ns;
+    c->prev = w->partial.prev;
+    c->next = &w->partial;
+    w->partial.prev->next = c;
+    w->partial.prev = c;
+}
+
+static void
+conn_close(struct worker *w, struct conn *c)
 {
     if (c->state == WRITING) {
         atomic_fetch_sub(&n_active, 1);
     }
-    epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    partial_remove(c);
+    epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     atomic_fetch_sub(&n_open, 1);
     atomic_fetch_add(&n_closed, 1);
@@ -169,15 +258,55 @@ conn_close(int epfd, struct conn *c)
 }
 
 static void
-conn_watch(int epfd, struct conn *c, uint32_t events)
+conn_watch(struct worker *w, struct conn *c, uint32_t events)
 {
     struct epoll_event ev = { .events = events, .data.ptr = c };
 
-    epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
 static void
-do_accept(int epfd)
+listener_watch(struct worker *w, bool on)
+{
+    struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE,
+                              .data.ptr = NULL };
+
+    if (on == w->accepting) {
+        return;
+    }
+    if (epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, listen_fd,
+                  &ev)) {
+        cli_log_fatal("epoll_ctl (listener): %s", strerror(errno));
+    }
+    w->accepting = on;
+}
+
+/* Out of file descriptors: the pending connection stays in the listen
+ * queue, so the listener stays readable and accepting again at once would
+ * spin.  Take the listener out of this thread's epoll set for a while
+ * (doubling while it keeps happening); connections closing meanwhile free
+ * descriptors, and the queued clients are accepted when it comes back. */
+static void
+accept_pause(struct worker *w, int error)
+{
+    static atomic_bool warned;
+
+    atomic_fetch_add(&n_accept_pauses, 1);
+    if (!quiet && !atomic_exchange(&warned, true)) {
+        cli_log_warn("accept: %s with %llu connections open: not accepting "
+                     "for %u ms at a time until descriptors are free (raise "
+                     "the limit: ulimit -n; further warnings suppressed)",
+                     strerror(error),
+                     (unsigned long long) atomic_load(&n_open), w->pause_ms);
+    }
+    listener_watch(w, false);
+    w->resume_ns = cli_clock_mono_ns() + w->pause_ms * UINT64_C(1000000);
+    w->pause_ms = (w->pause_ms * 2 < ACCEPT_PAUSE_MAX_MS
+                   ? w->pause_ms * 2 : ACCEPT_PAUSE_MAX_MS);
+}
+
+static void
+do_accept(struct worker *w)
 {
     for (;;) {
         struct sockaddr_storage ss;
@@ -190,19 +319,16 @@ do_accept(int epfd)
         fd = accept4(listen_fd, (struct sockaddr *) &ss, &len,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE) {
-                static atomic_bool warned;
-
-                if (!atomic_exchange(&warned, true)) {
-                    cli_log_warn("accept: %s (further warnings suppressed)",
-                            strerror(errno));
-                }
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS
+                || errno == ENOMEM) {
+                accept_pause(w, errno);
             } else if (errno != EAGAIN && errno != EWOULDBLOCK
                        && errno != EINTR && errno != ECONNABORTED) {
                 cli_log_warn("accept: %s", strerror(errno));
             }
             return;
         }
+        w->pause_ms = ACCEPT_PAUSE_MIN_MS;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         c = panda_xcalloc(1, sizeof *c);
         c->fd = fd;
@@ -210,7 +336,7 @@ do_accept(int epfd)
         c->state = READING;
         ev.events = EPOLLIN;
         ev.data.ptr = c;
-        if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
+        if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev)) {
             cli_log_warn("epoll_ctl: %s", strerror(errno));
             close(fd);
             free(c);
@@ -221,9 +347,36 @@ do_accept(int epfd)
     }
 }
 
+/* Closes the connections whose half-received request is overdue; returns
+ * the ms until the next deadline (or 'max_ms'). */
+static int
+expire_partial(struct worker *w, int max_ms)
+{
+    uint64_t now = cli_clock_mono_ns();
+
+    while (w->partial.next != &w->partial) {
+        struct conn *c = w->partial.next;
+
+        if (c->deadline_ns > now) {
+            uint64_t ms = (c->deadline_ns - now + 999999) / 1000000;
+
+            return ms < (uint64_t) max_ms ? (int) ms : max_ms;
+        }
+        atomic_fetch_add(&n_timeouts, 1);
+        if (!quiet) {
+            cli_log_warn("closing connection from %s: %zu of %d request "
+                         "bytes within --request-timeout (%llu ms)",
+                         peer_str(c->fd), c->got, LG_FG_REQ_LEN,
+                         (unsigned long long) (request_timeout_ns / 1000000));
+        }
+        conn_close(w, c);
+    }
+    return max_ms;
+}
+
 /* Returns false if 'c' was closed. */
 static bool
-do_read(int epfd, struct conn *c)
+do_read(struct worker *w, struct conn *c)
 {
     struct lg_fg_req req;
     const char *err;
@@ -236,21 +389,37 @@ do_read(int epfd, struct conn *c)
     if (n <= 0) {
         /* EOF or error between requests: the normal end of a pooled
          * connection, or a client that went away. */
-        conn_close(epfd, c);
+        conn_close(w, c);
         return false;
+    }
+    if (!c->got) {
+        partial_append(w, c);
     }
     c->got += n;
     if (c->got < sizeof c->req) {
         return true;
     }
     c->got = 0;
+    partial_remove(c);
     err = lg_fg_req_decode(c->req, &req);
+    if (!err && req.size > max_size) {
+        atomic_fetch_add(&n_too_large, 1);
+        if (!quiet) {
+            cli_log_warn("dropping connection from %s: request for %llu "
+                         "bytes is above --max-size (%llu bytes)",
+                         peer_str(c->fd), (unsigned long long) req.size,
+                         (unsigned long long) max_size);
+        }
+        conn_close(w, c);
+        return false;
+    }
     if (err) {
         atomic_fetch_add(&n_bad, 1);
         if (!quiet) {
-            cli_log_warn("dropping connection with bad request: %s", err);
+            cli_log_warn("dropping connection from %s with bad request: %s",
+                         peer_str(c->fd), err);
         }
-        conn_close(epfd, c);
+        conn_close(w, c);
         return false;
     }
     if (req.flags & LG_FG_DSCP) {
@@ -261,12 +430,12 @@ do_read(int epfd, struct conn *c)
     c->state = WRITING;
     c->remaining = req.size;
     c->flags = req.flags;
-    conn_watch(epfd, c, EPOLLOUT);
+    conn_watch(w, c, EPOLLOUT);
     return true;
 }
 
 static void
-do_write(int epfd, struct conn *c)
+do_write(struct worker *w, struct conn *c)
 {
     uint64_t sent = 0;
 
@@ -280,7 +449,7 @@ do_write(int epfd, struct conn *c)
             }
             /* The client vanished mid-flow. */
             atomic_fetch_add(&n_aborted, 1);
-            conn_close(epfd, c);
+            conn_close(w, c);
             return;
         }
         c->remaining -= n;
@@ -296,31 +465,40 @@ do_write(int epfd, struct conn *c)
     if (c->flags & LG_FG_CLOSE) {
         /* The client has sent nothing else, so close() sends a FIN after
          * the queued data (not a RST), and this side keeps TIME_WAIT. */
-        epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
-        close(c->fd);
-        atomic_fetch_sub(&n_open, 1);
-        atomic_fetch_add(&n_closed, 1);
-        free(c);
+        conn_close(w, c);
         return;
     }
-    conn_watch(epfd, c, EPOLLIN);
+    conn_watch(w, c, EPOLLIN);
 }
 
 static void *
 worker(void *arg)
 {
-    struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE,
-                              .data.ptr = NULL };
     struct epoll_event events[256];
-    int epfd = epoll_create1(EPOLL_CLOEXEC);
+    struct worker w;
 
-    if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev)) {
+    memset(&w, 0, sizeof w);
+    w.epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (w.epfd < 0) {
         cli_log_fatal("epoll: %s", strerror(errno));
     }
+    w.partial.prev = w.partial.next = &w.partial;
+    w.pause_ms = ACCEPT_PAUSE_MIN_MS;
+    listener_watch(&w, true);
     while (!stop) {
-        int n = epoll_wait(epfd, events, 256, 500);
-        int i;
+        int timeout = expire_partial(&w, 500);
+        int n, i;
 
+        if (!w.accepting) {
+            uint64_t now = cli_clock_mono_ns();
+
+            if (now >= w.resume_ns) {
+                listener_watch(&w, true);
+            } else if ((w.resume_ns - now) / 1000000 < (uint64_t) timeout) {
+                timeout = (w.resume_ns - now + 999999) / 1000000;
+            }
+        }
+        n = epoll_wait(w.epfd, events, 256, timeout);
         if (n < 0 && errno != EINTR) {
             cli_log_fatal("epoll_wait: %s", strerror(errno));
         }
@@ -328,11 +506,11 @@ worker(void *arg)
             struct conn *c = events[i].data.ptr;
 
             if (!c) {
-                do_accept(epfd);
+                do_accept(&w);
             } else if (c->state == READING) {
-                do_read(epfd, c);
+                do_read(&w, c);
             } else {
-                do_write(epfd, c);
+                do_write(&w, c);
             }
         }
     }
@@ -356,6 +534,9 @@ write_json(const char *name)
     cli_json_u64(&j, "responses_aborted", atomic_load(&n_aborted));
     cli_json_u64(&j, "max_active_responses", atomic_load(&max_active));
     cli_json_u64(&j, "bad_requests", atomic_load(&n_bad));
+    cli_json_u64(&j, "requests_too_large", atomic_load(&n_too_large));
+    cli_json_u64(&j, "request_timeouts", atomic_load(&n_timeouts));
+    cli_json_u64(&j, "accept_pauses", atomic_load(&n_accept_pauses));
     cli_json_u64(&j, "bytes_sent", atomic_load(&n_bytes));
     cli_json_finish(&j);
     lg_close_output(f, name);
@@ -377,6 +558,8 @@ main(int argc, char *argv[])
     cli_log_set_program("panda-fg-server");
     parse_options(argc, argv, &o);
     quiet = o.quiet;
+    max_size = o.max_size;
+    request_timeout_ns = o.request_timeout_ms * UINT64_C(1000000);
     lg_raise_nofile();
 
     err = lg_resolve(o.bind, o.port, true, &ss, &len);

@@ -299,3 +299,81 @@ lg_fg_req_decode(const uint8_t buf[LG_FG_REQ_LEN], struct lg_fg_req *r)
     }
     return NULL;
 }
+
+/* ---- memcached text protocol: replies. ---- */
+
+static enum lg_mc_reply
+mc_bad(char *why, size_t why_size, const char *what, const char *line,
+       size_t line_len)
+{
+    snprintf(why, why_size, "%s \"%.*s\"", what,
+             (int) (line_len < 100 ? line_len : 100), line);
+    return LG_MC_BAD;
+}
+
+enum lg_mc_reply
+lg_mc_parse_reply(const char *buf, size_t len, bool get, uint32_t max_value,
+                  size_t *need, uint32_t *value_len, char *why,
+                  size_t why_size)
+{
+    const char *eol = len ? memmem(buf, len, "\r\n", 2) : NULL;
+    unsigned long long bytes;
+    size_t line, total;
+    const char *sp, *p;
+
+    if (!eol) {
+        if (len > LG_MC_MAX_LINE) {
+            snprintf(why, why_size, "response line longer than %d bytes",
+                     LG_MC_MAX_LINE);
+            return LG_MC_BAD;
+        }
+        *need = len + 1;
+        return LG_MC_NEED_MORE;
+    }
+    line = eol - buf;
+    if (!get) {
+        if (line != 6 || memcmp(buf, "STORED", 6)) {
+            return mc_bad(why, why_size, "unexpected response", buf, line);
+        }
+    } else if (line != 3 || memcmp(buf, "END", 3)) {
+        goto value;
+    }
+    if (len != line + 2) {
+        snprintf(why, why_size, "extra data after the response");
+        return LG_MC_BAD;
+    }
+    return get ? LG_MC_MISS : LG_MC_STORED;
+
+value:
+    /* VALUE <key> <flags> <bytes> */
+    if (line < 6 || memcmp(buf, "VALUE ", 6)) {
+        return mc_bad(why, why_size, "unexpected response", buf, line);
+    }
+    sp = memrchr(buf, ' ', line);
+    bytes = 0;
+    for (p = sp + 1; p < eol; p++) {
+        if (*p < '0' || *p > '9' || bytes > max_value) {
+            break;
+        }
+        bytes = bytes * 10 + (*p - '0');
+    }
+    if (p == sp + 1 || p != eol || bytes > max_value) {
+        return mc_bad(why, why_size, "bad value length in", buf, line);
+    }
+    total = line + 2 + bytes + 7;       /* data "\r\nEND\r\n" */
+    if (len < total) {
+        *need = total;
+        return LG_MC_NEED_MORE;
+    }
+    if (memcmp(buf + line + 2 + bytes, "\r\nEND\r\n", 7)) {
+        snprintf(why, why_size, "malformed GET response (no END after "
+                 "%llu bytes of data)", bytes);
+        return LG_MC_BAD;
+    }
+    if (len != total) {
+        snprintf(why, why_size, "extra data after the response");
+        return LG_MC_BAD;
+    }
+    *value_len = bytes;
+    return LG_MC_HIT;
+}

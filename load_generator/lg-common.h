@@ -117,4 +117,34 @@ void lg_fg_req_encode(const struct lg_fg_req *, uint8_t buf[LG_FG_REQ_LEN]);
 const char *lg_fg_req_decode(const uint8_t buf[LG_FG_REQ_LEN],
                              struct lg_fg_req *);
 
+/* ---- memcached text protocol: replies. ----
+ *
+ * The replies panda-mc-client expects, one request outstanding:
+ *     SET: "STORED\r\n"
+ *     GET: "END\r\n" (a miss) or
+ *          "VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n"
+ * and nothing after them.  The parser works on what has been received so
+ * far and says how much more it needs, so that it never reads a byte past
+ * the reply and is the same code for the client and its fuzz target. */
+enum lg_mc_reply {
+    LG_MC_NEED_MORE,    /* Incomplete: receive until 'need' bytes. */
+    LG_MC_STORED,       /* SET done. */
+    LG_MC_HIT,          /* GET hit: 'value_len' bytes of data. */
+    LG_MC_MISS,         /* GET miss. */
+    LG_MC_BAD,          /* Malformed or unexpected: 'why' says what. */
+};
+
+/* Longest reply line accepted before its "\r\n". */
+#define LG_MC_MAX_LINE 4096
+
+/* Parses the 'len' bytes at 'buf', the reply to a GET ('get') or a SET
+ * whose values are at most 'max_value' bytes.  On LG_MC_NEED_MORE, '*need'
+ * (> len) is the total the reply needs at least; on LG_MC_HIT,
+ * '*value_len' is the value's size; on LG_MC_BAD, 'why' (of 'why_size'
+ * bytes) says what is wrong. */
+enum lg_mc_reply lg_mc_parse_reply(const char *buf, size_t len, bool get,
+                                   uint32_t max_value, size_t *need,
+                                   uint32_t *value_len, char *why,
+                                   size_t why_size);
+
 #endif /* lg-common.h */

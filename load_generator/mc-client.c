@@ -284,6 +284,21 @@ parse_options(int argc, char *argv[])
     if (!opt.cdf_file == !opt.fixed_value) {
         cli_log_fatal("give exactly one of --cdf=FILE and --value-size=BYTES");
     }
+    {
+        /* Key names are "panda-mc:<index>:" padded to --key-size with 'k'
+         * (key_name()): the longest index must fit. */
+        char longest[64];
+        int need = snprintf(longest, sizeof longest, "panda-mc:%llu:",
+                            (unsigned long long) (opt.keys - 1));
+
+        if ((unsigned int) need > opt.key_size) {
+            cli_log_fatal("--key-size %u is too short for --keys %llu: key "
+                          "names need %d bytes (\"%s\"); use --key-size %d "
+                          "or more", opt.key_size,
+                          (unsigned long long) opt.keys, need, longest,
+                          need);
+        }
+    }
     if (opt.connections > opt.requests) {
         cli_log_fatal("--connections (%u) is more than --requests (%llu)",
                  opt.connections, (unsigned long long) opt.requests);
@@ -292,10 +307,15 @@ parse_options(int argc, char *argv[])
 
 /* ---- Connections. ---- */
 
+/* parse_options() made sure that every key's prefix fits in --key-size. */
 static void
 key_name(uint32_t key, char *buf)
 {
     int n = snprintf(buf, opt.key_size + 1, "panda-mc:%u:", key);
+
+    if (n < 0 || (unsigned int) n > opt.key_size) {
+        abort();
+    }
 
     memset(buf + n, 'k', opt.key_size - n);
     buf[opt.key_size] = '\0';
@@ -421,48 +441,6 @@ fill(struct mconn *m, size_t need, uint64_t deadline)
     return ST_OK;
 }
 
-/* Reads one "\r\n"-terminated line; returns its length without the line
- * end in '*line_len'. */
-static enum status
-read_line(struct mconn *m, size_t *line_len, uint64_t deadline)
-{
-    size_t scanned = 0;
-
-    for (;;) {
-        char *eol = m->len > scanned
-                    ? memmem(m->buf + scanned, m->len - scanned, "\r\n", 2)
-                    : NULL;
-        enum status st;
-
-        if (eol) {
-            *line_len = eol - m->buf;
-            return ST_OK;
-        }
-        scanned = m->len ? m->len - 1 : 0;
-        if (m->len > 4096) {
-            snprintf(m->why, sizeof m->why, "response line too long");
-            return ST_ERROR;
-        }
-        st = fill(m, m->len + 1, deadline);
-        if (st != ST_OK) {
-            return st;
-        }
-    }
-}
-
-static bool
-line_is(const struct mconn *m, size_t len, const char *s)
-{
-    return len == strlen(s) && !memcmp(m->buf, s, len);
-}
-
-static void
-protocol_error(struct mconn *m, size_t len)
-{
-    snprintf(m->why, sizeof m->why, "unexpected response \"%.*s\"",
-             (int) (len < 100 ? len : 100), m->buf);
-}
-
 /* Sends one request and reads its complete response.  On ST_OK, ST_MISS
  * and ST_SIZE_MISMATCH the connection is in sync again. */
 static enum status
@@ -473,7 +451,6 @@ do_request(struct mconn *m, enum op op, uint32_t key, uint64_t *t0,
     uint32_t expect = value_size[key];
     uint64_t deadline;
     struct iovec iov[3];
-    size_t len;
     enum status st;
     int n;
 
@@ -499,53 +476,35 @@ do_request(struct mconn *m, enum op op, uint32_t key, uint64_t *t0,
     if (st != ST_OK) {
         return st;
     }
-    st = read_line(m, &len, deadline);
-    if (st != ST_OK) {
-        return st;
-    }
-    if (op == OP_SET) {
-        *t1 = cli_clock_mono_ns();
-        if (!line_is(m, len, "STORED")) {
-            protocol_error(m, len);
-            return ST_ERROR;
-        }
-        st = m->len == len + 2 ? ST_OK : ST_ERROR;
-    } else if (line_is(m, len, "END")) {
-        *t1 = cli_clock_mono_ns();
-        st = m->len == len + 2 ? ST_MISS : ST_ERROR;
-    } else {
-        /* VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n */
-        unsigned long bytes;
-        const char *sp;
-        char *end;
-        size_t total;
+    for (;;) {
+        size_t need = 0;
+        uint32_t got_len = 0;
 
-        if (len < 6 || memcmp(m->buf, "VALUE ", 6)) {
-            protocol_error(m, len);
+        switch (lg_mc_parse_reply(m->buf ? m->buf : "", m->len,
+                                  op == OP_GET, MAX_VALUE, &need, &got_len,
+                                  m->why, sizeof m->why)) {
+        case LG_MC_NEED_MORE:
+            st = fill(m, need, deadline);
+            if (st != ST_OK) {
+                return st;
+            }
+            continue;
+        case LG_MC_STORED:
+            st = ST_OK;
+            break;
+        case LG_MC_MISS:
+            st = ST_MISS;
+            break;
+        case LG_MC_HIT:
+            st = got_len == expect ? ST_OK : ST_SIZE_MISMATCH;
+            break;
+        case LG_MC_BAD:
+        default:
             return ST_ERROR;
         }
-        sp = memrchr(m->buf, ' ', len);
-        errno = 0;
-        bytes = strtoul(sp + 1, &end, 10);
-        if (end != m->buf + len || errno || bytes > MAX_VALUE) {
-            protocol_error(m, len);
-            return ST_ERROR;
-        }
-        total = len + 2 + bytes + 2 + 5;
-        st = fill(m, total, deadline);
-        if (st != ST_OK) {
-            return st;
-        }
-        *t1 = cli_clock_mono_ns();
-        if (memcmp(m->buf + total - 7, "\r\nEND\r\n", 7) || m->len != total) {
-            snprintf(m->why, sizeof m->why, "malformed GET response");
-            return ST_ERROR;
-        }
-        st = bytes == expect ? ST_OK : ST_SIZE_MISMATCH;
+        break;
     }
-    if (st == ST_ERROR) {
-        snprintf(m->why, sizeof m->why, "extra data after the response");
-    }
+    *t1 = cli_clock_mono_ns();
     m->len = 0;
     return st;
 }

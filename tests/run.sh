@@ -5,13 +5,22 @@
 #      (ovs-patches/autotest-keywords),
 #   3. pytest over tests/: the Python package's unit tests, the built
 #      programs, the load generator, and the system tests (network
-#      namespaces; root needed, else skipped).
+#      namespaces; root needed, else skipped);
+#   4. the sanitizer build (SANITIZE=1 ./build.sh: ASAN+UBSAN, clang,
+#      libFuzzer; in $BUILD_DIR-san) with the C unit tests and the OVS
+#      autotests of ovs-patches/autotest-keywords under it;
+#   5. every fuzz target for FUZZ_SECONDS (5) seconds (tests/fuzz/run.sh),
+#      the libFuzzer ones of stage 4 when it ran, else the plain drivers.
 # Prints one closing line "summary: N passed, M failed"; exits non-zero if
 # anything failed.
 #   BUILD_DIR=dir   build tree (default ./_build)
 #   SKIP_DEPS=1     do not run install-deps.sh
-#   SKIP_OVS_AUTOTEST=1, SKIP_PYTEST=1   skip a stage
+#   SKIP_OVS_AUTOTEST=1, SKIP_PYTEST=1, SKIP_SANITIZERS=1, SKIP_FUZZ=1
+#                                        skip a stage
 #   PYTEST_ARGS="-k expr"                extra pytest arguments
+#   FUZZ_SECONDS=n                       seconds per fuzz target (5)
+#   SAN_AUTOTEST_KEYWORDS="k1;k2"        OVS autotests under the sanitizers
+#                                        (default: ovs-patches/autotest-keywords)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/_build}
@@ -20,7 +29,8 @@ passed=0
 failed=0
 log_dir=$build/test-logs
 
-stage() { printf '\n==== %s\n' "$*"; }
+suite_t0=$(date +%s)
+stage() { printf '\n==== %s (at %d s)\n' "$*" $(( $(date +%s) - suite_t0 )); }
 
 stage "build"
 if ! "$top/build.sh"; then
@@ -45,27 +55,34 @@ if [ $rc != 0 ] && [ $((${f:-0} + ${e:-0})) = 0 ]; then
     failed=$((failed + 1))
 fi
 
+# OVS autotests of keyword $2 in build tree $1 (its ovs/build); adds to
+# the totals.
+ovs_autotest() {
+    local ovsb=$1/ovs/build kw=$2
+    echo "-- TESTSUITEFLAGS: -k '$kw' ($ovsb)"
+    make -C "$ovsb" check TESTSUITEFLAGS="-j$(nproc) -k '$kw'" \
+        > "$log_dir/ovs-autotest.log" 2>&1
+    local tslog=$ovsb/tests/testsuite.log ok bad skipped
+    ok=$(grep -cE '^[0-9]+\. .*: ok' "$tslog" 2>/dev/null)
+    bad=$(grep -E '^[0-9]+\. .*: FAILED' "$tslog" 2>/dev/null | wc -l)
+    skipped=$(grep -cE '^[0-9]+\. .*: skipped' "$tslog" 2>/dev/null)
+    sed -n '/^## Summary/,/^$/p;/: FAILED/p' "$tslog" 2>/dev/null | head -20
+    echo "   ok ${ok:-0}, failed $bad, skipped ${skipped:-0}"
+    if [ "${ok:-0}" = 0 ] && [ "$bad" = 0 ]; then
+        echo "   no test ran for '$kw'" >&2
+        tail -20 "$log_dir/ovs-autotest.log"
+        bad=1
+    fi
+    passed=$((passed + ${ok:-0}))
+    failed=$((failed + bad))
+}
+
 kw_file=$top/ovs-patches/autotest-keywords
 if [ "${SKIP_OVS_AUTOTEST:-0}" != 1 ] && [ -s "$kw_file" ]; then
     stage "Open vSwitch autotests"
     while read -r kw; do
         case $kw in ''|'#'*) continue ;; esac
-        echo "-- TESTSUITEFLAGS: -k '$kw'"
-        make -C "$build/ovs/build" check TESTSUITEFLAGS="-j$(nproc) -k '$kw'" \
-            > "$log_dir/ovs-autotest.log" 2>&1
-        tslog=$build/ovs/build/tests/testsuite.log
-        ok=$(grep -cE '^[0-9]+\. .*: ok' "$tslog" 2>/dev/null)
-        bad=$(grep -E '^[0-9]+\. .*: FAILED' "$tslog" 2>/dev/null | wc -l)
-        skipped=$(grep -cE '^[0-9]+\. .*: skipped' "$tslog" 2>/dev/null)
-        sed -n '/^## Summary/,/^$/p;/: FAILED/p' "$tslog" 2>/dev/null | head -20
-        echo "   ok ${ok:-0}, failed $bad, skipped ${skipped:-0}"
-        if [ "${ok:-0}" = 0 ] && [ "$bad" = 0 ]; then
-            echo "   no test ran for '$kw'" >&2
-            tail -20 "$log_dir/ovs-autotest.log"
-            bad=1
-        fi
-        passed=$((passed + ${ok:-0}))
-        failed=$((failed + bad))
+        ovs_autotest "$build" "$kw"
     done < "$kw_file"
 fi
 
@@ -89,6 +106,66 @@ if [ "${SKIP_PYTEST:-0}" != 1 ]; then
     fi
 fi
 
+fuzz_build=$build
+if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
+    # ASAN+UBSAN over lib/panda, lib/cli, the tools, the generator and
+    # OVS.  Under them: the C unit tests (all of them) and the OVS
+    # autotest groups the patches touch (the same keywords as stage 2:
+    # the panda action's own tests and the odp-execute, ofp-actions,
+    # dpif-netdev and 'OVS datapath' groups, 46 tests, about 4.5 minutes
+    # on 2 busy cores).
+    san=${SAN_BUILD_DIR:-$build-san}
+    stage "sanitizer build (ASAN+UBSAN) in $san"
+    t0=$(date +%s)
+    if SANITIZE=1 SKIP_DEPS=1 BUILD_DIR=$san "$top/build.sh" \
+            > "$log_dir/san-build.log" 2>&1; then
+        echo "   built in $(( $(date +%s) - t0 )) s"
+        # Leaks too, for our programs; OVS's testsuite sets its own
+        # ASAN_OPTIONS (atlocal), which these must not override.
+        ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1} \
+        UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+            make -C "$san" check > "$log_dir/san-check.log" 2>&1
+        rc=$?
+        p=$(sed -n 's/^# PASS: *//p' "$log_dir/san-check.log" | tail -1)
+        f=$(sed -n 's/^# FAIL: *//p' "$log_dir/san-check.log" | tail -1)
+        e=$(sed -n 's/^# ERROR: *//p' "$log_dir/san-check.log" | tail -1)
+        echo "   unit tests under ASAN+UBSAN: pass ${p:-0}, fail ${f:-0}, error ${e:-0}"
+        grep -E '^(FAIL|ERROR):' "$log_dir/san-check.log" || true
+        passed=$((passed + ${p:-0}))
+        failed=$((failed + ${f:-0} + ${e:-0}))
+        if [ $rc != 0 ] && [ $((${f:-0} + ${e:-0})) = 0 ]; then
+            tail -30 "$log_dir/san-check.log"
+            failed=$((failed + 1))
+        fi
+        if [ -n "${SAN_AUTOTEST_KEYWORDS:-}" ]; then
+            IFS=';' read -r -a san_kws <<< "$SAN_AUTOTEST_KEYWORDS"
+        else
+            mapfile -t san_kws < <(grep -vE '^(#|$)' "$kw_file")
+        fi
+        for kw in "${san_kws[@]}"; do
+            ovs_autotest "$san" "$kw"
+        done
+        echo "   sanitizer stage: $(( $(date +%s) - t0 )) s"
+        fuzz_build=$san
+    else
+        tail -30 "$log_dir/san-build.log"
+        echo "tests/run.sh: sanitizer build failed" >&2
+        failed=$((failed + 1))
+    fi
+fi
+
+if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+    stage "fuzz targets, ${FUZZ_SECONDS:-5} s each ($fuzz_build)"
+    "$top/tests/fuzz/run.sh" -t "${FUZZ_SECONDS:-5}" -b "$fuzz_build" \
+        2>&1 | tee "$log_dir/fuzz.log"
+    last=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' "$log_dir/fuzz.log" | tail -1)
+    p=$(echo "$last" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+    f=$(echo "$last" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-1}))
+fi
+
 echo
+echo "tests/run.sh: $(( $(date +%s) - suite_t0 )) s in all"
 echo "summary: $passed passed, $failed failed"
 [ "$failed" = 0 ]

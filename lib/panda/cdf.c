@@ -44,6 +44,10 @@ point_error(const struct panda_cdf *cdf, double v, double pr)
     if (v < 0) {
         return panda_asprintf("negative value %g", v);
     }
+    if (v > PANDA_CDF_MAX_VALUE) {
+        return panda_asprintf("value %g above the largest supported, %.0f "
+                              "(2^40)", v, PANDA_CDF_MAX_VALUE);
+    }
     if (!(pr >= 0 && pr <= 1 + 1e-6)) {
         return panda_asprintf("probability %g outside [0, 1]", pr);
     }

@@ -3,7 +3,8 @@
  *
  * File format: one "<value> <cumulative probability>" pair per line, values
  * and probabilities both nondecreasing, the last probability 1 (within
- * 1e-6).  Blank lines and lines starting with '#' are ignored.  Sampling uses
+ * 1e-6), values at most PANDA_CDF_MAX_VALUE.  Blank lines and lines
+ * starting with '#' are ignored.  Sampling uses
  * inverse-transform sampling with linear interpolation between points; the
  * first point's probability is the mass at (or below) its value.
  */
@@ -18,6 +19,14 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Largest value a CDF may hold: 2^40 (1.1e12; flow sizes of 1 TiB, the load
+ * generator's largest request).  The bound keeps every number derived from
+ * a CDF finite and exact enough: the mean is at most this, and a value
+ * scaled by any MSS (< 2^16, panda-model's packets unit) stays below 2^56,
+ * so the model's byte thresholds convert to uint64_t and long long without
+ * overflow.  Near DBL_MAX the mean was inf or NaN. */
+#define PANDA_CDF_MAX_VALUE 1099511627776.0
 
 struct panda_cdf {
     size_t n;
@@ -35,7 +44,8 @@ char *panda_cdf_parse(struct panda_cdf *cdf, const char *text,
                       const char *name);
 
 /* Checks a CDF built in memory against the same rules as the parser (at
- * least one point, values >= 0, values and probabilities nondecreasing,
+ * least one point, values in [0, PANDA_CDF_MAX_VALUE], values and
+ * probabilities nondecreasing,
  * probabilities in [0, 1], the last 1), with the same messages.  Returns
  * NULL or a malloc()ed message naming the point (caller frees). */
 char *panda_cdf_check(const struct panda_cdf *cdf);

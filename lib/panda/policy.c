@@ -94,6 +94,12 @@ panda_policy_check(const struct panda_policy *p,
                  " below the threshold T=%" PRIu32,
                  w->above, p->threshold);
         }
+        /* The text syntax bounds it too: a policy must print to a text
+         * that parses back (found by tests/fuzz/fuzz-wire). */
+        if (w->above > PANDA_MAX_PKT_SIZE) {
+            FAIL("weights: interval bound %" PRIu32 " larger than the"
+                 " largest packet (%d)", w->above, PANDA_MAX_PKT_SIZE);
+        }
         if (i && w->above <= p->weights[i - 1].above) {
             FAIL("weights: interval bounds not strictly"
                  " ascending (%" PRIu32 " after %" PRIu32
@@ -101,6 +107,10 @@ panda_policy_check(const struct panda_policy *p,
         }
         if (w->weight < PANDA_WEIGHT_ONE) {
             FAIL("weights: weight %d.%02d below 1",
+                 w->weight / 100, w->weight % 100);
+        }
+        if (w->weight > 60099) {        /* parse_weight()'s 600.99. */
+            FAIL("weights: weight %d.%02d above 600.99",
                  w->weight / 100, w->weight % 100);
         }
         if (i && w->weight < p->weights[i - 1].weight) {

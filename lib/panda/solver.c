@@ -436,6 +436,12 @@ solver_cdf_check(const struct panda_cdf *cdf)
     return NULL;
 }
 
+/* Largest flow size in bytes (value x scale) the threshold search works on:
+ * 2^62, so that byte thresholds (and the few bytes added to them) fit
+ * uint64_t and llround()'s long long; converting a larger double is
+ * undefined behaviour. */
+#define SOLVER_MAX_BYTES 4611686018427387904.0
+
 struct alpha_ctx {
     const struct panda_cdf *cdf;
     double scale;
@@ -620,6 +626,17 @@ panda_solver_find_alpha(const struct panda_cdf *cdf, double scale, double rho,
     err = solver_cdf_check(cdf);
     if (err) {
         return err;
+    }
+    /* Every byte count below comes from value x scale and is converted to
+     * uint64_t (and through llround() to long long): keep it in range,
+     * whatever the caller's scale (panda-model's is at most the MSS,
+     * < 2^16, which with PANDA_CDF_MAX_VALUE stays below 2^56). */
+    if (cdf->value[cdf->n - 1] * scale > SOLVER_MAX_BYTES) {
+        return panda_asprintf("flow-size CDF: point %zu: largest flow size "
+                              "%g x %g bytes per unit = %g bytes is above "
+                              "the largest supported, 2^62 bytes",
+                              cdf->n, cdf->value[cdf->n - 1], scale,
+                              cdf->value[cdf->n - 1] * scale);
     }
 
     out->K = K;

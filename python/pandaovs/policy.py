@@ -316,11 +316,19 @@ def _rule_problem(p):
         if not i and above < p.threshold:
             return ("weights: interval bound %d is below the threshold "
                     "T=%d" % (above, p.threshold))
+        if above > MAX_PKT_SIZE:
+            # The text syntax bounds it too: a policy must print to a text
+            # that parses back (found by tests/fuzz/fuzz-wire).
+            return ("weights: interval bound %d larger than the largest "
+                    "packet (%d)" % (above, MAX_PKT_SIZE))
         if i and above <= p.weights[i - 1][0]:
             return ("weights: interval bounds not strictly ascending (%d "
                     "after %d)" % (above, p.weights[i - 1][0]))
         if w < WEIGHT_ONE:
             return "weights: weight %d.%02d below 1" % (w // 100, w % 100)
+        if w > MAX_WHOLE_WEIGHT * 100 + 99:
+            return ("weights: weight %d.%02d above %d.99"
+                    % (w // 100, w % 100, MAX_WHOLE_WEIGHT))
         if i and w < p.weights[i - 1][1]:
             return ("weights: weights must not decrease (1 = w0 <= w1 <= "
                     "...)")

@@ -126,6 +126,9 @@ def test_server_port_in_use(lg_bin, fg_server):
     ("100 1.5\n", ":1: probability 1.5 outside [0, 1]"),
     ("-5 0\n100 1\n", ":1: negative value"),
     ("100 0.5 junk\n200 1\n", ":1: trailing text"),
+    # Near DBL_MAX the mean flow size was inf and the client ran with it.
+    ("100 0.5\n1.7e308 1\n", ":2: value 1.7e+308 above the largest "
+     "supported"),
 ])
 def test_malformed_cdf(lg_bin, tmp_path, text, message):
     path = tmp_path / "bad.cdf"

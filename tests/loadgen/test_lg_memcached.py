@@ -187,6 +187,11 @@ def test_no_memcached(lg_bin, tmp_path, free_port):
     ([], "exactly one of --cdf=FILE and --value-size"),
     (["--value-size", "2M"], "--value-size: 2M is out of range"),
     (["--value-size", "10", "--key-size", "8"], "--key-size: 8 is out"),
+    # Key names are "panda-mc:<index>:" padded to --key-size: index 1000000
+    # needs 17 bytes (this crashed with a 4 GiB memset before the check).
+    (["--value-size", "10", "--key-size", "16", "--keys", "1000001"],
+     "--key-size 16 is too short for --keys 1000001: key names need 17 "
+     "bytes (\"panda-mc:1000000:\")"),
     (["--value-size", "10", "--requests", "0"], "--requests: 0 is out"),
     (["--value-size", "10", "--set-ratio", "1.5"], "--set-ratio: 1.5 is out"),
     (["--value-size", "10", "--requests", "2", "--connections", "3"],

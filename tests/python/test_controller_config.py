@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -183,3 +184,205 @@ def test_oxm_key_is_canonical():
     assert diff.oxm_key(oxm(eth, tlv(11, b"\x0a\0\0\x01\0\0\0\0", True))) \
         == diff.oxm_key(oxm(eth))
     assert a != diff.oxm_key(oxm(eth))
+
+
+# ---- Forwarding: a configuration must not silently remove it. ----
+
+def test_empty_rules_need_confirmation(tmp_path):
+    p = write(tmp_path / "c.json", {"rules": []})
+    with pytest.raises(config.ConfigError,
+                       match="rules: empty: this would delete every flow.*"
+                             "confirm_no_forwarding"):
+        config.load(p)
+    write(p, {"rules": [], "confirm_no_forwarding": True})
+    cfg = config.load(p)
+    assert cfg.rules == [] and cfg.confirm_no_forwarding
+    write(p, {"rules": [], "confirm_no_forwarding": "yes"})
+    with pytest.raises(config.ConfigError, match="expected true or false"):
+        config.load(p)
+
+
+def _cfg(tmp_path, rules, **top):
+    return config.load(write(tmp_path / "c.json", dict(rules=rules, **top)))
+
+
+def test_transition_that_drops_a_catch_all_is_refused(tmp_path):
+    panda = {"name": "tcp", "match": {}, "policy": {"id": 1}}
+    default = {"name": "default", "priority": 0, "policy": None}
+    old = _cfg(tmp_path, [dict(panda, match={"eth_type": 2048}), default])
+    # Same catch-all, other policy elsewhere: fine.
+    config.check_transition(old, _cfg(tmp_path, [default]), [1, 2])
+    # No catch-all any more for bridge 2.
+    new = _cfg(tmp_path, [dict(default, dpids=[1])])
+    with pytest.raises(config.ConfigError,
+                       match="would remove forwarding: bridge "
+                             "0x0000000000000002 loses rule 'default' "
+                             r"\(table 0, match \{\}\)"):
+        config.check_transition(old, new, [1, 2])
+    # Bridges not connected are the sync check's business.
+    config.check_transition(old, new, [1])
+    # Confirmed.
+    new = _cfg(tmp_path, [dict(default, dpids=[1])],
+               confirm_no_forwarding=True)
+    config.check_transition(old, new, [1, 2])
+    # First configuration: nothing to lose.
+    config.check_transition(None, new, [1, 2])
+
+
+class _Flow:
+    def __init__(self, table, match=()):
+        self.key = (table, 0, match)
+
+
+def test_plan_that_deletes_the_last_catch_all():
+    catch0, catch1 = _Flow(0), _Flow(1)
+    tcp = _Flow(0, ((0x8000, 10, b"\x08\x00"),))
+    assert diff.forwarding_removed([], [], [catch0, tcp], []) == [catch0]
+    # Replaced (another priority or cookie) in the same table: fine.
+    assert diff.forwarding_removed([], [], [catch0], [_Flow(0)]) == []
+    assert diff.forwarding_removed([_Flow(0)], [], [catch0], []) == []
+    # A catch-all in another table does not forward table 0's traffic.
+    assert diff.forwarding_removed([catch1], [], [catch0], []) == [catch0]
+    assert diff.forwarding_removed([], [], [tcp], []) == []
+
+
+# ---- Whatever is in the files: ConfigError, never another exception. ----
+
+@pytest.mark.parametrize("content, msg", [
+    (b'{"id": 1, "weights": [[1460, NaN]]}',
+     "not valid JSON: NaN is not a number in JSON"),
+    (b'{"cookie": Infinity, "rules": []}',
+     "not valid JSON: Infinity is not a number in JSON"),
+    (b'{"id": 1, "threshold": 1e999}',
+     "not valid JSON: number 1e999 is beyond a double's range"),
+    (b'{"id": 1, "comment": "\xff\xfe"}',
+     r"not UTF-8 text \(byte 0xff at offset 22\)"),
+    (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
+    (b'{"cookie": 1.5e19, "rules": []}', "cookie: 1.5e\\+19 is not an"),
+    (b'{"cookie": true, "rules": []}', "cookie: true is not an integer"),
+    (b'{"id": 1, "thresholds": [' + b"9" * 5000 + b"]}", "not valid JSON"),
+])
+def test_malformed_files_give_config_errors(tmp_path, content, msg):
+    p = tmp_path / "c.json"
+    p.write_bytes(content)
+    with pytest.raises(config.ConfigError, match=msg):
+        config.load_checked(str(p))
+
+
+def test_unexpected_exception_becomes_config_error(tmp_path, monkeypatch):
+    p = write(tmp_path / "c.json", {"id": 1})
+
+    def broken(obj, src=""):
+        raise KeyError("boom")
+    monkeypatch.setattr(config, "parse_policy", broken)
+    with pytest.raises(config.ConfigError,
+                       match="c.json: cannot be used: KeyError: 'boom'"):
+        config.load_checked(p)
+
+
+def test_ofctl_that_hangs(tmp_path, monkeypatch):
+    ofctl = tmp_path / "ovs-ofctl"
+    ofctl.write_text("#!/bin/sh\nexec sleep 60\n")
+    ofctl.chmod(0o755)
+    monkeypatch.setattr(config, "OFCTL_TIMEOUT", 0.3)
+    p = write(tmp_path / "c.json", {"id": 3})
+    with pytest.raises(config.ConfigError,
+                       match="--ofctl .*: no answer within 0.3 s while "
+                             "checking policy id 3"):
+        config.load_checked(p, str(ofctl))
+
+
+def test_watcher_reports_a_bad_version_once(tmp_path, monkeypatch, caplog):
+    """A refused version of the files is tried (and logged) once, however
+    often the watcher polls; a fix of a policy file that only the refused
+    configuration names is noticed."""
+    good = write(tmp_path / "p1.json", {"id": 1})
+    cfg = write(tmp_path / "c.json", {"rules": [
+        {"name": "a", "policy": "p1.json"}]})
+    calls = []
+    real = config.load_checked
+
+    def counting(*a, **kw):
+        calls.append(a)
+        return real(*a, **kw)
+    monkeypatch.setattr(config, "load_checked", counting)
+    w = config.ConfigWatcher(cfg)
+    assert w.reload("startup", force=True) and w.generation == 1
+    assert good in w.watched_files()
+    # The configuration now names p2.json, which is broken.
+    (tmp_path / "p2.json").write_bytes(b'{"id": 2, "floor": NaN}')
+    time.sleep(0.01)
+    write(cfg, {"rules": [{"name": "a", "policy": "p2.json"}]})
+    caplog.clear()
+    for _ in range(5):
+        if w.changed():
+            assert not w.reload("file changed")
+    assert len(calls) == 2
+    assert w.generation == 1 and "NaN is not a number" in w.error
+    assert len([r for r in caplog.records
+                if "refusing configuration" in r.getMessage()]) == 1
+    # Fixing p2.json (not a file of the configuration in force) is seen.
+    write(tmp_path / "p2.json", {"id": 2})
+    assert w.changed()
+    assert w.reload("file changed") and w.generation == 2
+    assert w.error is None and not w.changed()
+
+
+# ---- Listening: addresses and the REST token. ----
+
+@pytest.mark.parametrize("s, want", [
+    ("tcp:127.0.0.1:6653", ("tcp", "127.0.0.1", 6653)),
+    ("127.0.0.1:7000", ("tcp", "127.0.0.1", 7000)),
+    ("ssl:0.0.0.0:6653", ("ssl", "0.0.0.0", 6653)),
+    ("ssl:[::1]:6653", ("ssl", "::1", 6653)),
+    ("6654", ("tcp", "127.0.0.1", 6654)),
+])
+def test_parse_listen(s, want):
+    assert config.parse_listen(s) == want
+
+
+def test_loopback():
+    assert config.is_loopback("127.0.0.1") and config.is_loopback("::1")
+    assert config.is_loopback("localhost") and config.is_loopback("127.1.2.3")
+    assert not config.is_loopback("0.0.0.0")
+    assert not config.is_loopback("10.0.0.1")
+    assert not config.is_loopback("::")
+
+
+def test_rest_token_file(tmp_path, caplog):
+    p = str(tmp_path / "token")
+    t = config.read_token(p, create=True)
+    assert len(t) == 64 and os.stat(p).st_mode & 0o777 == 0o600
+    assert config.read_token(p, create=True) == t     # kept
+    with open(p, "w") as f:
+        f.write("short\n")
+    with pytest.raises(config.ConfigError, match="at least 16"):
+        config.read_token(p)
+    with pytest.raises(config.ConfigError, match="cannot read"):
+        config.read_token(str(tmp_path / "missing"))
+    with open(p, "w") as f:
+        f.write("x" * 20 + "\n")
+    os.chmod(p, 0o644)
+    caplog.clear()
+    assert config.read_token(p) == "x" * 20
+    assert "readable by others" in caplog.text
+
+
+def test_run_option_errors(tmp_path):
+    """'run' refuses bad listening options before starting os-ken."""
+    p = write(tmp_path / "c.json", {"id": 1})
+    for argv, msg in [
+            (["--listen", "ssl:127.0.0.1:6653"], "needs --private-key"),
+            (["--listen", "tcp:127.0.0.1:6653", "--ca-cert", p],
+             "need --listen ssl:"),
+            (["--listen", "ssl:127.0.0.1:6653", "--private-key", p,
+              "--certificate", p, "--ca-cert", p], "--certificate"),
+            (["--rest", "127.0.0.1:8181"], "--rest needs --rest-token-file"),
+            (["--listen", "udp:x:y"], "--listen")]:
+        r = subprocess.run(
+            [sys.executable, "-c", "import sys; from pandaovs.controller "
+             "import cli; sys.exit(cli.main(sys.argv[1:]))", "run",
+             "--config", p] + argv, env=paths.module_env(),
+            capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0, (argv, r.stderr)
+        assert msg in r.stderr, (argv, r.stderr)

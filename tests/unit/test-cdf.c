@@ -68,6 +68,23 @@ test_bad_files(void **state)
     expect_error("100\n", "missing cumulative probability");
     expect_error("100 0.5 7\n", "trailing text");
     expect_error("-5 1\n", "negative value");
+    /* Values near DBL_MAX made the mean inf (then NaN): refused, with the
+     * line, and so is anything above 2^40; 2^40 itself is fine. */
+    expect_error("1 0.5\n1.7e308 1\n",
+                 "t.cdf:2: value 1.7e+308 above the largest supported, "
+                 "1099511627776 (2^40)");
+    expect_error("1099511627777 1\n", "t.cdf:1: value");
+    err = panda_cdf_parse(&cdf, "0 0\n1099511627776 1\n", "t.cdf");
+    assert_null(err);
+    assert_true(isfinite(panda_cdf_mean(&cdf)));
+    assert_true(panda_cdf_mean(&cdf) == 549755813888.0);
+    /* An in-memory CDF is held to the same rule. */
+    cdf.value[1] = 1e300;
+    err = panda_cdf_check(&cdf);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "point 2: value 1e+300 above"));
+    free(err);
+    panda_cdf_destroy(&cdf);
     err = panda_cdf_load(&cdf, "/nonexistent/web.cdf");
     assert_non_null(err);
     assert_non_null(strstr(err, "/nonexistent/web.cdf: cannot open"));

@@ -207,6 +207,112 @@ test_parse_bytes(void **state)
     assert_true(cli_parse_u64("--n", "14", 1, 20) == 14);
 }
 
+/* ---- memcached replies. ---- */
+
+static enum lg_mc_reply
+mc_parse(const char *text, size_t len, bool get, size_t *need,
+         uint32_t *value_len, char *why)
+{
+    *need = 0;
+    *value_len = 0;
+    why[0] = '\0';
+    return lg_mc_parse_reply(text, len, get, 1024 * 1024, need, value_len,
+                             why, 160);
+}
+
+static void
+test_mc_reply_complete(void **state)
+{
+    static const char hit[] = "VALUE panda-mc:7:kk 0 5\r\nabcde\r\nEND\r\n";
+    uint32_t value_len;
+    char why[160];
+    size_t need;
+
+    (void) state;
+    assert_int_equal(mc_parse("STORED\r\n", 8, false, &need, &value_len,
+                              why), LG_MC_STORED);
+    assert_int_equal(mc_parse("END\r\n", 5, true, &need, &value_len, why),
+                     LG_MC_MISS);
+    assert_int_equal(mc_parse(hit, strlen(hit), true, &need, &value_len,
+                              why), LG_MC_HIT);
+    assert_int_equal(value_len, 5);
+    /* An empty value. */
+    assert_int_equal(mc_parse("VALUE k 0 0\r\n\r\nEND\r\n", 20, true, &need,
+                              &value_len, why), LG_MC_HIT);
+    assert_int_equal(value_len, 0);
+}
+
+/* Fed one byte more at a time, the parser asks for at most what the reply
+ * still lacks (never a byte past it) and completes exactly at its end. */
+static void
+test_mc_reply_incremental(void **state)
+{
+    static const char hit[] = "VALUE panda-mc:7:kk 0 5\r\nabcde\r\nEND\r\n";
+    size_t len = strlen(hit), n, need;
+    uint32_t value_len;
+    char why[160];
+
+    (void) state;
+    for (n = 0; n < len; n++) {
+        assert_int_equal(mc_parse(hit, n, true, &need, &value_len, why),
+                         LG_MC_NEED_MORE);
+        assert_true(need > n);
+        assert_true(need <= len);
+    }
+    /* Once the header line is there, it knows the whole length. */
+    assert_int_equal(mc_parse(hit, 26, true, &need, &value_len, why),
+                     LG_MC_NEED_MORE);
+    assert_int_equal(need, len);
+    assert_int_equal(mc_parse(hit, len, true, &need, &value_len, why),
+                     LG_MC_HIT);
+}
+
+static void
+test_mc_reply_malformed(void **state)
+{
+    static const struct {
+        const char *text;
+        bool get;
+        const char *why;
+    } cases[] = {
+        { "ERROR\r\n", false, "unexpected response \"ERROR\"" },
+        { "NOT_STORED\r\n", false, "unexpected response \"NOT_STORED\"" },
+        { "STORED\r\nX", false, "extra data after the response" },
+        { "END\r\nEND\r\n", true, "extra data after the response" },
+        { "STORED\r\n", true, "unexpected response \"STORED\"" },
+        { "VALUE k 0 -1\r\n", true, "bad value length in" },
+        { "VALUE k 0 \r\n", true, "bad value length in" },
+        { "VALUE k 0 99999999999999999999999\r\n", true,
+          "bad value length in" },
+        { "VALUE k 0 1048577\r\n", true, "bad value length in" },
+        { "VALUE k 0 2\r\nab\r\nEND!\r\n", true, "malformed GET response" },
+        { "VALUE k 0 2\r\nabcdEND\r\n", true, "malformed GET response" },
+        { "VALUE k 0 2\r\nab\r\nEND\r\n\r\n", true,
+          "extra data after the response" },
+    };
+    char line[LG_MC_MAX_LINE + 2];
+    uint32_t value_len;
+    char why[160];
+    size_t i, need;
+
+    (void) state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(mc_parse(cases[i].text, strlen(cases[i].text),
+                                  cases[i].get, &need, &value_len, why),
+                         LG_MC_BAD);
+        if (!strstr(why, cases[i].why)) {
+            fail_msg("\"%s\": message \"%s\" lacks \"%s\"", cases[i].text,
+                     why, cases[i].why);
+        }
+    }
+    /* A line without its end, longer than any reply line: refused rather
+     * than read forever. */
+    memset(line, 'x', sizeof line);
+    assert_int_equal(mc_parse(line, sizeof line, true, &need, &value_len,
+                              why), LG_MC_BAD);
+    assert_non_null(strstr(why, "longer than 4096"));
+}
+
 int
 main(void)
 {
@@ -218,6 +324,9 @@ main(void)
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_request_roundtrip),
         cmocka_unit_test(test_parse_bytes),
+        cmocka_unit_test(test_mc_reply_complete),
+        cmocka_unit_test(test_mc_reply_incremental),
+        cmocka_unit_test(test_mc_reply_malformed),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

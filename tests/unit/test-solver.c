@@ -508,6 +508,18 @@ test_alpha_uniform_cdf(void **state)
     assert_int_equal(r.n_adjusted, 0);
     panda_solver_alpha_destroy(&r);
 
+    /* Flow sizes x scale beyond what uint64_t byte thresholds can hold are
+     * refused (converting them was undefined behaviour). */
+    {
+        char *err = panda_solver_find_alpha(&cdf, 1e13, 0.5, 2, &r);
+
+        assert_non_null(err);
+        assert_non_null(strstr(err, "flow-size CDF: point 2: largest flow "
+                               "size 1e+06 x 1e+13 bytes per unit"));
+        assert_non_null(strstr(err, "above the largest supported, 2^62"));
+        free(err);
+    }
+
     /* The same CDF in packets of 1000 bytes gives the same bytes. */
     panda_cdf_destroy(&cdf);
     load_cdf(&cdf, "0 0\n1000 1\n");

@@ -27,6 +27,7 @@ This module imports os-ken (which monkey-patches the standard library
 through eventlet); only os-ken's manager imports it.
 """
 
+import hmac
 import json
 import logging
 import os
@@ -44,12 +45,15 @@ from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from . import config as config_mod
 from . import diff
-from .config import RUN_ENV, split_hostport
+from .config import RUN_ENV, is_loopback, read_token, split_hostport
 from .ofp import ERROR_FIELDS, OFP, Desired, Existing, error_text
 
 LOG = logging.getLogger("panda_controller")
 ALL_DISPATCHERS = [HANDSHAKE_DISPATCHER, CONFIG_DISPATCHER, MAIN_DISPATCHER]
 REQUEST_TIMEOUT = 10.0
+# A second connection for a connected datapath id: the first must answer an
+# echo request within this many seconds to keep its place.
+ECHO_TIMEOUT = 3.0
 
 
 class OpenFlowError(Exception):
@@ -83,6 +87,8 @@ class Session(object):
         self.last_changes = None
         self.syncs = 0
         self.bundle_id = 0
+        self.refused = 0            # second connections refused
+        self.last_refused = None    # address of the last one
 
     @property
     def name(self):
@@ -94,7 +100,9 @@ class Session(object):
                 "synced_generation": self.synced_generation,
                 "last_sync": self.last_sync, "syncs": self.syncs,
                 "last_changes": self.last_changes,
-                "last_error": self.last_error}
+                "last_error": self.last_error,
+                "duplicate_connections_refused": self.refused,
+                "last_duplicate_address": self.last_refused}
 
     # -- request/response -------------------------------------------
     def _send(self, msg, label=None):
@@ -264,6 +272,21 @@ class Session(object):
             try:
                 existing = self.dump_ours(config.cookie)
                 keep, modify, delete, add = self.plan(config, existing)
+                lost = diff.forwarding_removed(keep, modify, delete, add)
+                if lost and not config.confirm_no_forwarding:
+                    # Also after a controller restart with a new
+                    # configuration (no previous generation to compare).
+                    raise ConfigRefused(
+                        "would remove forwarding: the update deletes the "
+                        "catch-all flow%s %s and leaves no catch-all in "
+                        "%s table; nothing changed (keep a catch-all rule, "
+                        "or set \"%s\": true to mean it)" % (
+                            "s" if len(lost) > 1 else "",
+                            ", ".join("table=%d priority=%d cookie=0x%x"
+                                      % (e.table, e.priority, e.cookie)
+                                      for e in lost),
+                            "its" if len(lost) == 1 else "their",
+                            config_mod.CONFIRM_KEY))
                 changes = {"unchanged": len(keep),
                            "modified": len(modify),
                            "deleted": len(delete), "added": len(add)}
@@ -340,77 +363,73 @@ class PandaController(app_manager.OSKenApp):
         self.audit = float(os.environ.get(RUN_ENV["audit"]) or 0)
         self.rest = os.environ.get(RUN_ENV["rest"]) or None
         self.sessions = {}
-        self.config = None
-        self.prev_config = None
-        self.generation = 0
-        self.config_error = None
-        self.config_loaded = None
-        self.signature = None
+        self.cw = config_mod.ConfigWatcher(self.config_path, self.ofctl, LOG)
         self.reload_requested = False
-        self.reload_config("startup")
+        self.reload_config("startup", force=True)
         self.threads.append(hub.spawn(self._watch))
         if self.rest:
+            # Authentication always (a bearer token from a file), loopback
+            # unless told otherwise: the interface reloads and pushes.
+            token_file = os.environ.get(RUN_ENV["rest_token_file"])
+            if not token_file:
+                raise SystemExit("panda_controller: the REST interface needs "
+                                 "a token file (%s, or 'panda_controller.py "
+                                 "run --rest-token-file')"
+                                 % RUN_ENV["rest_token_file"])
+            try:
+                self.rest_token = read_token(token_file, create=True)
+            except config_mod.ConfigError as e:
+                raise SystemExit("panda_controller: %s" % e)
             host, port = split_hostport(self.rest, 8181)
+            if not is_loopback(host):
+                LOG.warning("REST interface bound to %s, reachable from other "
+                            "hosts: its token is all that protects it (plain "
+                            "HTTP: the token travels in clear)", host)
             self.wsgi = QuietWSGIServer((host, port), self._rest_app)
             self.threads.append(hub.spawn(self.wsgi.serve_forever))
-            LOG.info("REST interface on http://%s:%d/", host, port)
+            LOG.info("REST interface on http://%s:%d/ (token in %s)", host,
+                     port, token_file)
         signal.signal(signal.SIGHUP, self._sighup)
+
+    # The configuration in force (pandaovs.controller.config.ConfigWatcher).
+    @property
+    def config(self):
+        return self.cw.config
+
+    @property
+    def generation(self):
+        return self.cw.generation
+
+    @property
+    def config_error(self):
+        return self.cw.error
 
     # -- configuration ----------------------------------------------
     def _sighup(self, signum, frame):
         self.reload_requested = True
 
-    def reload_config(self, reason):
-        """Loads the configuration; returns True if it changed and is
-        valid.  A refused configuration leaves the previous one (and the
-        switches) as they are."""
-        path = self.config_path
+    def reload_config(self, reason, force=False):
+        """Loads the configuration if its files changed (or 'force');
+        returns True if a new generation is in force.  A refused one leaves
+        the previous one (and the switches) as they are; it is reported
+        once, not at every poll."""
+        dpids = [d for d, s in self.sessions.items() if s.connected]
         try:
-            sig_before = config_mod.file_signature(
-                self.config.files if self.config else [path])
-            cfg = config_mod.load_checked(path, self.ofctl)
-        except config_mod.ConfigError as e:
-            self.config_error = str(e)
-            self.signature = sig_before
-            LOG.error("refusing configuration (%s): %s; %s", reason, e,
-                      "generation %d stays in force" % self.generation
-                      if self.config else "no policy installed by this "
-                      "controller yet")
+            return self.cw.reload(reason, dpids, force)
+        except Exception:           # a bug: report it, keep the generation
+            LOG.exception("reloading the configuration (%s)", reason)
             return False
-        self.signature = config_mod.file_signature(cfg.files)
-        for w in cfg.warnings:
-            LOG.warning("%s", w)
-        self.config_error = None
-        self.prev_config = self.config
-        self.config = cfg
-        self.generation += 1
-        self.config_loaded = time.time()
-        LOG.info("configuration generation %d (%s): %d rule(s): %s",
-                 self.generation, reason, len(cfg.rules),
-                 "; ".join("%s: %s" % (r.name, r.policy.text()
-                                       if r.policy else "no policy")
-                           for r in cfg.rules))
-        return True
 
     def config_refused(self, gen, session, error):
         """A switch refused generation 'gen' because of what it says (a
-        policy lib/panda refuses, a match OpenFlow refuses).  Every
-        switch applies the same rules, so the generation is refused as
-        a whole: back to the previous one, on every bridge (also those
-        that connect later), until the files change again."""
-        if gen != self.generation or self.prev_config is None:
-            return
-        self.config_error = "generation %d refused by switch %s: %s" % (
-            gen, session.name, error)
-        self.config = self.prev_config
-        self.prev_config = None
-        self.generation += 1
-        LOG.error("%s; reverting to the previous configuration as "
-                  "generation %d", self.config_error, self.generation)
-        hub.spawn(self.sync_all, "revert after refusal")
-
-    def _watched_files(self):
-        return self.config.files if self.config else [self.config_path]
+        policy lib/panda refuses, a match OpenFlow refuses, a plan that
+        removes a bridge's forwarding).  Every switch applies the same
+        rules, so the generation is refused as a whole: back to the
+        previous one, on every bridge (also those that connect later),
+        until the files change again."""
+        if self.cw.refuse_generation(gen, "by switch %s: %s"
+                                     % (session.name, error)):
+            hub.spawn(self.sync_all, "revert after refusal")
 
     def _watch(self):
         last_audit = time.monotonic()
@@ -423,12 +442,11 @@ class PandaController(app_manager.OSKenApp):
                     # flows): read back and reconcile every bridge.
                     last_audit = time.monotonic()
                     self.sync_all("audit")
-                sig = config_mod.file_signature(self._watched_files())
-                if self.reload_requested or sig != self.signature:
-                    why = "SIGHUP" if self.reload_requested \
-                        else "file changed"
+                if self.reload_requested or self.cw.changed():
+                    forced = self.reload_requested
+                    why = "SIGHUP" if forced else "file changed"
                     self.reload_requested = False
-                    if self.reload_config(why):
+                    if self.reload_config(why, force=forced):
                         self.sync_all(why)
             except Exception:
                 LOG.exception("watcher")
@@ -447,17 +465,56 @@ class PandaController(app_manager.OSKenApp):
         dp = ev.datapath
         if ev.state == MAIN_DISPATCHER:
             old = self.sessions.get(dp.id)
-            if old is not None and old.dp is not dp:
-                old.disconnected()
-            s = Session(self, dp)
-            self.sessions[dp.id] = s
-            LOG.info("switch %s connected from %s", s.name, s.addr)
-            hub.spawn(s.sync, "switch connected")
+            if old is not None and old.dp is not dp and old.connected:
+                # Never let a second connection take a connected bridge's
+                # place on its word (its datapath id): see _duplicate.
+                hub.spawn(self._duplicate, old, dp)
+                return
+            self._new_session(dp)
         elif ev.state == DEAD_DISPATCHER and dp.id is not None:
             s = self.sessions.get(dp.id)
             if s is not None and s.dp is dp:
                 s.disconnected()
                 LOG.info("switch %s disconnected", s.name)
+
+    def _new_session(self, dp):
+        s = Session(self, dp)
+        self.sessions[dp.id] = s
+        LOG.info("switch %s connected from %s", s.name, s.addr)
+        hub.spawn(s.sync, "switch connected")
+
+    def _duplicate(self, old, dp):
+        """A connection for the datapath id of the connected session 'old'.
+        If the first connection still answers (an echo request), the
+        second is refused and closed and the first keeps its session: two
+        switches with one datapath id, or a peer claiming a bridge's id,
+        must not take over its flows.  If it does not answer, it was a
+        dead connection not yet noticed (a switch that restarted): the new
+        one replaces it."""
+        new_addr = "%s:%s" % dp.address[:2] if dp.address else "?"
+        try:
+            old.request(parser.OFPEchoRequest(old.dp, data=b"panda"),
+                        "echo request", timeout=ECHO_TIMEOUT)
+            alive = old.connected
+        except OpenFlowError:
+            alive = False
+        if alive:
+            old.refused += 1
+            old.last_refused = new_addr
+            LOG.error("switch %s: refusing a second connection from %s: the "
+                      "datapath id is connected from %s, which answers (two "
+                      "switches with one datapath id, or a peer claiming "
+                      "it); the first connection stays", old.name, new_addr,
+                      old.addr)
+            dp.close()
+            return
+        LOG.warning("switch %s: the connection from %s does not answer; the "
+                    "new one from %s replaces it", old.name, old.addr,
+                    new_addr)
+        old.disconnected()
+        old.dp.close()
+        if dp.is_active:
+            self._new_session(dp)
 
     def _session(self, msg):
         s = self.sessions.get(msg.datapath.id)
@@ -482,6 +539,12 @@ class PandaController(app_manager.OSKenApp):
             s.on_reply(ev.msg,
                        more=bool(ev.msg.flags & OFP.OFPMPF_REPLY_MORE))
 
+    @set_ev_cls(ofp_event.EventOFPEchoReply, MAIN_DISPATCHER)
+    def _echo_reply(self, ev):
+        s = self._session(ev.msg)
+        if s is not None:
+            s.on_reply(ev.msg)
+
     @set_ev_cls(ofp_event.EventONFBundleCtrlMsg, MAIN_DISPATCHER)
     def _bundle_reply(self, ev):
         s = self._session(ev.msg)
@@ -495,7 +558,7 @@ class PandaController(app_manager.OSKenApp):
             "config": {
                 "path": self.config_path,
                 "generation": self.generation,
-                "loaded": self.config_loaded,
+                "loaded": self.cw.loaded,
                 "error": self.config_error,
                 "warnings": cfg.warnings if cfg else [],
                 "rules": cfg.summary() if cfg else [],
@@ -504,15 +567,27 @@ class PandaController(app_manager.OSKenApp):
                          sorted(self.sessions.items())],
         }
 
+    def _authorized(self, environ):
+        got = environ.get("HTTP_AUTHORIZATION", "")
+        want = "Bearer " + self.rest_token
+        return hmac.compare_digest(got.encode(), want.encode())
+
     def _rest_app(self, environ, start_response):
         method = environ.get("REQUEST_METHOD")
         path = environ.get("PATH_INFO", "/").rstrip("/") or "/"
         code = "200 OK"
-        if path in ("/", "/status") and method == "GET":
+        headers = []
+        if not self._authorized(environ):
+            code = "401 Unauthorized"
+            headers.append(("WWW-Authenticate", 'Bearer realm="panda"'))
+            body = {"error": "authentication required: header "
+                             "'Authorization: Bearer <token>', the token "
+                             "from the controller's --rest-token-file"}
+        elif path in ("/", "/status") and method == "GET":
             body = self.status()
         elif path == "/sync" and method == "POST":
             # Reload the files (if changed or not) and push everything.
-            ok = self.reload_config("REST /sync")
+            ok = self.reload_config("REST /sync", force=True)
             results = self.sync_all("REST /sync", wait=True)
             body = self.status()
             # A switch refusing the policy refuses the generation too.
@@ -529,5 +604,6 @@ class PandaController(app_manager.OSKenApp):
         data = (json.dumps(body, indent=2, sort_keys=True, default=str)
                 + "\n").encode()
         start_response(code, [("Content-Type", "application/json"),
-                              ("Content-Length", str(len(data)))])
+                              ("Content-Length", str(len(data)))]
+                       + headers)
         return [data]

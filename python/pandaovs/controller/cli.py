@@ -3,11 +3,14 @@
 /usr/bin/python3, where python3-os-ken lives).
 
     panda_controller.py run --config panda.json \\
-        [--listen 127.0.0.1:6653] [--rest 127.0.0.1:8181] \\
+        [--listen tcp:127.0.0.1:6653 | --listen ssl:HOST:6653 \\
+         --private-key K --certificate C --ca-cert CA] \\
+        [--rest 127.0.0.1:8181 --rest-token-file FILE] \\
         [--ofctl /usr/bin/ovs-ofctl] [--poll 1.0] [--audit 60] \\
         [--log-file FILE] [--pid-file FILE]
     panda_controller.py check --config panda.json [--ofctl P]
-    panda_controller.py status|sync --rest 127.0.0.1:8181
+    panda_controller.py status|sync --rest 127.0.0.1:8181 \\
+        --rest-token-file FILE
 
 'check', 'status' and 'sync' do not import os-ken; 'run' hands its options
 to the os-ken application (pandaovs.controller.app) in the environment and
@@ -17,10 +20,12 @@ starts os-ken's manager.
 import argparse
 import logging
 import os
+import ssl
 import sys
 
 from . import config
-from .config import RUN_ENV, split_hostport
+from .config import (RUN_ENV, is_loopback, parse_listen, read_token,
+                     split_hostport)
 
 
 def _load(args):
@@ -53,8 +58,14 @@ def cmd_rest(args):
     import urllib.request
     host, port = split_hostport(args.rest, 8181)
     url = "http://%s:%d/%s" % (host, port, args.command)
+    try:
+        token = read_token(args.rest_token_file)
+    except config.ConfigError as e:
+        print("panda_controller: %s" % e, file=sys.stderr)
+        return 2
     req = urllib.request.Request(
-        url, method="POST" if args.command == "sync" else "GET")
+        url, method="POST" if args.command == "sync" else "GET",
+        headers={"Authorization": "Bearer " + token})
     try:
         with urllib.request.urlopen(req, timeout=args.timeout) as r:
             body, ok = r.read().decode(), True
@@ -79,17 +90,30 @@ def cmd_run(args):
     # would push nothing, and an operator expects the policy they named.
     if _load(args) is None:
         return 1
+    osken_args = _listen_args(args)
+    if osken_args is None:
+        return 1
     os.environ[RUN_ENV["config"]] = os.path.abspath(args.config)
     if args.rest:
+        if not args.rest_token_file:
+            print("panda_controller: --rest needs --rest-token-file FILE "
+                  "(created with a random token if it does not exist; "
+                  "'status' and 'sync' read it)", file=sys.stderr)
+            return 1
+        try:
+            split_hostport(args.rest, 8181)
+        except ValueError:
+            print("panda_controller: --rest %s: expected [HOST:]PORT"
+                  % args.rest, file=sys.stderr)
+            return 1
         os.environ[RUN_ENV["rest"]] = args.rest
+        os.environ[RUN_ENV["rest_token_file"]] = os.path.abspath(
+            args.rest_token_file)
     if args.ofctl:
         os.environ[RUN_ENV["ofctl"]] = args.ofctl
     os.environ[RUN_ENV["poll"]] = str(args.poll)
     os.environ[RUN_ENV["audit"]] = str(args.audit)
     os.environ[RUN_ENV["logfmt"]] = "1"
-    host, port = split_hostport(args.listen, 6653)
-    osken_args = ["--ofp-listen-host", host, "--ofp-tcp-listen-port",
-                  str(port)]
     if args.log_file:
         osken_args += ["--log-file", args.log_file]
     if args.verbose:
@@ -102,6 +126,58 @@ def cmd_run(args):
     return 0
 
 
+def _listen_args(args):
+    """os-ken's options for --listen (and the TLS files), or None after
+    saying what is wrong.  Plain TCP: any host that reaches the port can
+    claim any datapath id, so it listens on loopback unless told
+    otherwise, with a warning; ssl: uses OVS's PKI (ovs-pki): the
+    controller's key and certificate, and the CA that signed the
+    switches' certificates (a switch without one is refused)."""
+    try:
+        proto, host, port = parse_listen(args.listen)
+    except ValueError as e:
+        print("panda_controller: --listen %s" % e, file=sys.stderr)
+        return None
+    tls = (args.private_key, args.certificate, args.ca_cert)
+    if proto == "tcp":
+        if any(tls):
+            print("panda_controller: --private-key, --certificate and "
+                  "--ca-cert need --listen ssl:HOST:PORT", file=sys.stderr)
+            return None
+        if not is_loopback(host):
+            logging.getLogger("panda_controller").warning(
+                "OpenFlow in plain TCP on %s: any host that reaches it can "
+                "present a bridge's datapath id; use --listen ssl:... with "
+                "OVS's PKI (ovs-pki)", host)
+        return ["--ofp-listen-host", host, "--ofp-tcp-listen-port",
+                str(port)]
+    if not all(tls):
+        print("panda_controller: --listen ssl: needs --private-key, "
+              "--certificate and --ca-cert (ovs-pki: the controller's "
+              "ctl-privkey.pem and ctl-cert.pem, and switchca/cacert.pem)",
+              file=sys.stderr)
+        return None
+    # Load them here, so that a wrong file is a message, not a traceback
+    # in os-ken's server loop.
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.load_cert_chain(args.certificate, args.private_key)
+    except (OSError, ssl.SSLError) as e:
+        print("panda_controller: --certificate %s / --private-key %s: %s"
+              % (args.certificate, args.private_key, e), file=sys.stderr)
+        return None
+    try:
+        ctx.load_verify_locations(args.ca_cert)
+    except (OSError, ssl.SSLError) as e:
+        print("panda_controller: --ca-cert %s: %s" % (args.ca_cert, e),
+              file=sys.stderr)
+        return None
+    return ["--ofp-listen-host", host, "--ofp-ssl-listen-port", str(port),
+            "--ctl-privkey", os.path.abspath(args.private_key),
+            "--ctl-cert", os.path.abspath(args.certificate),
+            "--ca-certs", os.path.abspath(args.ca_cert)]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="panda_controller.py",
@@ -111,11 +187,25 @@ def main(argv=None):
     run = sub.add_parser("run", help="run the controller")
     run.add_argument("--config", required=True,
                      help="controller configuration or policy JSON")
-    run.add_argument("--listen", default="0.0.0.0:6653",
-                     help="OpenFlow listen address (default 0.0.0.0:6653)")
+    run.add_argument("--listen", default="tcp:127.0.0.1:6653",
+                     help="OpenFlow listen address: tcp:HOST:PORT or "
+                          "ssl:HOST:PORT (default tcp:127.0.0.1:6653, "
+                          "loopback only)")
+    run.add_argument("--private-key", default=None,
+                     help="ssl: the controller's private key (ovs-pki: "
+                          "ctl-privkey.pem)")
+    run.add_argument("--certificate", default=None,
+                     help="ssl: the controller's certificate (ovs-pki: "
+                          "ctl-cert.pem)")
+    run.add_argument("--ca-cert", default=None,
+                     help="ssl: CA certificate that signed the switches' "
+                          "certificates (ovs-pki: switchca/cacert.pem)")
     run.add_argument("--rest", default=None,
-                     help="HOST:PORT for the REST interface (off by "
-                          "default)")
+                     help="[HOST:]PORT of the REST interface (off by "
+                          "default; HOST defaults to 127.0.0.1)")
+    run.add_argument("--rest-token-file", default=None,
+                     help="bearer token of the REST interface (created "
+                          "with a random token, mode 600, if missing)")
     run.add_argument("--ofctl", default=None,
                      help="patched ovs-ofctl: check policies with lib/panda "
                           "before pushing them")
@@ -137,6 +227,8 @@ def main(argv=None):
             "show the state" if name == "status"
             else "reload the files and push them now"))
         p.add_argument("--rest", default="127.0.0.1:8181")
+        p.add_argument("--rest-token-file", required=True,
+                       help="the controller's --rest-token-file")
         p.add_argument("--timeout", type=float, default=60)
     args = ap.parse_args(argv)
     if args.command == "run":

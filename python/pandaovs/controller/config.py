@@ -36,6 +36,23 @@ A policy file alone (panda-model's JSON) is also a valid configuration: one
 rule for every bridge, table 0, priority 100, match {}, next normal; a
 "controller" object in it can override those rule fields.
 
+Forwarding (the decision): a configuration must not silently take away a
+bridge's forwarding.  {"rules": []} deletes every flow the controller
+installed, on every bridge, and a change that drops a catch-all rule (match
+{}) from a bridge that had one leaves a fail_mode=secure bridge without a
+path for the traffic it matched; both are refused unless the configuration
+says "confirm_no_forwarding": true (CONFIRM_KEY).  load() refuses the empty
+configuration, check_transition() a change that drops a catch-all, and the
+controller checks every bridge's plan once more before it sends it
+(diff.forwarding_removed), which also covers a controller restarted with
+a new configuration.
+
+Robustness: whatever is wrong with the files (invalid UTF-8, NaN or
+Infinity, numbers beyond a double, nesting deeper than the parser's stack,
+an ovs-ofctl that hangs), load_checked() raises ConfigError with the file
+and the problem, never another exception; ConfigWatcher tries a given
+version of the files once, so a bad file is reported once, not every poll.
+
 Policy files: panda-model's JSON, read by pandaovs.policy.Policy.from_json:
 the structured fields are authoritative -- "id", "kind", "threshold",
 "weights" ([[above, weight], ...], weight a number with up to two
@@ -61,10 +78,16 @@ Nothing here needs os-ken except checking the names and values of OpenFlow
 match fields ("match"), which uses os-ken's own OFPMatch.
 """
 
+import ipaddress
 import json
+import logging
+import math
 import os
 import re
+import secrets
+import stat
 import subprocess
+import time
 import zlib
 
 from ..policy import Policy, PolicyError, json_int
@@ -74,6 +97,11 @@ COOKIE_PREFIX_MASK = 0xffffffff00000000
 U16, U64 = 0xffff, 0xffffffffffffffff
 RULE_KEYS = {"name", "dpids", "table", "priority", "match", "policy",
              "next"}
+CONFIRM_KEY = "confirm_no_forwarding"
+CONFIG_KEYS = {"cookie", "rules", "comment", CONFIRM_KEY}
+# ovs-ofctl parse-actions answers in milliseconds; a hung one must not hang
+# the controller's reload.
+OFCTL_TIMEOUT = 30.0
 
 
 # How 'panda_controller.py run' hands its options to the os-ken
@@ -85,19 +113,98 @@ RUN_ENV = {
     "poll": "PANDA_CONTROLLER_POLL",
     "audit": "PANDA_CONTROLLER_AUDIT",
     "logfmt": "PANDA_CONTROLLER_LOG_FORMAT",
+    "rest_token_file": "PANDA_CONTROLLER_REST_TOKEN_FILE",
 }
 
 
 class ConfigError(Exception):
-    """A configuration or policy file that cannot be used."""
+    """A configuration or policy file that cannot be used.  'files': the
+    files read before the problem was found (watched for a fix)."""
+
+    def __init__(self, msg, files=None):
+        super(ConfigError, self).__init__(msg)
+        self.files = list(files or [])
 
 
-def split_hostport(s, default_port):
-    """'HOST:PORT', '[v6]:PORT' or 'HOST' -> (host, port)."""
+def split_hostport(s, default_port, default_host="127.0.0.1"):
+    """'HOST:PORT', '[v6]:PORT', 'HOST' or 'PORT' -> (host, port).  Raises
+    ValueError."""
+    if s.isdigit():
+        return default_host, int(s)
+    if s.startswith("[") and "]" in s:
+        host, _, rest = s[1:].partition("]")
+        return host, int(rest[1:]) if rest.startswith(":") else default_port
+    if s.count(":") > 1:            # a bare IPv6 address
+        return s, default_port
     host, _, port = s.rpartition(":")
     if not host:
-        host, port = s, default_port
-    return host.strip("[]"), int(port)
+        return s, default_port
+    return host, int(port)
+
+
+def is_loopback(host):
+    """Whether listening on 'host' keeps a service on this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_listen(s, default_port=6653):
+    """The OpenFlow listen address, as OVS writes its own: "tcp:HOST:PORT",
+    "ssl:HOST:PORT" or "HOST:PORT" (tcp) -> (proto, host, port).  Raises
+    ValueError with a message."""
+    proto = "tcp"
+    m = re.match(r"^(tcp|ssl):(.*)$", s)
+    if m:
+        proto, s = m.group(1), m.group(2)
+    try:
+        host, port = split_hostport(s, default_port)
+    except ValueError:
+        raise ValueError("%r: expected [tcp:|ssl:]HOST[:PORT]" % s)
+    bad = not host or not 0 < port < 65536
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            bad = True
+    if bad:
+        raise ValueError("%r: expected [tcp:|ssl:]HOST[:PORT]" % s)
+    return proto, host, port
+
+
+def read_token(path, create=False):
+    """The REST interface's bearer token: the first line of 'path'.  With
+    'create', a missing file is made with a random token, readable by its
+    owner only."""
+    if create:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise ConfigError("%s: cannot create the REST token file: %s"
+                              % (path, e.strerror))
+        else:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+    try:
+        with open(path) as f:
+            token = f.readline().strip()
+        mode = os.stat(path).st_mode
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError("%s: cannot read the REST token: %s"
+                          % (path, getattr(e, "strerror", e)))
+    if len(token) < 16:
+        raise ConfigError("%s: the REST token must be at least 16 "
+                          "characters" % path)
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        logging.getLogger("panda_controller").warning(
+            "%s: the REST token file is readable by others (chmod 600)",
+            path)
+    return token
 
 
 def _where(src, field):
@@ -200,6 +307,11 @@ class Rule(object):
     def applies_to(self, dpid):
         return self.dpids is None or dpid in self.dpids
 
+    def is_catch_all(self):
+        """Matches every packet of its table: a bridge's path for whatever
+        no more specific rule takes."""
+        return not self.match
+
     def describe(self):
         nxt = ("normal" if self.next[0] == "normal"
                else "goto_table:%d" % self.next[1])
@@ -213,12 +325,14 @@ class Rule(object):
 
 
 class Config(object):
-    def __init__(self, path, cookie, rules, files, warnings):
+    def __init__(self, path, cookie, rules, files, warnings,
+                 confirm_no_forwarding=False):
         self.path = path
         self.cookie = cookie
         self.rules = rules
         self.files = files          # every file read, for change detection
         self.warnings = warnings
+        self.confirm_no_forwarding = confirm_no_forwarding
 
     def rules_for(self, dpid):
         return [r for r in self.rules if r.applies_to(dpid)]
@@ -235,14 +349,35 @@ class Config(object):
                  "cookie": "0x%016x" % r.cookie} for r in self.rules]
 
 
+def _refuse_constant(name):
+    raise ValueError("%s is not a number in JSON" % name)
+
+
+def _finite_float(text):
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError("number %s is beyond a double's range" % text)
+    return v
+
+
 def _read_json(path):
+    """The JSON document in 'path', strictly: UTF-8, no NaN or Infinity, no
+    number beyond a double, no nesting deeper than the parser can go."""
     try:
-        with open(path) as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise ConfigError("%s: cannot read: %s" % (path, e.strerror))
     try:
-        return json.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError("%s: not UTF-8 text (byte 0x%02x at offset %d)"
+                          % (path, data[e.start], e.start))
+    try:
+        return json.loads(text, parse_constant=_refuse_constant,
+                          parse_float=_finite_float)
+    except RecursionError:
+        raise ConfigError("%s: not usable JSON: nested too deeply" % path)
     except ValueError as e:
         raise ConfigError("%s: not valid JSON: %s" % (path, e))
 
@@ -318,10 +453,19 @@ def _parse_rule(src, i, obj, base_dir, cookie_base, files, warnings,
 
 def load(path):
     """Reads and checks a configuration (or a bare policy file).  Raises
-    ConfigError with a message naming the file and field."""
+    ConfigError with a message naming the file and field (and, in .files,
+    the files read so far)."""
     path = os.path.abspath(path)
-    base = os.path.dirname(path)
     files = [path]
+    try:
+        return _load(path, files)
+    except ConfigError as e:
+        e.files = list(files)
+        raise
+
+
+def _load(path, files):
+    base = os.path.dirname(path)
     warnings = []
     obj = _read_json(path)
     if not isinstance(obj, dict):
@@ -330,22 +474,35 @@ def load(path):
     if "cookie" in obj:
         c = obj["cookie"]
         try:
-            cookie = int(c, 0) if isinstance(c, str) else int(c)
-        except (TypeError, ValueError):
+            if isinstance(c, bool) or not isinstance(c, (int, str)):
+                raise ValueError
+            cookie = int(c, 0) if isinstance(c, str) else c
+        except ValueError:
             raise ConfigError("%s: cookie: %s is not an integer"
                               % (path, json.dumps(c)))
         if not 0 < cookie <= U64 or cookie & ~COOKIE_PREFIX_MASK:
             raise ConfigError("%s: cookie: 0x%x must be nonzero in its "
                               "upper 32 bits and zero in the lower 32 (they "
                               "name the rule)" % (path, cookie))
+    confirm = obj.get(CONFIRM_KEY, False)
+    if not isinstance(confirm, bool):
+        raise ConfigError("%s: %s: expected true or false, got %s"
+                          % (path, CONFIRM_KEY, json.dumps(confirm)))
     if "rules" in obj:
-        unknown = sorted(set(obj) - {"cookie", "rules", "comment"})
+        unknown = sorted(set(obj) - CONFIG_KEYS)
         if unknown:
-            raise ConfigError("%s: unknown key%s %s (expected cookie, rules)"
+            raise ConfigError("%s: unknown key%s %s (expected %s)"
                               % (path, "s" if len(unknown) > 1 else "",
-                                 ", ".join(unknown)))
+                                 ", ".join(unknown),
+                                 ", ".join(sorted(CONFIG_KEYS))))
         if not isinstance(obj["rules"], list):
             raise ConfigError("%s: rules: expected a list" % path)
+        if not obj["rules"] and not confirm:
+            raise ConfigError(
+                "%s: rules: empty: this would delete every flow the "
+                "controller installed on every bridge, catch-all included "
+                "(a fail_mode=secure bridge then forwards nothing); set "
+                "\"%s\": true to mean it" % (path, CONFIRM_KEY))
         rules = [_parse_rule(path, i, r, base, cookie, files, warnings)
                  for i, r in enumerate(obj["rules"])]
     elif "id" in obj:
@@ -361,16 +518,49 @@ def load(path):
         raise ConfigError("%s: neither a controller configuration (\"rules\")"
                           " nor a policy file (\"id\")" % path)
     _check_conflicts(path, rules)
-    return Config(path, cookie, rules, files, warnings)
+    return Config(path, cookie, rules, files, warnings, confirm)
 
 
 def load_checked(path, ofctl=None):
     """load(), then, with 'ofctl' (the patched ovs-ofctl), every policy
-    through the switch build's own decoder (check_with_ofctl)."""
-    cfg = load(path)
-    if ofctl:
-        check_with_ofctl(cfg, ofctl)
-    return cfg
+    through the switch build's own decoder (check_with_ofctl).  Raises
+    ConfigError, and only ConfigError, for anything that makes the files
+    unusable."""
+    files = [os.path.abspath(path)]
+    try:
+        cfg = load(path)
+        files = cfg.files
+        if ofctl:
+            check_with_ofctl(cfg, ofctl)
+        return cfg
+    except ConfigError as e:
+        e.files = e.files or list(files)
+        raise
+    except Exception as e:  # a case the checks above missed: still clear
+        raise ConfigError("%s: cannot be used: %s: %s"
+                          % (path, type(e).__name__, e), files)
+
+
+def check_transition(old, new, dpids):
+    """Refuses (ConfigError) a change from configuration 'old' to 'new'
+    that leaves one of the bridges 'dpids' (the connected ones) without the
+    catch-all rule it had, unless 'new' confirms it (CONFIRM_KEY)."""
+    if old is None or new.confirm_no_forwarding:
+        return
+    lost = []
+    for dpid in sorted(dpids):
+        had = [r for r in old.rules_for(dpid) if r.is_catch_all()]
+        has = {r.table for r in new.rules_for(dpid) if r.is_catch_all()}
+        for r in had:
+            if r.table not in has:
+                lost.append("bridge 0x%016x loses rule '%s' (table %d, "
+                            "match {})" % (dpid, r.name, r.table))
+    if lost:
+        raise ConfigError(
+            "%s: would remove forwarding: %s; on a fail_mode=secure bridge "
+            "the traffic it matched then stops.  Keep a catch-all rule, or "
+            "set \"%s\": true to mean it" % (new.path, "; ".join(lost),
+                                               CONFIRM_KEY), new.files)
 
 
 def _check_conflicts(path, rules):
@@ -430,9 +620,14 @@ def check_with_ofctl(config, ofctl):
         try:
             res = subprocess.run([ofctl, "parse-actions", "OpenFlow13"],
                                  input=hexa + "\n", capture_output=True,
-                                 text=True, timeout=30)
+                                 text=True, timeout=OFCTL_TIMEOUT)
         except OSError as e:
             raise ConfigError("--ofctl %s: cannot run: %s" % (ofctl, e))
+        except subprocess.TimeoutExpired:
+            raise ConfigError("--ofctl %s: no answer within %g s while "
+                              "checking policy id %d from %s"
+                              % (ofctl, OFCTL_TIMEOUT, r.policy.id,
+                                 r.policy_src))
         out = res.stdout.strip()
         if "BAD_VENDOR_TYPE" in out or "BAD_EXP_TYPE" in out:
             raise ConfigError(
@@ -447,3 +642,85 @@ def check_with_ofctl(config, ofctl):
                 "%s: policy id %d refused by lib/panda: %s" % (
                     r.policy_src, r.policy.id,
                     "; ".join(detail) or out or res.stderr.strip()))
+
+
+class ConfigWatcher(object):
+    """The configuration in force and its reloads, without os-ken (the
+    controller's app drives it).  A version of the files (their
+    signature) is tried once: a refused one is reported once and tried
+    again only when a file changes or a reload is forced (SIGHUP, REST
+    /sync).  The files watched are the configuration's and, after a
+    refusal, those the refused attempt read (a newly named policy file is
+    watched for its fix)."""
+
+    def __init__(self, path, ofctl=None, log=None):
+        self.path = path
+        self.ofctl = ofctl
+        self.log = log or logging.getLogger("panda_controller")
+        self.config = None
+        self.prev_config = None
+        self.generation = 0
+        self.error = None
+        self.loaded = None
+        self.tried = None           # signature of the last attempt
+        self.tried_files = [path]
+
+    def watched_files(self):
+        files = list(self.config.files) if self.config else []
+        return files + [f for f in self.tried_files if f not in files]
+
+    def changed(self):
+        return file_signature(self.watched_files()) != self.tried
+
+    def reload(self, reason, dpids=(), force=False):
+        """Loads the files if they changed (or 'force').  Returns True when
+        a new generation is in force; False when nothing changed or the
+        files were refused (the previous generation stays)."""
+        sig = file_signature(self.watched_files())
+        if not force and sig == self.tried:
+            return False
+        try:
+            cfg = load_checked(self.path, self.ofctl)
+            check_transition(self.config, cfg, dpids)
+        except ConfigError as e:
+            self.tried_files = e.files or [self.path]
+            self.tried = file_signature(self.watched_files())
+            self.error = str(e)
+            self.log.error("refusing configuration (%s): %s; %s", reason, e,
+                           "generation %d stays in force" % self.generation
+                           if self.config else "no policy installed by "
+                           "this controller yet")
+            return False
+        self.tried_files = cfg.files
+        self.tried = file_signature(cfg.files)
+        for w in cfg.warnings:
+            self.log.warning("%s", w)
+        if not cfg.rules or cfg.confirm_no_forwarding:
+            self.log.warning("%s: %s is set: bridges may be left without "
+                             "forwarding", cfg.path, CONFIRM_KEY)
+        self.error = None
+        self.prev_config = self.config
+        self.config = cfg
+        self.generation += 1
+        self.loaded = time.time()
+        self.log.info("configuration generation %d (%s): %d rule(s): %s",
+                      self.generation, reason, len(cfg.rules),
+                      "; ".join("%s: %s" % (r.name, r.policy.text()
+                                            if r.policy else "no policy")
+                                for r in cfg.rules))
+        return True
+
+    def refuse_generation(self, gen, why):
+        """Generation 'gen' is refused after the fact (a switch refused
+        it, or a bridge's plan would remove its forwarding): back to the
+        previous configuration as a new generation.  Returns True if it
+        reverted."""
+        if gen != self.generation or self.prev_config is None:
+            return False
+        self.error = "generation %d refused %s" % (gen, why)
+        self.config = self.prev_config
+        self.prev_config = None
+        self.generation += 1
+        self.log.error("%s; reverting to the previous configuration as "
+                       "generation %d", self.error, self.generation)
+        return True

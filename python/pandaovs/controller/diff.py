@@ -59,3 +59,19 @@ def plan(desired, existing):
             delete.append(e)
     add = [d for k, d in desired.items() if k not in seen]
     return keep, modify, delete, add
+
+
+def is_catch_all(key):
+    """A flow key (table, priority, canonical match) that matches every
+    packet of its table."""
+    return key[2] == ()
+
+
+def forwarding_removed(keep, modify, delete, add):
+    """The flows of 'delete' (a plan's) that are a table's catch-all with no
+    catch-all left in that table after the plan: taking them away leaves
+    the traffic they matched without a path (on a fail_mode=secure bridge,
+    dropped)."""
+    kept = {d.key[0] for d in list(keep) + list(modify) + list(add)
+            if is_catch_all(d.key)}
+    return [e for e in delete if is_catch_all(e.key) and e.key[0] not in kept]

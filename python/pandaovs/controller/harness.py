@@ -61,6 +61,7 @@ class ControllerLab:
         self.ctl_log = os.path.join(self.tmp, "controller.log")
         self.config = os.path.join(self.tmp, "panda-controller.json")
         self.policy_file = os.path.join(self.tmp, "policy.json")
+        self.token_file = os.path.join(self.tmp, "rest-token")
         self.sb = OvsSandbox(paths.build_dir(build)).start()
         try:
             for br in bridges:
@@ -69,11 +70,14 @@ class ControllerLab:
             self.stop()
             raise
 
-    def add_bridge(self, br):
+    def add_bridge(self, br, target="tcp:127.0.0.1:%d" % OF_PORT,
+                   settings=()):
         """A bridge as the operator recipe (ofproto-ext/controller/
-        README.md) sets it up: our controller, fail_mode=secure."""
-        self.sb.add_bridge(br)
-        self.sb.vsctl("set-controller", br, "tcp:127.0.0.1:%d" % OF_PORT,
+        README.md) sets it up: our controller (at 'target'),
+        fail_mode=secure; 'settings' ("column=value" of the Bridge table)
+        go into the same transaction as the bridge."""
+        self.sb.add_bridge(br, *settings)
+        self.sb.vsctl("set-controller", br, target,
                       "--", "set-fail-mode", br, "secure", "--", "set",
                       "bridge", br, "protocols=OpenFlow10,OpenFlow13")
 
@@ -84,10 +88,12 @@ class ControllerLab:
         assert self.ctl is None
         if "--audit" not in extra:
             extra += ("--audit", "0")
+        if "--listen" not in extra:
+            extra += ("--listen", "tcp:127.0.0.1:%d" % OF_PORT)
         self.ctl = self.sb.ns.popen(
             paths.PY, LAUNCHER, "run", "--config", self.config,
-            "--listen", "127.0.0.1:%d" % OF_PORT,
-            "--rest", "127.0.0.1:%d" % REST_PORT, "--poll", "0.3",
+            "--rest", "127.0.0.1:%d" % REST_PORT,
+            "--rest-token-file", self.token_file, "--poll", "0.3",
             "--log-file", self.ctl_log, *extra,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         return self.ctl
@@ -101,7 +107,8 @@ class ControllerLab:
         """'panda_controller.py status|sync' -> (exit status, JSON body)."""
         res = subprocess.run(
             self.sb.ns.cmd(paths.PY, LAUNCHER, command, "--rest",
-                           "127.0.0.1:%d" % REST_PORT),
+                           "127.0.0.1:%d" % REST_PORT,
+                           "--rest-token-file", self.token_file),
             capture_output=True, text=True, timeout=300)
         if check and res.returncode == 2:
             raise LabError("REST unreachable: %s\n%s"
