@@ -8,6 +8,7 @@ APT_PACKAGES="
   openvswitch-source libssl-dev libcap-ng-dev libunbound-dev libnuma-dev
   python3 python3-six python3-pytest python3-matplotlib python3-os-ken
   libcmocka-dev libpcap-dev libmemcached-dev memcached
+  libns3-dev libgsl-dev
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
   ansible ansible-lint
 "
