@@ -286,6 +286,7 @@ HostApp::StartRpcClient(uint32_t pair, uint32_t server, const RpcSettings& st, u
     c->sock->GetSockName(local);
     uint32_t srv = m_world->net.hostAddr[server].Get();
     c->key = ConnKey{m_addr, srv, InetSocketAddress::ConvertFrom(local).GetPort(), kRpcPort};
+    m_world->rpcConns.push_back(World::RpcConn{pair, server, m_host, c->key.lport});
     m_world->Watch(c->sock);
     c->sock->SetConnectCallback(MakeCallback(&HostApp::OnRpcConnected, this),
                                 MakeNullCallback<void, Ptr<Socket>>());
@@ -341,10 +342,11 @@ HostApp::PoissonTick(RpcClient* c)
 void
 HostApp::IssueRequest(RpcClient* c)
 {
-    if (!m_world->rpcActive)
+    if (!m_world->rpcActive || (m_world->rpcLimit && m_world->rpcIssued >= m_world->rpcLimit))
     {
         return;
     }
+    m_world->rpcIssued++;
     double v = std::ceil(c->settings.values->Sample(*c->rng));
     uint32_t value = (uint32_t)std::max(1.0, v);
     uint8_t req[kRpcRequestBytes] = {};
@@ -382,6 +384,10 @@ HostApp::OnRpcClientRecv(Ptr<Socket> s)
         m_world->rec.rpcs[c->expect.front().first].doneNs = Simulator::Now().GetNanoSeconds();
         c->expect.pop_front();
         answered = true;
+        if (++m_world->rpcAnswered == m_world->rpcLimit)
+        {
+            m_world->onRpcLimit();
+        }
     }
     if (answered && c->settings.rate == 0 && c->expect.empty())
     {

@@ -146,11 +146,13 @@ ParseConfig(int argc, char** argv)
     cmd.AddValue("init-cwnd", "initial window, segments", c.initCwnd);
     cmd.AddValue("cdf", "flow-size CDF file (load_generator/cdf/)", c.cdf);
     cmd.AddValue("load", "Poisson arrivals at this load of the host links", c.load);
-    cmd.AddValue("flows", "background flows (Poisson: total; closed loop: completions)", c.flows);
+    cmd.AddValue("interval-us", "Poisson arrivals at this mean interval instead of --load", c.intervalUs);
+    cmd.AddValue("flows", "background flows (Poisson: total; closed loop: launched)", c.flows);
     cmd.AddValue("concurrency", "closed loop: flows in flight (0 = Poisson)", c.concurrency);
     cmd.AddValue("rpc-pairs", "memcached-like client/server pairs (1 dumbbell, 0 leaf-spine)", rpcPairs);
     cmd.AddValue("rpc-cdf", "value-size CDF of the RPC responses", c.rpcCdf);
     cmd.AddValue("rpc-rate", "requests/s per pair, Poisson; 0 = closed loop", c.rpcRate);
+    cmd.AddValue("rpc-requests", "end the run after this many answered requests (0: when the flows end)", c.rpcRequests);
     cmd.AddValue("incast-rate", "incast queries per second (Poisson), 0 = none", c.incastRate);
     cmd.AddValue("incast-queries", "incast queries (default 100 with --incast-rate)", c.incastQueries);
     cmd.AddValue("incast-fanin", "responders per incast query", c.incastFanin);
@@ -261,16 +263,20 @@ ParseConfig(int argc, char** argv)
     if (c.flows > 0)
     {
         RequireReadable("cdf", c.cdf);
-        if (c.concurrency == 0)
+        if (c.concurrency == 0 && c.intervalUs == 0)
         {
             Require(c.load > 0 && c.load < 1, "--load: in (0, 1) for Poisson arrivals");
         }
+        Require(c.intervalUs >= 0, "--interval-us: positive (or 0 to use --load)");
+        Require(!(c.concurrency > 0 && c.intervalUs > 0),
+                "--interval-us and --concurrency exclude each other");
     }
     if (c.rpcPairs > 0)
     {
         RequireReadable("rpc-cdf", c.rpcCdf);
         Require(c.rpcRate >= 0, "--rpc-rate: 0 (closed loop) or positive");
     }
+    Require(c.rpcRequests == 0 || c.rpcPairs > 0, "--rpc-requests needs --rpc-pairs");
     uint32_t hosts = c.leaves * c.hostsPerLeaf;
     Require(c.rpcPairs <= hosts * (hosts - 1), "--rpc-pairs: more than the host pairs");
     if (c.incastRate > 0)

@@ -83,7 +83,8 @@ struct RunConfig
 
     /* Background flows. */
     std::string cdf;             /* Flow-size CDF file. */
-    double load = 0;             /* Poisson arrivals at this load... */
+    double load = 0;             /* Poisson arrivals at this load, or */
+    double intervalUs = 0;       /* at this mean interval (FISH's t)... */
     uint32_t flows = 0;          /* ...for this many flows, or */
     uint32_t concurrency = 0;    /* closed loop with this many in flight. */
 
@@ -91,6 +92,8 @@ struct RunConfig
     uint32_t rpcPairs = 0;
     std::string rpcCdf;          /* Value sizes. */
     double rpcRate = 0;          /* Requests/s per pair (Poisson); 0 = closed loop. */
+    uint32_t rpcRequests = 0;    /* Stop after this many answered requests
+                                  * (all pairs); 0 = run by the flows. */
 
     /* Incast queries. */
     double incastRate = 0;       /* Queries per second (Poisson); 0 = none. */

@@ -108,6 +108,8 @@ WriteRunJson(const RunConfig& c,
         .Str("cc", c.cc)
         .UInt("seed", c.seed)
         .Num("load", c.load)
+        .Num("interval_us", c.intervalUs)
+        .UInt("rpc_requests", c.rpcRequests)
         .UInt("flows", c.flows)
         .UInt("concurrency", c.concurrency)
         .Str("cdf", c.cdf)
@@ -175,8 +177,7 @@ WriteRunJson(const RunConfig& c,
         .UInt("flows_done", done)
         .UInt("rpc_requests", world.rec.rpcs.size())
         .Int("sim_end_ns", simEndNs)
-        .Str("stopped_by", done == world.rec.flows.size() && wl.LoadEndNs() >= 0 ? "all flows done"
-                                                                                 : "max-time")
+        .Str("stopped_by", world.stopReason)
         .Num("wall_s", wallS)
         .UInt("events", events)
         .Int("peak_rss_kb", PeakRssKb())
@@ -219,6 +220,26 @@ WriteRunJson(const RunConfig& c,
         for (size_t i = 0; i < (policy ? policy->Levels() : 0); i++)
         {
             w.UInt(nullptr, sum.packets[i]);
+        }
+        w.EndArray();
+        /* Where each RPC connection's responses ended up (the testbed
+         * reads the same from ovs-appctl panda/show). */
+        w.BeginArray("rpc_connections");
+        for (const World::RpcConn& rc : world.rpcConns)
+        {
+            TcpSegmentFacts seg{net.hostAddr[rc.server].Get(), net.hostAddr[rc.client].Get(),
+                                kRpcPort, rc.clientPort, 0, 0};
+            int64_t counter;
+            w.Begin().UInt("pair", rc.pair);
+            if (markers[rc.server]->Table()->Lookup(seg, &counter))
+            {
+                w.Int("counter", counter).UInt("level", policy->LevelOf(counter));
+            }
+            else
+            {
+                w.Null("counter").Null("level");
+            }
+            w.End();
         }
         w.EndArray().End();
     }
@@ -339,6 +360,16 @@ Run(int argc, char** argv)
 int
 main(int argc, char** argv)
 {
+    for (int i = 1; i < argc; i++)
+    {
+        if (std::string(argv[i]) == "--features")
+        {
+            /* What this build can run (the tests and sim/run.py ask). */
+            std::cout << "ns3=" << PANDA_NS3_VERSION << "\nscheduler="
+                      << (PortQueueFactory::HaveScheduler() ? "yes" : "no") << "\n";
+            return 0;
+        }
+    }
     try
     {
         return Run(argc, argv);

@@ -68,6 +68,12 @@ MarkPolicy::Dscp(unsigned level) const
     return m_impl->p.dscp[level < m_impl->p.n_levels ? level : m_impl->p.n_levels - 1];
 }
 
+unsigned
+MarkPolicy::LevelOf(int64_t counter) const
+{
+    return panda_policy_level(&m_impl->p, counter);
+}
+
 bool
 MarkPolicy::IsPias() const
 {
@@ -111,8 +117,10 @@ ConnTable::~ConnTable()
     panda_table_destroy(m_impl->t);
 }
 
-MarkVerdict
-ConnTable::Classify(const MarkPolicy& policy, const TcpSegmentFacts& seg, uint32_t now_ms)
+namespace
+{
+panda_pkt
+ToPkt(const TcpSegmentFacts& seg)
 {
     panda_pkt pkt = {};
     pkt.family = 4;
@@ -123,9 +131,24 @@ ConnTable::Classify(const MarkPolicy& policy, const TcpSegmentFacts& seg, uint32
     pkt.src.v4 = htonl(seg.src);
     pkt.dst.v4 = htonl(seg.dst);
     pkt.payload = seg.payload;
+    return pkt;
+}
+} // namespace
+
+MarkVerdict
+ConnTable::Classify(const MarkPolicy& policy, const TcpSegmentFacts& seg, uint32_t now_ms)
+{
+    panda_pkt pkt = ToPkt(seg);
     panda_verdict v;
     panda_classify(m_impl->t, &policy.m_impl->p, &pkt, now_ms, &v);
     return MarkVerdict{v.level, v.dscp};
+}
+
+bool
+ConnTable::Lookup(const TcpSegmentFacts& seg, int64_t* counter) const
+{
+    panda_pkt pkt = ToPkt(seg);
+    return panda_table_lookup(m_impl->t, &pkt, counter);
 }
 
 ConnTable::Stats

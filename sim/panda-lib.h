@@ -28,6 +28,7 @@ class MarkPolicy
 
     unsigned Levels() const;
     uint8_t Dscp(unsigned level) const;
+    unsigned LevelOf(int64_t counter) const;
     bool IsPias() const;
     std::string Text() const; /* Canonical text (panda_policy_format). */
 
@@ -65,6 +66,10 @@ class ConnTable
     ConnTable& operator=(const ConnTable&) = delete;
 
     MarkVerdict Classify(const MarkPolicy& policy, const TcpSegmentFacts& seg, uint32_t now_ms);
+
+    /* The counter of the connection 'seg' belongs to (its addresses and
+     * ports), without changing it; false if the table has no entry. */
+    bool Lookup(const TcpSegmentFacts& seg, int64_t* counter) const;
 
     struct Stats
     {

@@ -207,6 +207,7 @@ PortQueueFactory::WriteJson(JsonWriter& w) const
         for (const SchedLevelCounters& c : sum)
         {
             w.Begin()
+                .UInt("enqueued_packets", c.enqueuedPackets)
                 .UInt("sent_packets", c.sentPackets)
                 .UInt("sent_bytes", c.sentBytes)
                 .UInt("guard_packets", c.guardPackets)

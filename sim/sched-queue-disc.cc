@@ -241,6 +241,7 @@ PandaSchedQueueDisc::AddCounters(std::vector<pandasim::SchedLevelCounters>& sum)
     {
         const panda_sched_level_stats& l = st.level[i];
         pandasim::SchedLevelCounters& c = sum[i];
+        c.enqueuedPackets += l.enqueued_packets;
         c.sentPackets += l.sent_packets;
         c.sentBytes += l.sent_bytes;
         c.guardPackets += l.guard_packets;

@@ -60,7 +60,7 @@ class SchedConfig
 /* Per-level counters of one port, summed over ports for the run's output. */
 struct SchedLevelCounters
 {
-    uint64_t sentPackets = 0, sentBytes = 0, guardPackets = 0;
+    uint64_t enqueuedPackets = 0, sentPackets = 0, sentBytes = 0, guardPackets = 0;
     uint64_t dropLimit = 0, dropWred = 0, markEcn = 0, markWred = 0;
     uint64_t sharedQueuePackets = 0;
 };

@@ -38,15 +38,26 @@ Workload::Workload(const RunConfig& cfg, World& world, const std::vector<Ptr<Hos
         m_sizes = load("cdf", cfg.cdf);
         uint32_t hosts = (uint32_t)apps.size();
         double perHost = cfg.load * (double)cfg.edgeBps / 8.0 / m_sizes->Mean();
-        m_lambda = cfg.topology == Topology::Dumbbell ? perHost : perHost * hosts;
+        m_lambda = cfg.intervalUs > 0 ? 1e6 / cfg.intervalUs
+                   : cfg.topology == Topology::Dumbbell ? perHost
+                                                        : perHost * hosts;
     }
     if (cfg.rpcPairs > 0)
     {
         m_values = load("rpc-cdf", cfg.rpcCdf);
     }
     m_expected = (uint64_t)cfg.flows + (uint64_t)cfg.incastQueries * cfg.incastFanin;
-    world.rec.flows.reserve(m_expected);
+    world.rec.flows.reserve(std::min<uint64_t>(m_expected, 1u << 22));
     world.onFlowDone = [this](uint32_t id) { OnFlowDone(id); };
+    world.rpcLimit = cfg.rpcRequests;
+    world.onRpcLimit = [this]() {
+        /* The requests drive this run: it ends with the last answer. */
+        m_loadEnd = Simulator::Now().GetNanoSeconds();
+        m_loadOver = true;
+        m_world.rpcActive = false;
+        m_world.stopReason = "rpc requests answered";
+        Simulator::Stop();
+    };
 }
 
 Workload::~Workload() = default;
@@ -219,6 +230,7 @@ Workload::EndLoad()
     m_world.rpcActive = false;
     if (m_done == m_expected)
     {
+        m_world.stopReason = "all flows done";
         Simulator::Stop();
     }
 }
@@ -237,6 +249,7 @@ Workload::OnFlowDone(uint32_t id)
     }
     if (m_loadOver && m_done == m_expected)
     {
+        m_world.stopReason = "all flows done";
         Simulator::Stop();
     }
 }

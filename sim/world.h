@@ -14,7 +14,9 @@
 #include "ns3/tcp-socket-state.h"
 
 #include <functional>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace pandasim
 {
@@ -55,8 +57,23 @@ struct World
     /* Called by the sink when a flow's last byte arrived. */
     std::function<void(uint32_t flowId)> onFlowDone;
 
-    /* RPC clients issue requests while this is true. */
+    /* RPC clients issue requests while this is true, and at most
+     * rpcLimit requests in all when it is nonzero; onRpcLimit is called
+     * when the last of them has been answered. */
     bool rpcActive = false;
+    uint64_t rpcLimit = 0, rpcIssued = 0, rpcAnswered = 0;
+    std::function<void()> onRpcLimit;
+
+    /* The RPC connections, for their final level in the output. */
+    struct RpcConn
+    {
+        uint32_t pair, server, client;
+        uint16_t clientPort;
+    };
+    std::vector<RpcConn> rpcConns;
+
+    /* Why the run ended (set by whoever stops it; else the time limit). */
+    std::string stopReason = "max-time";
 
     /* TCP events of data senders: RTOs (entries into CA_LOSS) and fast
      * recoveries. */
