@@ -107,6 +107,31 @@ HostApp::OnConnectFailed(Ptr<Socket> s)
     }
 }
 
+namespace
+{
+/* Writes up to 'left' bytes (zero-filled: only sizes matter) as far as the
+ * socket's send buffer takes them; returns what remains. */
+uint64_t
+WriteAvailable(Ptr<Socket> s, uint64_t left)
+{
+    while (left > 0)
+    {
+        uint32_t avail = s->GetTxAvailable();
+        if (avail == 0)
+        {
+            break;
+        }
+        int sent = s->Send(Create<Packet>((uint32_t)std::min<uint64_t>(left, avail)));
+        if (sent <= 0)
+        {
+            break;
+        }
+        left -= (uint32_t)sent;
+    }
+    return left;
+}
+} // namespace
+
 void
 HostApp::OnTxSpace(Ptr<Socket> s, uint32_t)
 {
@@ -115,21 +140,10 @@ HostApp::OnTxSpace(Ptr<Socket> s, uint32_t)
     {
         return;
     }
-    TxFlow& t = it->second;
-    while (t.left > 0)
+    it->second.left = WriteAvailable(s, it->second.left);
+    if (it->second.left > 0)
     {
-        uint32_t avail = s->GetTxAvailable();
-        if (avail == 0)
-        {
-            return;
-        }
-        uint32_t n = (uint32_t)std::min<uint64_t>(t.left, avail);
-        int sent = s->Send(Create<Packet>(n));
-        if (sent <= 0)
-        {
-            return;
-        }
-        t.left -= (uint32_t)sent;
+        return;
     }
     /* All written: FIN follows the data. */
     m_tx.erase(it);
@@ -249,24 +263,9 @@ void
 HostApp::OnRpcServerTx(Ptr<Socket> s, uint32_t)
 {
     auto it = m_rpcConns.find(PeekPointer(s));
-    if (it == m_rpcConns.end())
+    if (it != m_rpcConns.end())
     {
-        return;
-    }
-    RpcServerConn& c = it->second;
-    while (c.pending > 0)
-    {
-        uint32_t avail = s->GetTxAvailable();
-        if (avail == 0)
-        {
-            return;
-        }
-        int sent = s->Send(Create<Packet>((uint32_t)std::min<uint64_t>(c.pending, avail)));
-        if (sent <= 0)
-        {
-            return;
-        }
-        c.pending -= (uint32_t)sent;
+        it->second.pending = WriteAvailable(s, it->second.pending);
     }
 }
 

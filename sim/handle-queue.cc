@@ -1,5 +1,6 @@
 #include "handle-queue.h"
 
+#include "ns3/log.h"
 #include "ns3/queue-size.h"
 
 #include <limits>
@@ -7,6 +8,7 @@
 namespace ns3
 {
 
+NS_LOG_COMPONENT_DEFINE("HandleQueue");
 NS_OBJECT_ENSURE_REGISTERED(HandleQueue);
 
 TypeId
@@ -27,6 +29,21 @@ HandleQueue::HandleQueue()
 }
 
 HandleQueue::~HandleQueue() = default;
+
+Ptr<HandleQueue>
+HandleQueue::AttachTo(QueueDisc& qd)
+{
+    if (qd.GetNQueueDiscClasses() > 0 || qd.GetNPacketFilters() > 0 ||
+        qd.GetNInternalQueues() > 0)
+    {
+        NS_LOG_ERROR(qd.GetInstanceTypeId().GetName()
+                     << " has no classes, filters or configurable queues");
+        return nullptr;
+    }
+    Ptr<HandleQueue> q = CreateObject<HandleQueue>();
+    qd.AddInternalQueue(q);
+    return q;
+}
 
 HandleQueue::Handle
 HandleQueue::Hold(Ptr<QueueDiscItem> item)

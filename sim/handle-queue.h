@@ -12,6 +12,7 @@
 #ifndef PANDA_SIM_HANDLE_QUEUE_H
 #define PANDA_SIM_HANDLE_QUEUE_H
 
+#include "ns3/queue-disc.h"
 #include "ns3/queue-item.h"
 #include "ns3/queue.h"
 
@@ -26,6 +27,11 @@ class HandleQueue : public Queue<QueueDiscItem>
     ~HandleQueue() override;
 
     using Handle = Queue<QueueDiscItem>::ConstIterator;
+
+    /* For a queue disc's CheckConfig: if 'qd' has no classes, filters or
+     * internal queues, gives it a HandleQueue and returns it; else logs
+     * why and returns null (the configuration is refused). */
+    static Ptr<HandleQueue> AttachTo(QueueDisc& qd);
 
     /* Holds 'item' (never refuses: the owner enforces the limits) and
      * returns where it is. */

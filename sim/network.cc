@@ -9,6 +9,8 @@
 #include "ns3/queue-size.h"
 #include "ns3/string.h"
 
+#include <tuple>
+
 namespace pandasim
 {
 
@@ -95,35 +97,34 @@ BuildNetwork(const RunConfig& cfg, const PortQueues& install)
     std::vector<std::vector<uint32_t>> leafHostIf(L, std::vector<uint32_t>(H));
     std::vector<std::vector<uint32_t>> leafSpineIf(L, std::vector<uint32_t>(S));
     std::vector<std::vector<uint32_t>> spineLeafIf(S, std::vector<uint32_t>(L));
+    /* A link: both ends get their queue disc and an address. */
+    auto link = [&](PointToPointHelper& helper, Ptr<Node> a, Ptr<Node> b, PortRole ra,
+                    PortRole rb, uint64_t bps, Ipv4Address addrA, Ipv4Address addrB) {
+        NetDeviceContainer d = helper.Install(a, b);
+        for (Port p : {Port{d.Get(0), ra, bps}, Port{d.Get(1), rb, bps}})
+        {
+            install(p);
+            net.ports.push_back(p);
+        }
+        return std::make_pair(AddInterface(d.Get(0), addrA), AddInterface(d.Get(1), addrB));
+    };
     for (uint32_t l = 0; l < L; l++)
     {
         for (uint32_t h = 0; h < H; h++)
         {
-            Ptr<Node> host = net.hosts.Get(l * H + h);
-            NetDeviceContainer d = edge.Install(host, net.leaves.Get(l));
-            Port up{d.Get(0), PortRole::HostUp, cfg.edgeBps};
-            Port down{d.Get(1), PortRole::LeafDown, cfg.edgeBps};
-            install(up);
-            install(down);
-            net.ports.push_back(up);
-            net.ports.push_back(down);
             Ipv4Address ha = Addr(10, l, h, 1);
-            AddInterface(d.Get(0), ha);
-            leafHostIf[l][h] = AddInterface(d.Get(1), Addr(10, l, h, 2));
+            leafHostIf[l][h] = link(edge, net.hosts.Get(l * H + h), net.leaves.Get(l),
+                                    PortRole::HostUp, PortRole::LeafDown, cfg.edgeBps, ha,
+                                    Addr(10, l, h, 2))
+                                   .second;
             net.hostAddr.push_back(ha);
             net.hostLeaf.push_back(l);
         }
         for (uint32_t s = 0; s < S; s++)
         {
-            NetDeviceContainer d = coreLink.Install(net.leaves.Get(l), net.spines.Get(s));
-            Port up{d.Get(0), PortRole::LeafUp, cfg.coreBps};
-            Port down{d.Get(1), PortRole::SpineDown, cfg.coreBps};
-            install(up);
-            install(down);
-            net.ports.push_back(up);
-            net.ports.push_back(down);
-            leafSpineIf[l][s] = AddInterface(d.Get(0), Addr(11, l, s, 1));
-            spineLeafIf[s][l] = AddInterface(d.Get(1), Addr(11, l, s, 2));
+            std::tie(leafSpineIf[l][s], spineLeafIf[s][l]) =
+                link(coreLink, net.leaves.Get(l), net.spines.Get(s), PortRole::LeafUp,
+                     PortRole::SpineDown, cfg.coreBps, Addr(11, l, s, 1), Addr(11, l, s, 2));
         }
     }
 

@@ -199,14 +199,8 @@ OracleQueueDisc::DoDequeue()
 bool
 OracleQueueDisc::CheckConfig()
 {
-    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0 || GetNInternalQueues() > 0)
-    {
-        NS_LOG_ERROR("OracleQueueDisc has no classes, filters or configurable queues");
-        return false;
-    }
-    m_account = CreateObject<HandleQueue>();
-    AddInternalQueue(m_account);
-    return true;
+    m_account = HandleQueue::AttachTo(*this);
+    return m_account != nullptr;
 }
 
 void

@@ -213,14 +213,8 @@ PandaSchedQueueDisc::CheckConfig()
         NS_LOG_ERROR("PandaSchedQueueDisc: Configure() was not called");
         return false;
     }
-    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0 || GetNInternalQueues() > 0)
-    {
-        NS_LOG_ERROR("PandaSchedQueueDisc has no classes, filters or configurable queues");
-        return false;
-    }
-    m_account = CreateObject<HandleQueue>();
-    AddInternalQueue(m_account);
-    return true;
+    m_account = HandleQueue::AttachTo(*this);
+    return m_account != nullptr;
 }
 
 void

@@ -47,7 +47,7 @@ Workload::Workload(const RunConfig& cfg, World& world, const std::vector<Ptr<Hos
         m_values = load("rpc-cdf", cfg.rpcCdf);
     }
     m_expected = (uint64_t)cfg.flows + (uint64_t)cfg.incastQueries * cfg.incastFanin;
-    world.rec.flows.reserve(std::min<uint64_t>(m_expected, 1u << 22));
+    world.rec.flows.reserve(std::min<uint64_t>(m_expected, 1u << 16));
     world.onFlowDone = [this](uint32_t id) { OnFlowDone(id); };
     world.rpcLimit = cfg.rpcRequests;
     world.onRpcLimit = [this]() {
