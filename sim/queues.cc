@@ -145,6 +145,7 @@ PortQueueFactory::WriteJson(JsonWriter& w) const
     {
         uint64_t ports = 0, enqueued = 0, dropped = 0, dropBytes = 0, marked = 0;
         std::map<std::string, uint64_t> dropReasons, markReasons;
+        std::vector<uint64_t> perPort; /* Enqueued packets (ECMP spread). */
     };
     std::map<std::string, RoleStats> roles;
     for (const auto& [role, qd] : m_installed)
@@ -153,6 +154,7 @@ PortQueueFactory::WriteJson(JsonWriter& w) const
         const QueueDisc::Stats& s = qd->GetStats();
         r.ports++;
         r.enqueued += s.nTotalEnqueuedPackets;
+        r.perPort.push_back(s.nTotalEnqueuedPackets);
         r.dropped += s.nTotalDroppedPackets;
         r.dropBytes += s.nTotalDroppedBytes;
         r.marked += s.nTotalMarkedPackets;
@@ -188,7 +190,12 @@ PortQueueFactory::WriteJson(JsonWriter& w) const
         {
             w.UInt(why.c_str(), n);
         }
-        w.End().End();
+        w.End().BeginArray("enqueued_per_port");
+        for (uint64_t n : r.perPort)
+        {
+            w.UInt(nullptr, n);
+        }
+        w.EndArray().End();
     }
     w.End();
 
