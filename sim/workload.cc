@@ -3,6 +3,7 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <numeric>
 
@@ -104,10 +105,32 @@ Workload::Launch(uint32_t id)
 }
 
 void
+Workload::Progress()
+{
+    /* A line on stderr every 30 s of wall time, so that a long point can
+     * be followed (sim/run.py writes it to the point's log.txt). */
+    auto now = std::chrono::steady_clock::now();
+    if (now - m_lastReport >= std::chrono::seconds(30))
+    {
+        m_lastReport = now;
+        double wall = std::chrono::duration<double>(now - m_wall0).count();
+        fprintf(stderr,
+                "panda-sim: %.0f s wall: simulated %.4f s, flows %llu/%llu done, %llu "
+                "launched, %zu requests, %llu events\n",
+                wall, Simulator::Now().GetSeconds(), (unsigned long long)m_done,
+                (unsigned long long)m_expected, (unsigned long long)m_world.rec.flows.size(),
+                m_world.rec.rpcs.size(), (unsigned long long)Simulator::GetEventCount());
+    }
+    Simulator::Schedule(MilliSeconds(1), &Workload::Progress, this);
+}
+
+void
 Workload::Start()
 {
     m_loadStart = kT0;
     Time t0 = NanoSeconds(kT0);
+    m_wall0 = m_lastReport = std::chrono::steady_clock::now();
+    Simulator::Schedule(MilliSeconds(1), &Workload::Progress, this);
 
     for (uint32_t i = 0; i < m_cfg.rpcPairs; i++)
     {

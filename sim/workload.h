@@ -22,6 +22,7 @@
 
 #include "ns3/ptr.h"
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -58,6 +59,7 @@ class Workload
     void LaunchIncast(uint32_t query);
     void OnFlowDone(uint32_t id);
     void EndLoad();
+    void Progress();
     uint32_t NewFlow(uint32_t src, uint32_t dst, uint64_t size, FlowKind kind, uint32_t group);
     std::pair<uint32_t, uint32_t> PickPair();
 
@@ -75,6 +77,7 @@ class Workload
     uint32_t m_incastLaunched = 0;
     bool m_loadOver = false;
     int64_t m_loadStart = 0, m_loadEnd = -1;
+    std::chrono::steady_clock::time_point m_wall0, m_lastReport;
 };
 
 } // namespace pandasim

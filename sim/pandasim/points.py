@@ -195,19 +195,24 @@ def run_point(ctx, point, policy=None):
     cmd = [ctx.binary()] + point.args(ctx.top, action) + ["--out=" + d]
     load_before = os.getloadavg()
     t0 = time.monotonic()
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True,
-                             timeout=ctx.timeout)
-    except subprocess.TimeoutExpired:
-        raise PointError("%s: timed out after %g s" % (point.name(),
-                                                       ctx.timeout))
+    # panda-sim's output goes straight to log.txt: its progress lines can
+    # be followed there during a long point.
+    log_path = os.path.join(d, "log.txt")
+    with open(log_path, "w") as log:
+        log.write("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
+        log.flush()
+        try:
+            res = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                 timeout=ctx.timeout)
+        except subprocess.TimeoutExpired:
+            raise PointError("%s: timed out after %g s" % (point.name(),
+                                                           ctx.timeout))
     wall = time.monotonic() - t0
-    with open(os.path.join(d, "log.txt"), "w") as f:
-        f.write("$ %s\n%s%s" % (" ".join(shlex.quote(c) for c in cmd),
-                               res.stdout, res.stderr))
     if res.returncode != 0:
+        with open(log_path) as f:
+            tail = f.read()[-1000:].strip()
         raise PointError("%s: panda-sim exit %d: %s" % (
-            point.name(), res.returncode, res.stderr.strip()[-1000:]))
+            point.name(), res.returncode, tail))
     return summarize(ctx, point, d, cmd, wall, load_before)
 
 
