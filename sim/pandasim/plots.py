@@ -59,7 +59,8 @@ def schemes(results, path, title):
         ax.set_xticklabels(names, rotation=40, ha="right", fontsize=8)
         ax.set_title(label, fontsize=9)
         ax.set_ylabel("ms")
-        if bucket == "rpc" and any(v for v in vals):
+        pos = [v for v in vals if v]
+        if pos and max(pos) > 20 * min(pos):
             ax.set_yscale("log")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
