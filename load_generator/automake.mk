@@ -4,7 +4,7 @@ noinst_LIBRARIES += load_generator/liblg.a
 load_generator_liblg_a_SOURCES = \
 	load_generator/lg-common.c \
 	load_generator/lg-common.h
-LG_LIBADD = load_generator/liblg.a $(PANDA_LIBADD)
+LG_LIBADD = load_generator/liblg.a $(CLI_LIBADD)
 
 bin_PROGRAMS += \
 	load_generator/panda-fg-server \
@@ -21,7 +21,6 @@ load_generator_panda_mc_client_LDADD = $(LG_LIBADD)
 
 EXTRA_DIST += \
 	load_generator/README.md \
-	load_generator/bench.sh \
 	load_generator/cdf/web-search.cdf \
 	load_generator/cdf/data-mining.cdf \
 	load_generator/cdf/memcached-values.cdf \
@@ -30,14 +29,3 @@ EXTRA_DIST += \
 	load_generator/tests/test_lg_flows.py \
 	load_generator/tests/test_lg_memcached.py \
 	load_generator/tests/test_lg_netns.py
-
-if HAVE_CMOCKA
-check_PROGRAMS += load_generator/tests/test-lg-common
-TESTS += load_generator/tests/test-lg-common
-load_generator_tests_test_lg_common_SOURCES = \
-	load_generator/tests/test-lg-common.c
-load_generator_tests_test_lg_common_CPPFLAGS = $(AM_CPPFLAGS) \
-	-I$(top_srcdir)/load_generator
-load_generator_tests_test_lg_common_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-load_generator_tests_test_lg_common_LDADD = $(LG_LIBADD) $(CMOCKA_LIBS)
-endif

@@ -23,7 +23,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "cdf.h"
+#include <panda/cdf.h>
 #include "lg-common.h"
 
 #define RECV_BUF (256 * 1024)
@@ -96,7 +96,7 @@ static struct run {
 
     int epfd, tfd, sfd;
     uint64_t timer_armed;
-    struct lg_clock clk;
+    struct cli_clock clk;
     struct lg_progress progress;
     FILE *out;
 
@@ -229,7 +229,7 @@ parse_options(int argc, char *argv[], struct options *o)
             o->server = optarg;
             break;
         case 'p':
-            lg_parse_u64("--port", optarg, 1, 65535);
+            cli_parse_u64("--port", optarg, 1, 65535);
             o->port = optarg;
             break;
         case OPT_BIND:
@@ -239,45 +239,45 @@ parse_options(int argc, char *argv[], struct options *o)
             o->cdf_file = optarg;
             break;
         case OPT_SIZE:
-            o->fixed_size = lg_parse_bytes("--size", optarg, 1,
+            o->fixed_size = cli_parse_bytes("--size", optarg, 1,
                                            LG_FG_MAX_SIZE);
             break;
         case 'n':
-            o->concurrency = lg_parse_u64("--concurrency", optarg, 1,
+            o->concurrency = cli_parse_u64("--concurrency", optarg, 1,
                                           100000);
             have_conc = true;
             break;
         case 'l':
-            o->load_mbps = lg_parse_double("--load", optarg, 1e-6, 1e7);
+            o->load_mbps = cli_parse_double("--load", optarg, 1e-6, 1e7);
             have_load = true;
             break;
         case 'f':
-            o->flows = lg_parse_u64("--flows", optarg, 1, UINT64_MAX / 2);
+            o->flows = cli_parse_u64("--flows", optarg, 1, UINT64_MAX / 2);
             break;
         case 'd':
-            o->duration = lg_parse_double("--duration", optarg, 1e-3, 1e7);
+            o->duration = cli_parse_double("--duration", optarg, 1e-3, 1e7);
             break;
         case OPT_DRAIN:
-            o->drain_timeout = lg_parse_double("--drain-timeout", optarg,
+            o->drain_timeout = cli_parse_double("--drain-timeout", optarg,
                                                0, 1e7);
             break;
         case OPT_FLOW_TIMEOUT:
-            o->flow_timeout = lg_parse_double("--flow-timeout", optarg,
+            o->flow_timeout = cli_parse_double("--flow-timeout", optarg,
                                               1e-3, 1e7);
             break;
         case OPT_MAX_FAILURES:
-            o->max_failures = lg_parse_u64("--max-failures", optarg, 0,
+            o->max_failures = cli_parse_u64("--max-failures", optarg, 0,
                                            UINT64_MAX);
             break;
         case OPT_MAX_INFLIGHT:
-            o->max_inflight = lg_parse_u64("--max-inflight", optarg, 1,
+            o->max_inflight = cli_parse_u64("--max-inflight", optarg, 1,
                                            1000000);
             break;
         case OPT_POOL:
             o->pool = true;
             break;
         case OPT_DSCP:
-            o->dscp = lg_parse_u64("--dscp", optarg, 0, 63);
+            o->dscp = cli_parse_u64("--dscp", optarg, 0, 63);
             break;
         case 'o':
             o->output = optarg;
@@ -286,7 +286,7 @@ parse_options(int argc, char *argv[], struct options *o)
             o->json = optarg;
             break;
         case OPT_SEED:
-            o->seed = lg_parse_u64("--seed", optarg, 0, UINT64_MAX);
+            o->seed = cli_parse_u64("--seed", optarg, 0, UINT64_MAX);
             break;
         case OPT_DRY_RUN:
             o->dry_run = true;
@@ -309,21 +309,21 @@ parse_options(int argc, char *argv[], struct options *o)
         }
     }
     if (optind < argc) {
-        lg_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
+        cli_log_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
     }
     if (!o->cdf_file == !o->fixed_size) {
-        lg_fatal("give exactly one of --cdf=FILE and --size=BYTES");
+        cli_log_fatal("give exactly one of --cdf=FILE and --size=BYTES");
     }
     if (have_conc && have_load) {
-        lg_fatal("--concurrency (closed loop) and --load (open loop) "
+        cli_log_fatal("--concurrency (closed loop) and --load (open loop) "
                  "exclude each other");
     }
     o->open_loop = have_load;
     if (!o->flows && !o->duration) {
-        lg_fatal("give --flows=N and/or --duration=SECONDS");
+        cli_log_fatal("give --flows=N and/or --duration=SECONDS");
     }
     if (o->dry_run && !o->flows) {
-        lg_fatal("--dry-run needs --flows=N");
+        cli_log_fatal("--dry-run needs --flows=N");
     }
 }
 
@@ -432,8 +432,8 @@ flow_end(uint64_t id, uint64_t size, uint64_t received, uint64_t start_ns,
         if (run.out) {
             fprintf(run.out, "%llu %llu %.6f %.6f %.3f %llu 1 -\n",
                     (unsigned long long) id, (unsigned long long) size,
-                    lg_clock_real_s(&run.clk, start_ns),
-                    lg_clock_real_s(&run.clk, now), fct_us,
+                    cli_clock_real_s(&run.clk, start_ns),
+                    cli_clock_real_s(&run.clk, now), fct_us,
                     (unsigned long long) received);
         }
     } else {
@@ -447,7 +447,7 @@ flow_end(uint64_t id, uint64_t size, uint64_t received, uint64_t start_ns,
         if (run.out) {
             fprintf(run.out, "%llu %llu %.6f - - %llu 0 %s\n",
                     (unsigned long long) id, (unsigned long long) size,
-                    lg_clock_real_s(&run.clk, start_ns),
+                    cli_clock_real_s(&run.clk, start_ns),
                     (unsigned long long) received, reason_names[why]);
         }
     }
@@ -461,7 +461,7 @@ conn_watch(struct conn *c, int op, uint32_t events)
     struct epoll_event ev = { .events = events, .data.ptr = c };
 
     if (epoll_ctl(run.epfd, op, c->fd, &ev)) {
-        lg_fatal("epoll_ctl: %s", strerror(errno));
+        cli_log_fatal("epoll_ctl: %s", strerror(errno));
     }
 }
 
@@ -578,7 +578,7 @@ conn_send(struct conn *c, uint64_t now)
 static void
 flow_start(void)
 {
-    uint64_t now = lg_mono_ns();
+    uint64_t now = cli_clock_mono_ns();
     struct lg_fg_req req;
     struct conn *c;
     uint64_t id = run.started++;
@@ -671,14 +671,14 @@ conn_receive(struct conn *c, uint64_t now)
             return;
         }
         if (c->state != RECEIVING) {
-            lg_warn("server sent unexpected data, closing the connection");
+            cli_log_warn("server sent unexpected data, closing the connection");
             conn_close(c);
             return;
         }
         got += n;
         c->received += n;
         if (c->received == c->size) {
-            flow_done(c, lg_mono_ns());
+            flow_done(c, cli_clock_mono_ns());
             return;
         }
     }
@@ -687,7 +687,7 @@ conn_receive(struct conn *c, uint64_t now)
 static void
 conn_event(struct conn *c)
 {
-    uint64_t now = lg_mono_ns();
+    uint64_t now = cli_clock_mono_ns();
 
     switch (c->state) {
     case CONNECTING: {
@@ -759,7 +759,7 @@ closed_loop_refill(void)
 {
     while (run.generating && run.inflight < run.o.concurrency
            && !limit_reached() && !too_many_failures()
-           && !(run.gen_end_ns && lg_mono_ns() >= run.gen_end_ns)) {
+           && !(run.gen_end_ns && cli_clock_mono_ns() >= run.gen_end_ns)) {
         flow_start();
     }
 }
@@ -781,13 +781,13 @@ wait_events(uint64_t now, uint64_t wake)
         its.it_value.tv_sec = wake / 1000000000u;
         its.it_value.tv_nsec = wake % 1000000000u;
         if (timerfd_settime(run.tfd, TFD_TIMER_ABSTIME, &its, NULL)) {
-            lg_fatal("timerfd_settime: %s", strerror(errno));
+            cli_log_fatal("timerfd_settime: %s", strerror(errno));
         }
         run.timer_armed = wake;
     }
     n = epoll_wait(run.epfd, events, 256, timeout);
     if (n < 0 && errno != EINTR) {
-        lg_fatal("epoll_wait: %s", strerror(errno));
+        cli_log_fatal("epoll_wait: %s", strerror(errno));
     }
     for (i = 0; i < n; i++) {
         void *p = events[i].data.ptr;
@@ -844,9 +844,9 @@ run_loop(void)
     double mean_iat = run.o.open_loop ? mean_interarrival_ns() : 0;
 
     run.generating = true;
-    run.start_ns = lg_mono_ns();
+    run.start_ns = cli_clock_mono_ns();
     run.inflight_since = run.start_ns;
-    lg_clock_init(&run.clk);
+    cli_clock_init(&run.clk);
     run.clk.mono0 = run.start_ns;
     if (run.o.open_loop) {
         next_arrival = run.start_ns
@@ -856,7 +856,7 @@ run_loop(void)
                      ? run.start_ns + (uint64_t) (run.o.duration * 1e9) : 0;
 
     for (;;) {
-        uint64_t now = lg_mono_ns();
+        uint64_t now = cli_clock_mono_ns();
         uint64_t wake = 0;
 
         if (run.interrupted) {
@@ -923,7 +923,7 @@ run_loop(void)
         wait_events(now, wake);
     }
 
-    run.end_ns = lg_mono_ns();
+    run.end_ns = cli_clock_mono_ns();
     if (!run.gen_end_ns || run.gen_end_ns > run.end_ns) {
         run.gen_end_ns = run.end_ns;
     }
@@ -954,105 +954,105 @@ write_json(void)
     double elapsed = (run.end_ns - run.start_ns) / 1e9;
     double gen = (run.gen_end_ns - run.start_ns) / 1e9;
     FILE *f = lg_open_output(run.o.json);
-    struct lg_json j;
+    struct cli_json j;
     int b, r;
 
-    lg_json_start(&j, f);
-    lg_json_str(&j, "program", "panda-fg-client");
-    lg_json_str(&j, "mode", run.o.open_loop ? "open" : "closed");
+    cli_json_start(&j, f);
+    cli_json_str(&j, "program", "panda-fg-client");
+    cli_json_str(&j, "mode", run.o.open_loop ? "open" : "closed");
     if (run.o.open_loop) {
-        lg_json_null(&j, "concurrency");
-        lg_json_double(&j, "load_mbps", run.o.load_mbps);
+        cli_json_null(&j, "concurrency");
+        cli_json_double(&j, "load_mbps", run.o.load_mbps);
     } else {
-        lg_json_u64(&j, "concurrency", run.o.concurrency);
-        lg_json_null(&j, "load_mbps");
+        cli_json_u64(&j, "concurrency", run.o.concurrency);
+        cli_json_null(&j, "load_mbps");
     }
-    lg_json_str(&j, "connections", run.o.pool ? "pool" : "per-flow");
-    lg_json_str(&j, "server", lg_addr_str(&run.server, run.server_len));
-    lg_json_u64(&j, "seed", run.o.seed);
-    lg_json_str(&j, "cdf", run.o.cdf_file);
+    cli_json_str(&j, "connections", run.o.pool ? "pool" : "per-flow");
+    cli_json_str(&j, "server", lg_addr_str(&run.server, run.server_len));
+    cli_json_u64(&j, "seed", run.o.seed);
+    cli_json_str(&j, "cdf", run.o.cdf_file);
     if (run.o.fixed_size) {
-        lg_json_u64(&j, "fixed_size", run.o.fixed_size);
+        cli_json_u64(&j, "fixed_size", run.o.fixed_size);
     } else {
-        lg_json_null(&j, "fixed_size");
+        cli_json_null(&j, "fixed_size");
     }
-    lg_json_double(&j, "mean_size_bytes", run.mean_size);
+    cli_json_double(&j, "mean_size_bytes", run.mean_size);
     if (run.o.dscp >= 0) {
-        lg_json_u64(&j, "dscp", run.o.dscp);
+        cli_json_u64(&j, "dscp", run.o.dscp);
     } else {
-        lg_json_null(&j, "dscp");
+        cli_json_null(&j, "dscp");
     }
-    lg_json_double(&j, "start_realtime", lg_clock_real_s(&run.clk,
+    cli_json_double(&j, "start_realtime", cli_clock_real_s(&run.clk,
                                                           run.start_ns));
-    lg_json_double(&j, "end_realtime", lg_clock_real_s(&run.clk,
+    cli_json_double(&j, "end_realtime", cli_clock_real_s(&run.clk,
                                                         run.end_ns));
-    lg_json_double(&j, "elapsed_s", elapsed);
-    lg_json_double(&j, "generation_s", gen);
+    cli_json_double(&j, "elapsed_s", elapsed);
+    cli_json_double(&j, "generation_s", gen);
     if (run.o.flows) {
-        lg_json_u64(&j, "flows_planned", run.o.flows);
+        cli_json_u64(&j, "flows_planned", run.o.flows);
     } else {
-        lg_json_null(&j, "flows_planned");
+        cli_json_null(&j, "flows_planned");
     }
-    lg_json_u64(&j, "flows_started", run.started);
-    lg_json_u64(&j, "flows_completed", run.completed);
-    lg_json_u64(&j, "flows_unfinished", run.unfinished);
-    lg_json_u64(&j, "flows_not_started",
+    cli_json_u64(&j, "flows_started", run.started);
+    cli_json_u64(&j, "flows_completed", run.completed);
+    cli_json_u64(&j, "flows_unfinished", run.unfinished);
+    cli_json_u64(&j, "flows_not_started",
                 run.o.flows > run.started ? run.o.flows - run.started : 0);
-    lg_json_object(&j, "unfinished_reasons");
+    cli_json_object(&j, "unfinished_reasons");
     for (r = 0; r < N_REASONS; r++) {
         if (run.reasons[r]) {
-            lg_json_u64(&j, reason_names[r], run.reasons[r]);
+            cli_json_u64(&j, reason_names[r], run.reasons[r]);
         }
     }
-    lg_json_end_object(&j);
-    lg_json_bool(&j, "aborted", run.aborted);
-    lg_json_bool(&j, "interrupted", run.interrupted);
-    lg_json_u64(&j, "bytes_requested", run.bytes_requested);
-    lg_json_u64(&j, "bytes_received", run.bytes_received);
-    lg_json_double(&j, "goodput_mbps",
+    cli_json_end_object(&j);
+    cli_json_bool(&j, "aborted", run.aborted);
+    cli_json_bool(&j, "interrupted", run.interrupted);
+    cli_json_u64(&j, "bytes_requested", run.bytes_requested);
+    cli_json_u64(&j, "bytes_received", run.bytes_received);
+    cli_json_double(&j, "goodput_mbps",
                    elapsed > 0 ? run.bytes_received * 8 / elapsed / 1e6
                                : NAN);
-    lg_json_double(&j, "offered_load_mbps",
+    cli_json_double(&j, "offered_load_mbps",
                    gen > 0 ? run.bytes_requested * 8 / gen / 1e6 : NAN);
-    lg_json_double(&j, "flows_per_s",
+    cli_json_double(&j, "flows_per_s",
                    elapsed > 0 ? run.completed / elapsed : NAN);
-    lg_json_u64(&j, "max_in_flight", run.max_inflight);
-    lg_json_double(&j, "mean_in_flight",
+    cli_json_u64(&j, "max_in_flight", run.max_inflight);
+    cli_json_double(&j, "mean_in_flight",
                    run.end_ns > run.start_ns
                    ? run.inflight_integral / (run.end_ns - run.start_ns)
                    : NAN);
-    lg_json_u64(&j, "late_arrivals", run.late_arrivals);
-    lg_json_u64(&j, "connections_opened", run.conns_opened);
+    cli_json_u64(&j, "late_arrivals", run.late_arrivals);
+    cli_json_u64(&j, "connections_opened", run.conns_opened);
     {
         struct rusage ru;
 
         getrusage(RUSAGE_SELF, &ru);
-        lg_json_double(&j, "cpu_user_s",
+        cli_json_double(&j, "cpu_user_s",
                        ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6);
-        lg_json_double(&j, "cpu_sys_s",
+        cli_json_double(&j, "cpu_sys_s",
                        ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
     }
-    lg_json_object(&j, "fct_us");
+    cli_json_object(&j, "fct_us");
     for (b = 0; b < N_BUCKETS; b++) {
         struct lg_summary s;
 
         lg_summarize(run.fct[b].v, run.fct[b].n, &s);
-        lg_json_object(&j, bucket_names[b]);
-        lg_json_array(&j, "size_range_bytes");
-        lg_json_double(&j, NULL, lo[b]);
-        lg_json_double(&j, NULL, hi[b]);
-        lg_json_end_array(&j);
-        lg_json_u64(&j, "completed", s.n);
-        lg_json_u64(&j, "unfinished", run.bucket_unfinished[b]);
-        lg_json_double(&j, "mean", s.mean);
-        lg_json_double(&j, "p50", s.p50);
-        lg_json_double(&j, "p99", s.p99);
-        lg_json_double(&j, "min", s.min);
-        lg_json_double(&j, "max", s.max);
-        lg_json_end_object(&j);
+        cli_json_object(&j, bucket_names[b]);
+        cli_json_array(&j, "size_range_bytes");
+        cli_json_double(&j, NULL, lo[b]);
+        cli_json_double(&j, NULL, hi[b]);
+        cli_json_end_array(&j);
+        cli_json_u64(&j, "completed", s.n);
+        cli_json_u64(&j, "unfinished", run.bucket_unfinished[b]);
+        cli_json_double(&j, "mean", s.mean);
+        cli_json_double(&j, "p50", s.p50);
+        cli_json_double(&j, "p99", s.p99);
+        cli_json_double(&j, "min", s.min);
+        cli_json_double(&j, "max", s.max);
+        cli_json_end_object(&j);
     }
-    lg_json_end_object(&j);
-    lg_json_finish(&j);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
     lg_close_output(f, run.o.json);
 }
 
@@ -1066,15 +1066,15 @@ setup(void)
     err = lg_resolve(run.o.server, run.o.port, false, &run.server,
                      &run.server_len);
     if (err) {
-        lg_fatal("--server/--port: %s", err);
+        cli_log_fatal("--server/--port: %s", err);
     }
     if (run.o.bind) {
         err = lg_resolve(run.o.bind, "0", true, &run.bind, &run.bind_len);
         if (err) {
-            lg_fatal("--bind: %s", err);
+            cli_log_fatal("--bind: %s", err);
         }
         if (run.bind.ss_family != run.server.ss_family) {
-            lg_fatal("--bind %s and --server %s are not of the same address "
+            cli_log_fatal("--bind %s and --server %s are not of the same address "
                      "family", run.o.bind, run.o.server);
         }
     }
@@ -1089,7 +1089,7 @@ setup(void)
     sigprocmask(SIG_BLOCK, &set, NULL);
     run.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (run.epfd < 0 || run.tfd < 0 || run.sfd < 0) {
-        lg_fatal("epoll/timerfd/signalfd: %s", strerror(errno));
+        cli_log_fatal("epoll/timerfd/signalfd: %s", strerror(errno));
     }
     ev.events = EPOLLIN;
     ev.data.ptr = &epoll_timer_tag;
@@ -1110,17 +1110,17 @@ main(int argc, char *argv[])
 {
     int b;
 
-    lg_program = "panda-fg-client";
+    cli_log_set_program("panda-fg-client");
     parse_options(argc, argv, &run.o);
     if (run.o.cdf_file) {
         char *err = panda_cdf_load(&run.cdf, run.o.cdf_file);
 
         if (err) {
-            lg_fatal("--cdf: %s", err);
+            cli_log_fatal("--cdf: %s", err);
         }
         run.mean_size = panda_cdf_mean(&run.cdf);
         if (!(run.mean_size >= 1)) {
-            lg_fatal("--cdf: %s: mean flow size %g bytes is below one byte",
+            cli_log_fatal("--cdf: %s: mean flow size %g bytes is below one byte",
                      run.o.cdf_file, run.mean_size);
         }
     } else {
@@ -1151,7 +1151,7 @@ main(int argc, char *argv[])
         lg_summarize(run.fct[B_ALL].v, run.fct[B_ALL].n, &s);
         fprintf(stderr, "%s: %llu flows started, %llu completed, %llu "
                 "unfinished%s in %.2f s; goodput %.1f Mbit/s; FCT mean "
-                "%.0f us, p99 %.0f us\n", lg_program,
+                "%.0f us, p99 %.0f us\n", cli_log_program(),
                 (unsigned long long) run.started,
                 (unsigned long long) run.completed,
                 (unsigned long long) run.unfinished,

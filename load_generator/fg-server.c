@@ -113,17 +113,17 @@ parse_options(int argc, char *argv[], struct options *o)
             o->bind = optarg;
             break;
         case 'p':
-            lg_parse_u64("--port", optarg, 0, 65535);
+            cli_parse_u64("--port", optarg, 0, 65535);
             o->port = optarg;
             break;
         case OPT_PORT_FILE:
             o->port_file = optarg;
             break;
         case 't':
-            o->threads = lg_parse_u64("--threads", optarg, 1, 64);
+            o->threads = cli_parse_u64("--threads", optarg, 1, 64);
             break;
         case OPT_BACKLOG:
-            o->backlog = lg_parse_u64("--backlog", optarg, 1, 65535);
+            o->backlog = cli_parse_u64("--backlog", optarg, 1, 65535);
             break;
         case OPT_JSON:
             o->json = optarg;
@@ -140,7 +140,7 @@ parse_options(int argc, char *argv[], struct options *o)
         }
     }
     if (optind < argc) {
-        lg_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
+        cli_log_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
     }
 }
 
@@ -194,12 +194,12 @@ do_accept(int epfd)
                 static atomic_bool warned;
 
                 if (!atomic_exchange(&warned, true)) {
-                    lg_warn("accept: %s (further warnings suppressed)",
+                    cli_log_warn("accept: %s (further warnings suppressed)",
                             strerror(errno));
                 }
             } else if (errno != EAGAIN && errno != EWOULDBLOCK
                        && errno != EINTR && errno != ECONNABORTED) {
-                lg_warn("accept: %s", strerror(errno));
+                cli_log_warn("accept: %s", strerror(errno));
             }
             return;
         }
@@ -211,7 +211,7 @@ do_accept(int epfd)
         ev.events = EPOLLIN;
         ev.data.ptr = c;
         if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
-            lg_warn("epoll_ctl: %s", strerror(errno));
+            cli_log_warn("epoll_ctl: %s", strerror(errno));
             close(fd);
             free(c);
             continue;
@@ -248,7 +248,7 @@ do_read(int epfd, struct conn *c)
     if (err) {
         atomic_fetch_add(&n_bad, 1);
         if (!quiet) {
-            lg_warn("dropping connection with bad request: %s", err);
+            cli_log_warn("dropping connection with bad request: %s", err);
         }
         conn_close(epfd, c);
         return false;
@@ -315,14 +315,14 @@ worker(void *arg)
     int epfd = epoll_create1(EPOLL_CLOEXEC);
 
     if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev)) {
-        lg_fatal("epoll: %s", strerror(errno));
+        cli_log_fatal("epoll: %s", strerror(errno));
     }
     while (!stop) {
         int n = epoll_wait(epfd, events, 256, 500);
         int i;
 
         if (n < 0 && errno != EINTR) {
-            lg_fatal("epoll_wait: %s", strerror(errno));
+            cli_log_fatal("epoll_wait: %s", strerror(errno));
         }
         for (i = 0; i < n; i++) {
             struct conn *c = events[i].data.ptr;
@@ -344,20 +344,20 @@ static void
 write_json(const char *name)
 {
     FILE *f = lg_open_output(name);
-    struct lg_json j;
+    struct cli_json j;
 
-    lg_json_start(&j, f);
-    lg_json_str(&j, "program", "panda-fg-server");
-    lg_json_u64(&j, "connections_accepted", atomic_load(&n_accepted));
-    lg_json_u64(&j, "connections_closed", atomic_load(&n_closed));
-    lg_json_u64(&j, "max_open_connections", atomic_load(&max_open));
-    lg_json_u64(&j, "requests", atomic_load(&n_requests));
-    lg_json_u64(&j, "responses_completed", atomic_load(&n_completed));
-    lg_json_u64(&j, "responses_aborted", atomic_load(&n_aborted));
-    lg_json_u64(&j, "max_active_responses", atomic_load(&max_active));
-    lg_json_u64(&j, "bad_requests", atomic_load(&n_bad));
-    lg_json_u64(&j, "bytes_sent", atomic_load(&n_bytes));
-    lg_json_finish(&j);
+    cli_json_start(&j, f);
+    cli_json_str(&j, "program", "panda-fg-server");
+    cli_json_u64(&j, "connections_accepted", atomic_load(&n_accepted));
+    cli_json_u64(&j, "connections_closed", atomic_load(&n_closed));
+    cli_json_u64(&j, "max_open_connections", atomic_load(&max_open));
+    cli_json_u64(&j, "requests", atomic_load(&n_requests));
+    cli_json_u64(&j, "responses_completed", atomic_load(&n_completed));
+    cli_json_u64(&j, "responses_aborted", atomic_load(&n_aborted));
+    cli_json_u64(&j, "max_active_responses", atomic_load(&max_active));
+    cli_json_u64(&j, "bad_requests", atomic_load(&n_bad));
+    cli_json_u64(&j, "bytes_sent", atomic_load(&n_bytes));
+    cli_json_finish(&j);
     lg_close_output(f, name);
 }
 
@@ -374,27 +374,27 @@ main(int argc, char *argv[])
     int one = 1;
     char *err;
 
-    lg_program = "panda-fg-server";
+    cli_log_set_program("panda-fg-server");
     parse_options(argc, argv, &o);
     quiet = o.quiet;
     lg_raise_nofile();
 
     err = lg_resolve(o.bind, o.port, true, &ss, &len);
     if (err) {
-        lg_fatal("--bind/--port: %s", err);
+        cli_log_fatal("--bind/--port: %s", err);
     }
     listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK
                        | SOCK_CLOEXEC, 0);
     if (listen_fd < 0) {
-        lg_fatal("socket: %s", strerror(errno));
+        cli_log_fatal("socket: %s", strerror(errno));
     }
     setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(listen_fd, (struct sockaddr *) &ss, len)) {
-        lg_fatal("cannot bind to %s: %s", lg_addr_str(&ss, len),
+        cli_log_fatal("cannot bind to %s: %s", lg_addr_str(&ss, len),
                  strerror(errno));
     }
     if (listen(listen_fd, o.backlog)) {
-        lg_fatal("listen: %s", strerror(errno));
+        cli_log_fatal("listen: %s", strerror(errno));
     }
     len = sizeof ss;
     getsockname(listen_fd, (struct sockaddr *) &ss, &len);
@@ -409,14 +409,14 @@ main(int argc, char *argv[])
 
         if (!f || fprintf(f, "%d\n", port) < 0 || fclose(f)
             || rename(tmp, o.port_file)) {
-            lg_fatal("%s: cannot write port file (%s)", o.port_file,
+            cli_log_fatal("%s: cannot write port file (%s)", o.port_file,
                      strerror(errno));
         }
         free(tmp);
     }
     if (!quiet) {
         fprintf(stderr, "%s: listening on %s with %u thread(s)\n",
-                lg_program, lg_addr_str(&ss, len), o.threads);
+                cli_log_program(), lg_addr_str(&ss, len), o.threads);
     }
 
     memset(&sa, 0, sizeof sa);
@@ -433,7 +433,7 @@ main(int argc, char *argv[])
     threads = panda_xcalloc(o.threads, sizeof *threads);
     for (i = 1; i < o.threads; i++) {
         if (pthread_create(&threads[i], NULL, worker, NULL)) {
-            lg_fatal("cannot create thread");
+            cli_log_fatal("cannot create thread");
         }
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -446,7 +446,7 @@ main(int argc, char *argv[])
     if (!quiet) {
         fprintf(stderr, "%s: exiting on signal %d: %llu connections, "
                 "%llu responses (%llu aborted by clients), %llu bytes\n",
-                lg_program, (int) stop,
+                cli_log_program(), (int) stop,
                 (unsigned long long) atomic_load(&n_accepted),
                 (unsigned long long) atomic_load(&n_completed),
                 (unsigned long long) atomic_load(&n_aborted),

@@ -16,46 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *lg_program = "panda-loadgen";
-
-/* ---- Clocks. ---- */
-
-static uint64_t
-clock_ns(clockid_t id)
-{
-    struct timespec ts;
-
-    clock_gettime(id, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
-uint64_t
-lg_mono_ns(void)
-{
-    return clock_ns(CLOCK_MONOTONIC);
-}
-
-uint64_t
-lg_real_ns(void)
-{
-    return clock_ns(CLOCK_REALTIME);
-}
-
-void
-lg_clock_init(struct lg_clock *c)
-{
-    c->mono0 = lg_mono_ns();
-    c->real0 = lg_real_ns();
-}
-
-double
-lg_clock_real_s(const struct lg_clock *c, uint64_t mono_ns)
-{
-    double delta = (double) mono_ns - (double) c->mono0;
-
-    return (c->real0 + delta) / 1e9;
-}
-
 /* ---- Statistics. ---- */
 
 double
@@ -135,192 +95,22 @@ lg_vec_free(struct lg_vec *v)
     v->n = v->cap = 0;
 }
 
-/* ---- JSON output. ---- */
-
-static void json_string(FILE *, const char *);
-
-static void
-json_key(struct lg_json *j, const char *key)
-{
-    if (j->depth > 0) {
-        if (j->comma[j->depth - 1]) {
-            fputc(',', j->f);
-        }
-        j->comma[j->depth - 1] = true;
-        fputc('\n', j->f);
-        fprintf(j->f, "%*s", 2 * j->depth, "");
-    }
-    if (key) {
-        json_string(j->f, key);
-        fputs(": ", j->f);
-    }
-}
+/* ---- Output. ---- */
 
 void
-lg_json_start(struct lg_json *j, FILE *f)
-{
-    memset(j, 0, sizeof *j);
-    j->f = f;
-    lg_json_object(j, NULL);
-}
-
-void
-lg_json_finish(struct lg_json *j)
-{
-    while (j->depth > 0) {
-        lg_json_end_object(j);
-    }
-    fputc('\n', j->f);
-}
-
-static void
-json_open(struct lg_json *j, const char *key, char c)
-{
-    json_key(j, key);
-    fputc(c, j->f);
-    if (j->depth >= LG_JSON_MAX_DEPTH) {
-        lg_fatal("internal error: JSON nested too deeply");
-    }
-    j->comma[j->depth++] = false;
-}
-
-static void
-json_close(struct lg_json *j, char c)
-{
-    bool had_items = j->comma[--j->depth];
-
-    if (had_items) {
-        fprintf(j->f, "\n%*s", 2 * j->depth, "");
-    }
-    fputc(c, j->f);
-}
-
-void
-lg_json_object(struct lg_json *j, const char *key)
-{
-    json_open(j, key, '{');
-}
-
-void
-lg_json_end_object(struct lg_json *j)
-{
-    json_close(j, '}');
-}
-
-void
-lg_json_array(struct lg_json *j, const char *key)
-{
-    json_open(j, key, '[');
-}
-
-void
-lg_json_end_array(struct lg_json *j)
-{
-    json_close(j, ']');
-}
-
-static void
-json_string(FILE *f, const char *value)
-{
-    const unsigned char *p;
-
-    fputc('"', f);
-    for (p = (const unsigned char *) value; *p; p++) {
-        switch (*p) {
-        case '"':
-            fputs("\\\"", f);
-            break;
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        case '\n':
-            fputs("\\n", f);
-            break;
-        case '\t':
-            fputs("\\t", f);
-            break;
-        case '\r':
-            fputs("\\r", f);
-            break;
-        default:
-            if (*p < 0x20) {
-                fprintf(f, "\\u%04x", *p);
-            } else {
-                fputc(*p, f);
-            }
-        }
-    }
-    fputc('"', f);
-}
-
-void
-lg_json_str(struct lg_json *j, const char *key, const char *value)
-{
-    json_key(j, key);
-    if (value) {
-        json_string(j->f, value);
-    } else {
-        fputs("null", j->f);
-    }
-}
-
-void
-lg_json_double(struct lg_json *j, const char *key, double value)
-{
-    json_key(j, key);
-    if (isfinite(value)) {
-        /* The shortest form that reads back as the same double. */
-        char buf[40];
-        int prec;
-
-        for (prec = 15; prec < 17; prec++) {
-            snprintf(buf, sizeof buf, "%.*g", prec, value);
-            if (strtod(buf, NULL) == value) {
-                break;
-            }
-        }
-        snprintf(buf, sizeof buf, "%.*g", prec, value);
-        fputs(buf, j->f);
-    } else {
-        fputs("null", j->f);
-    }
-}
-
-void
-lg_json_u64(struct lg_json *j, const char *key, uint64_t value)
-{
-    json_key(j, key);
-    fprintf(j->f, "%llu", (unsigned long long) value);
-}
-
-void
-lg_json_bool(struct lg_json *j, const char *key, bool value)
-{
-    json_key(j, key);
-    fputs(value ? "true" : "false", j->f);
-}
-
-void
-lg_json_null(struct lg_json *j, const char *key)
-{
-    json_key(j, key);
-    fputs("null", j->f);
-}
-
-void
-lg_json_summary(struct lg_json *j, const char *key,
+lg_json_summary(struct cli_json *j, const char *key,
                 const struct lg_summary *s)
 {
-    lg_json_object(j, key);
-    lg_json_u64(j, "count", s->n);
-    lg_json_double(j, "mean", s->mean);
-    lg_json_double(j, "min", s->min);
-    lg_json_double(j, "p50", s->p50);
-    lg_json_double(j, "p90", s->p90);
-    lg_json_double(j, "p99", s->p99);
-    lg_json_double(j, "p99.9", s->p999);
-    lg_json_double(j, "max", s->max);
-    lg_json_end_object(j);
+    cli_json_object(j, key);
+    cli_json_u64(j, "count", s->n);
+    cli_json_double(j, "mean", s->mean);
+    cli_json_double(j, "min", s->min);
+    cli_json_double(j, "p50", s->p50);
+    cli_json_double(j, "p90", s->p90);
+    cli_json_double(j, "p99", s->p99);
+    cli_json_double(j, "p99.9", s->p999);
+    cli_json_double(j, "max", s->max);
+    cli_json_end_object(j);
 }
 
 FILE *
@@ -333,7 +123,7 @@ lg_open_output(const char *name)
     }
     f = fopen(name, "w");
     if (!f) {
-        lg_fatal("%s: cannot open for writing (%s)", name, strerror(errno));
+        cli_log_fatal("%s: cannot open for writing (%s)", name, strerror(errno));
     }
     return f;
 }
@@ -349,120 +139,8 @@ lg_close_output(FILE *f, const char *name)
         bad |= fclose(f) != 0;
     }
     if (bad) {
-        lg_fatal("%s: write error (%s)", name, strerror(errno));
+        cli_log_fatal("%s: write error (%s)", name, strerror(errno));
     }
-}
-
-/* ---- Errors and argument parsing. ---- */
-
-void
-lg_fatal(const char *fmt, ...)
-{
-    va_list args;
-
-    fprintf(stderr, "%s: ", lg_program);
-    va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
-    va_end(args);
-    fputc('\n', stderr);
-    exit(1);
-}
-
-void
-lg_warn(const char *fmt, ...)
-{
-    va_list args;
-
-    fprintf(stderr, "%s: warning: ", lg_program);
-    va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
-    va_end(args);
-    fputc('\n', stderr);
-}
-
-static uint64_t
-parse_u64_scaled(const char *option, const char *s, uint64_t min,
-                 uint64_t max, bool suffixes)
-{
-    static const struct {
-        const char *name;
-        uint64_t mult;
-    } units[] = {
-        { "", 1 }, { "B", 1 },
-        { "K", 1000 }, { "KB", 1000 }, { "k", 1000 }, { "kB", 1000 },
-        { "M", 1000000 }, { "MB", 1000000 },
-        { "G", 1000000000 }, { "GB", 1000000000 },
-        { "Ki", 1024 }, { "KiB", 1024 },
-        { "Mi", 1048576 }, { "MiB", 1048576 },
-        { "Gi", 1073741824 }, { "GiB", 1073741824 },
-    };
-    unsigned long long v;
-    uint64_t mult = 0;
-    char *end;
-    size_t i;
-
-    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') {
-        goto bad;
-    }
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (end == s || errno) {
-        goto bad;
-    }
-    for (i = 0; i < sizeof units / sizeof *units; i++) {
-        if (!strcmp(end, units[i].name)) {
-            mult = units[i].mult;
-            break;
-        }
-    }
-    if (!mult || (!suffixes && mult != 1)) {
-        goto bad;
-    }
-    if (v > UINT64_MAX / mult) {
-        goto range;
-    }
-    v *= mult;
-    if (v < min || v > max) {
-        goto range;
-    }
-    return v;
-
-bad:
-    lg_fatal("%s: \"%s\" is not a valid %s", option, s ? s : "",
-             suffixes ? "size (e.g. 1000, 10K, 10M, 64KiB)"
-                      : "non-negative integer");
-range:
-    lg_fatal("%s: %s is out of range [%llu, %llu]", option, s,
-             (unsigned long long) min, (unsigned long long) max);
-}
-
-uint64_t
-lg_parse_u64(const char *option, const char *s, uint64_t min, uint64_t max)
-{
-    return parse_u64_scaled(option, s, min, max, false);
-}
-
-uint64_t
-lg_parse_bytes(const char *option, const char *s, uint64_t min, uint64_t max)
-{
-    return parse_u64_scaled(option, s, min, max, true);
-}
-
-double
-lg_parse_double(const char *option, const char *s, double min, double max)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = s && *s ? strtod(s, &end) : NAN;
-    if (!s || !*s || *end || errno || !isfinite(v)) {
-        lg_fatal("%s: \"%s\" is not a valid number", option, s ? s : "");
-    }
-    if (v < min || v > max) {
-        lg_fatal("%s: %s is out of range [%g, %g]", option, s, min, max);
-    }
-    return v;
 }
 
 /* ---- Progress line. ---- */
@@ -485,7 +163,7 @@ lg_progress_update(struct lg_progress *p, uint64_t now_ns,
         return;
     }
     p->next_ns = now_ns + 1000000000u;
-    fprintf(stderr, "\r%s: ", lg_program);
+    fprintf(stderr, "\r%s: ", cli_log_program());
     va_start(args, fmt);
     vfprintf(stderr, fmt, args);
     va_end(args);

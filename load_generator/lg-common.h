@@ -1,8 +1,9 @@
 /*
  * Code shared by the load generator programs (panda-fg-server,
- * panda-fg-client, panda-mc-client): clocks, percentiles, a small JSON
- * writer, argument parsing, the progress line, socket helpers and the flow
- * generator's request format.
+ * panda-fg-client, panda-mc-client): percentiles, output files, the progress
+ * line, socket helpers and the flow generator's request format.  The JSON
+ * writer, option parsing, clocks and error exits are the project's shared
+ * tool layer (lib/cli), which these headers pull in.
  */
 #ifndef LG_COMMON_H
 #define LG_COMMON_H 1
@@ -14,22 +15,12 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "util.h"
+#include <panda/base.h>
 
-/* ---- Clocks. ---- */
-
-uint64_t lg_mono_ns(void);          /* CLOCK_MONOTONIC, nanoseconds. */
-uint64_t lg_real_ns(void);          /* CLOCK_REALTIME, nanoseconds. */
-
-/* Maps monotonic timestamps to wall-clock seconds: durations are measured
- * on the monotonic clock, and reported start/end times come from one
- * CLOCK_REALTIME reading taken together with a monotonic one. */
-struct lg_clock {
-    uint64_t mono0;
-    uint64_t real0;
-};
-void lg_clock_init(struct lg_clock *);
-double lg_clock_real_s(const struct lg_clock *, uint64_t mono_ns);
+#include <cli/clock.h>
+#include <cli/json.h>
+#include <cli/log.h>
+#include <cli/parse.h>
 
 /* ---- Statistics. ---- */
 
@@ -57,30 +48,11 @@ struct lg_vec {
 void lg_vec_push(struct lg_vec *, double);
 void lg_vec_free(struct lg_vec *);
 
-/* ---- JSON output. ---- */
+/* ---- Output. ---- */
 
-#define LG_JSON_MAX_DEPTH 8
-struct lg_json {
-    FILE *f;
-    int depth;
-    bool comma[LG_JSON_MAX_DEPTH];
-};
-
-/* 'key' is NULL for the top-level object and for array elements. */
-void lg_json_start(struct lg_json *, FILE *);
-void lg_json_finish(struct lg_json *);
-void lg_json_object(struct lg_json *, const char *key);
-void lg_json_end_object(struct lg_json *);
-void lg_json_array(struct lg_json *, const char *key);
-void lg_json_end_array(struct lg_json *);
-void lg_json_str(struct lg_json *, const char *key, const char *value);
-void lg_json_double(struct lg_json *, const char *key, double value);
-void lg_json_u64(struct lg_json *, const char *key, uint64_t value);
-void lg_json_bool(struct lg_json *, const char *key, bool value);
-void lg_json_null(struct lg_json *, const char *key);
 /* Writes 's' as {"count", "mean", "min", "p50", "p90", "p99", "p99.9",
  * "max"}; undefined statistics (no samples) are written as null. */
-void lg_json_summary(struct lg_json *, const char *key,
+void lg_json_summary(struct cli_json *, const char *key,
                      const struct lg_summary *s);
 
 /* Opens 'name' for writing ("-" is stdout).  Exits with a message on
@@ -88,25 +60,6 @@ void lg_json_summary(struct lg_json *, const char *key,
 FILE *lg_open_output(const char *name);
 /* Closes 'f' (unless stdout) and exits with a message on a write error. */
 void lg_close_output(FILE *f, const char *name);
-
-/* ---- Errors and argument parsing. ---- */
-
-extern const char *lg_program;
-
-void lg_fatal(const char *fmt, ...) PANDA_PRINTF(1, 2)
-    __attribute__((__noreturn__));
-void lg_warn(const char *fmt, ...) PANDA_PRINTF(1, 2);
-
-/* These parse option values and exit with a clear message naming 'option'
- * on bad input.  lg_parse_bytes() accepts the decimal suffixes K, M, G
- * (10^3, 10^6, 10^9) and the binary ones Ki, Mi, Gi, optionally followed by
- * "B". */
-uint64_t lg_parse_u64(const char *option, const char *s,
-                      uint64_t min, uint64_t max);
-uint64_t lg_parse_bytes(const char *option, const char *s,
-                        uint64_t min, uint64_t max);
-double lg_parse_double(const char *option, const char *s,
-                       double min, double max);
 
 /* ---- Progress line (stderr, only when it is a terminal). ---- */
 

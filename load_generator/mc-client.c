@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cdf.h"
+#include <panda/cdf.h>
 #include "lg-common.h"
 
 #define MAX_VALUE (1024 * 1024)     /* memcached's default item limit. */
@@ -204,56 +204,56 @@ parse_options(int argc, char *argv[])
             opt.server = optarg;
             break;
         case 'p':
-            lg_parse_u64("--port", optarg, 1, 65535);
+            cli_parse_u64("--port", optarg, 1, 65535);
             opt.port = optarg;
             break;
         case OPT_BIND:
             opt.bind = optarg;
             break;
         case 'd':
-            opt.duration = lg_parse_double("--duration", optarg, 1e-3, 1e7);
+            opt.duration = cli_parse_double("--duration", optarg, 1e-3, 1e7);
             break;
         case 'C':
-            opt.connections = lg_parse_u64("--connections", optarg, 1, 1024);
+            opt.connections = cli_parse_u64("--connections", optarg, 1, 1024);
             break;
         case 'r':
-            opt.requests = lg_parse_u64("--requests", optarg, 1, 100000000);
+            opt.requests = cli_parse_u64("--requests", optarg, 1, 100000000);
             break;
         case 'k':
-            opt.keys = lg_parse_u64("--keys", optarg, 1, 10000000);
+            opt.keys = cli_parse_u64("--keys", optarg, 1, 10000000);
             break;
         case OPT_KEY_SIZE:
-            opt.key_size = lg_parse_u64("--key-size", optarg, 16, 250);
+            opt.key_size = cli_parse_u64("--key-size", optarg, 16, 250);
             break;
         case 'c':
             opt.cdf_file = optarg;
             break;
         case OPT_VALUE_SIZE:
-            opt.fixed_value = lg_parse_bytes("--value-size", optarg, 1,
+            opt.fixed_value = cli_parse_bytes("--value-size", optarg, 1,
                                              MAX_VALUE);
             break;
         case OPT_SET_RATIO:
-            opt.set_ratio = lg_parse_double("--set-ratio", optarg, 0, 1);
+            opt.set_ratio = cli_parse_double("--set-ratio", optarg, 0, 1);
             break;
         case OPT_INTERVAL:
-            opt.interval_us = lg_parse_u64("--interval-us", optarg, 0,
+            opt.interval_us = cli_parse_u64("--interval-us", optarg, 0,
                                            60000000);
             break;
         case OPT_TIMEOUT:
-            opt.timeout_ms = lg_parse_u64("--timeout-ms", optarg, 1,
+            opt.timeout_ms = cli_parse_u64("--timeout-ms", optarg, 1,
                                           3600000);
             break;
         case OPT_OUTLIER:
-            opt.outlier_ms = lg_parse_double("--outlier-ms", optarg, 0, 1e7);
+            opt.outlier_ms = cli_parse_double("--outlier-ms", optarg, 0, 1e7);
             break;
         case OPT_DSCP:
-            opt.dscp = lg_parse_u64("--dscp", optarg, 0, 63);
+            opt.dscp = cli_parse_u64("--dscp", optarg, 0, 63);
             break;
         case OPT_NO_NODELAY:
             opt.nodelay = false;
             break;
         case OPT_SEED:
-            opt.seed = lg_parse_u64("--seed", optarg, 0, UINT64_MAX);
+            opt.seed = cli_parse_u64("--seed", optarg, 0, UINT64_MAX);
             break;
         case 'j':
             opt.json = optarg;
@@ -279,13 +279,13 @@ parse_options(int argc, char *argv[])
         }
     }
     if (optind < argc) {
-        lg_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
+        cli_log_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
     }
     if (!opt.cdf_file == !opt.fixed_value) {
-        lg_fatal("give exactly one of --cdf=FILE and --value-size=BYTES");
+        cli_log_fatal("give exactly one of --cdf=FILE and --value-size=BYTES");
     }
     if (opt.connections > opt.requests) {
-        lg_fatal("--connections (%u) is more than --requests (%llu)",
+        cli_log_fatal("--connections (%u) is more than --requests (%llu)",
                  opt.connections, (unsigned long long) opt.requests);
     }
 }
@@ -389,7 +389,7 @@ fill(struct mconn *m, size_t need, uint64_t deadline)
         m->buf = panda_xrealloc(m->buf, m->cap);
     }
     while (m->len < need) {
-        uint64_t now = lg_mono_ns();
+        uint64_t now = cli_clock_mono_ns();
         struct pollfd pfd = { .fd = m->fd, .events = POLLIN };
         ssize_t r;
         int p;
@@ -493,7 +493,7 @@ do_request(struct mconn *m, enum op op, uint32_t key, uint64_t *t0,
     }
 
     m->len = 0;
-    *t0 = lg_mono_ns();
+    *t0 = cli_clock_mono_ns();
     deadline = *t0 + opt.timeout_ms * 1000000;
     st = send_all(m, iov, op == OP_GET ? 1 : 3);
     if (st != ST_OK) {
@@ -504,14 +504,14 @@ do_request(struct mconn *m, enum op op, uint32_t key, uint64_t *t0,
         return st;
     }
     if (op == OP_SET) {
-        *t1 = lg_mono_ns();
+        *t1 = cli_clock_mono_ns();
         if (!line_is(m, len, "STORED")) {
             protocol_error(m, len);
             return ST_ERROR;
         }
         st = m->len == len + 2 ? ST_OK : ST_ERROR;
     } else if (line_is(m, len, "END")) {
-        *t1 = lg_mono_ns();
+        *t1 = cli_clock_mono_ns();
         st = m->len == len + 2 ? ST_MISS : ST_ERROR;
     } else {
         /* VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n */
@@ -536,7 +536,7 @@ do_request(struct mconn *m, enum op op, uint32_t key, uint64_t *t0,
         if (st != ST_OK) {
             return st;
         }
-        *t1 = lg_mono_ns();
+        *t1 = cli_clock_mono_ns();
         if (memcmp(m->buf + total - 7, "\r\nEND\r\n", 7) || m->len != total) {
             snprintf(m->why, sizeof m->why, "malformed GET response");
             return ST_ERROR;
@@ -559,18 +559,18 @@ populate(void)
     uint64_t k;
 
     if (!mc_connect(&m)) {
-        lg_fatal("%s", m.why);
+        cli_log_fatal("%s", m.why);
     }
     for (k = 0; k < opt.keys; k++) {
         uint64_t t0, t1;
         enum status st = do_request(&m, OP_SET, k, &t0, &t1);
 
         if (stop_signal) {
-            lg_fatal("interrupted by signal %d while storing the keys",
+            cli_log_fatal("interrupted by signal %d while storing the keys",
                      (int) stop_signal);
         }
         if (st != ST_OK) {
-            lg_fatal("storing key %llu (%u bytes) failed: %s",
+            cli_log_fatal("storing key %llu (%u bytes) failed: %s",
                      (unsigned long long) k, value_size[k], m.why);
         }
     }
@@ -617,7 +617,7 @@ worker_main(void *w_)
                 break;
             }
         }
-        if (end && lg_mono_ns() >= end) {
+        if (end && cli_clock_mono_ns() >= end) {
             for (; r < opt.requests; r += opt.connections) {
                 samples[r].status = ST_SKIPPED;
             }
@@ -630,7 +630,7 @@ worker_main(void *w_)
             w->connected = mc_connect(m);
             if (!w->connected) {
                 s->status = ST_NOT_SENT;
-                s->start_ns = lg_mono_ns();
+                s->start_ns = cli_clock_mono_ns();
                 atomic_fetch_add(&n_done, 1);
                 continue;
             }
@@ -639,7 +639,7 @@ worker_main(void *w_)
         s->start_ns = t0;
         s->status = st;
         if (st == ST_TIMEOUT || st == ST_ERROR) {
-            s->latency_ns = lg_mono_ns() - t0;
+            s->latency_ns = cli_clock_mono_ns() - t0;
             mc_close(m);
             w->connected = false;
         } else {
@@ -649,7 +649,7 @@ worker_main(void *w_)
     }
     {
         /* The window ends with the last response of the last worker. */
-        unsigned long long now = lg_mono_ns();
+        unsigned long long now = cli_clock_mono_ns();
         unsigned long long prev = atomic_load(&window_end_ns);
 
         while (now > prev
@@ -665,7 +665,7 @@ worker_main(void *w_)
 /* ---- Output. ---- */
 
 static void
-write_samples(const struct lg_clock *clk)
+write_samples(const struct cli_clock *clk)
 {
     FILE *f = lg_open_output(opt.samples);
     uint64_t r;
@@ -684,69 +684,73 @@ write_samples(const struct lg_clock *clk)
         } else {
             fprintf(f, "%llu %u %s %u %.6f %.3f %s\n",
                     (unsigned long long) r, s->conn, op_names[s->op],
-                    s->value_len, lg_clock_real_s(clk, s->start_ns),
+                    s->value_len, cli_clock_real_s(clk, s->start_ns),
                     s->latency_ns / 1e3, status_names[s->status]);
         }
     }
     lg_close_output(f, opt.samples);
 }
 
-int
-main(int argc, char *argv[])
+/* What a run measured. */
+struct run_stats {
+    struct lg_summary sum[3];   /* Latency (us) of all, get, set. */
+    uint64_t count[N_STATUS];   /* Requests per status. */
+    uint64_t outliers;          /* Latencies above --outlier-ms. */
+    uint64_t failed;            /* Timeout, error, not sent. */
+    uint64_t n_latencies;       /* Requests with a latency. */
+    uint64_t populate_ns;       /* Time to store the keys. */
+    double mean_value;          /* Mean value size over the keys. */
+};
+
+/* Loads --cdf (if any) into 'cdf', and resolves --server and --bind. */
+static void
+setup(struct panda_cdf *cdf)
 {
-    struct lg_summary sum[3];  /* all, get, set */
-    struct lg_vec lat[3] = { { 0 } };
-    uint64_t count[N_STATUS] = { 0 };
-    uint64_t populate_ns, outliers = 0, failed;
-    struct panda_cdf cdf = { 0 };
-    struct panda_rng rng;
-    struct worker *workers;
-    struct lg_progress progress;
-    struct lg_clock clk;
-    struct sigaction sa;
-    double mean_value;
-    uint64_t i;
     char *err;
 
-    lg_program = "panda-mc-client";
-    parse_options(argc, argv);
-
     if (opt.cdf_file) {
-        err = panda_cdf_load(&cdf, opt.cdf_file);
+        err = panda_cdf_load(cdf, opt.cdf_file);
         if (err) {
-            lg_fatal("--cdf: %s", err);
+            cli_log_fatal("--cdf: %s", err);
         }
-        if (cdf.value[cdf.n - 1] > MAX_VALUE) {
-            lg_fatal("--cdf: %s: largest value %g bytes is above memcached's "
-                     "default item limit of %d bytes", opt.cdf_file,
-                     cdf.value[cdf.n - 1], MAX_VALUE);
+        if (cdf->value[cdf->n - 1] > MAX_VALUE) {
+            cli_log_fatal("--cdf: %s: largest value %g bytes is above "
+                          "memcached's default item limit of %d bytes",
+                          opt.cdf_file, cdf->value[cdf->n - 1], MAX_VALUE);
         }
     }
     err = lg_resolve(opt.server, opt.port, false, &server, &server_len);
     if (err) {
-        lg_fatal("--server/--port: %s", err);
+        cli_log_fatal("--server/--port: %s", err);
     }
     if (opt.bind) {
         err = lg_resolve(opt.bind, "0", true, &local, &local_len);
         if (err) {
-            lg_fatal("--bind: %s", err);
+            cli_log_fatal("--bind: %s", err);
         }
         if (local.ss_family != server.ss_family) {
-            lg_fatal("--bind %s and --server %s are not of the same address "
-                     "family", opt.bind, opt.server);
+            cli_log_fatal("--bind %s and --server %s are not of the same "
+                          "address family", opt.bind, opt.server);
         }
     }
-    signal(SIGPIPE, SIG_IGN);
+}
 
-    /* The whole request sequence is fixed by the seed before anything is
-     * sent: value size per key, then key and operation per request. */
+/* Fixes the whole request sequence from the seed before anything is sent:
+ * value size per key, then key and operation per request.  Returns the
+ * mean value size. */
+static double
+make_plan(const struct panda_cdf *cdf)
+{
+    struct panda_rng rng;
+    double mean_value = 0;
+    uint64_t i;
+
     panda_rng_seed(&rng, opt.seed);
     value_size = panda_xcalloc(opt.keys, sizeof *value_size);
-    mean_value = 0;
     for (i = 0; i < opt.keys; i++) {
         double v = opt.fixed_value
                    ? (double) opt.fixed_value
-                   : (double) llround(panda_cdf_sample(&cdf, &rng));
+                   : (double) llround(panda_cdf_sample(cdf, &rng));
 
         value_size[i] = v < 1 ? 1 : v;
         mean_value += value_size[i];
@@ -772,23 +776,24 @@ main(int argc, char *argv[])
         samples[i].op = plan[i].op;
         samples[i].value_len = value_size[plan[i].key];
     }
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    return mean_value;
+}
 
-    /* Phase 1: store the keys. */
-    populate_ns = lg_mono_ns();
-    populate();
-    populate_ns = lg_mono_ns() - populate_ns;
+/* Phase 2: connects one worker per connection, starts them together and
+ * waits for them, showing progress.  Sets 'clk' to the window's start. */
+static void
+measure(struct cli_clock *clk)
+{
+    struct lg_progress progress;
+    struct worker *workers;
+    uint64_t i;
 
-    /* Phase 2: connect, then measure. */
     workers = panda_xcalloc(opt.connections, sizeof *workers);
     for (i = 0; i < opt.connections; i++) {
         workers[i].index = i;
         workers[i].m.fd = -1;
         if (!mc_connect(&workers[i].m)) {
-            lg_fatal("%s", workers[i].m.why);
+            cli_log_fatal("%s", workers[i].m.why);
         }
         workers[i].connected = true;
     }
@@ -796,12 +801,12 @@ main(int argc, char *argv[])
     for (i = 0; i < opt.connections; i++) {
         if (pthread_create(&workers[i].thread, NULL, worker_main,
                            &workers[i])) {
-            lg_fatal("cannot create thread");
+            cli_log_fatal("cannot create thread");
         }
     }
     lg_progress_init(&progress, opt.progress);
-    lg_clock_init(&clk);
-    window_start_ns = clk.mono0;
+    cli_clock_init(clk);
+    window_start_ns = clk->mono0;
     pthread_barrier_wait(&start_barrier);
     for (;;) {
         bool done = atomic_load(&threads_done) == opt.connections;
@@ -810,11 +815,11 @@ main(int argc, char *argv[])
         if (done) {
             progress.next_ns = 0;   /* The final state. */
         }
-        lg_progress_update(&progress, lg_mono_ns(),
+        lg_progress_update(&progress, cli_clock_mono_ns(),
                            "%llu/%llu requests, %.1f s",
                            (unsigned long long) atomic_load(&n_done),
                            (unsigned long long) opt.requests,
-                           (lg_mono_ns() - window_start_ns) / 1e9);
+                           (cli_clock_mono_ns() - window_start_ns) / 1e9);
         if (done) {
             break;
         }
@@ -825,107 +830,157 @@ main(int argc, char *argv[])
         free(workers[i].m.buf);
     }
     lg_progress_end(&progress);
+    free(workers);
+}
 
-    /* Statistics over the requests that got their response. */
+/* Statistics over the requests that got their response. */
+static void
+collect_stats(struct run_stats *st)
+{
+    struct lg_vec lat[3] = { { 0 } };   /* all, get, set */
+    uint64_t i;
+
     for (i = 0; i < opt.requests; i++) {
         const struct sample *s = &samples[i];
         double us = s->latency_ns / 1e3;
 
-        count[s->status]++;
+        st->count[s->status]++;
         if (s->status == ST_OK || s->status == ST_SIZE_MISMATCH) {
             lg_vec_push(&lat[0], us);
             lg_vec_push(&lat[1 + s->op], us);
             if (us > opt.outlier_ms * 1e3) {
-                outliers++;
+                st->outliers++;
             }
         }
     }
+    st->n_latencies = lat[0].n;
     for (i = 0; i < 3; i++) {
-        lg_summarize(lat[i].v, lat[i].n, &sum[i]);
+        lg_summarize(lat[i].v, lat[i].n, &st->sum[i]);
+        lg_vec_free(&lat[i]);
     }
-    failed = count[ST_TIMEOUT] + count[ST_ERROR] + count[ST_NOT_SENT];
+    st->failed = (st->count[ST_TIMEOUT] + st->count[ST_ERROR]
+                  + st->count[ST_NOT_SENT]);
+}
 
+static void
+write_json(const struct cli_clock *clk, const struct run_stats *st)
+{
+    double window = (window_end_ns - window_start_ns) / 1e9;
+    FILE *f = lg_open_output(opt.json);
+    struct cli_json j;
+    int i;
+
+    cli_json_start(&j, f);
+    cli_json_str(&j, "program", "panda-mc-client");
+    cli_json_str(&j, "server", lg_addr_str(&server, server_len));
+    cli_json_u64(&j, "connections", opt.connections);
+    cli_json_u64(&j, "requests", opt.requests);
+    cli_json_u64(&j, "requests_sent", opt.requests - st->count[ST_SKIPPED]
+                                      - st->count[ST_NOT_SENT]);
+    if (opt.duration) {
+        cli_json_double(&j, "duration_s", opt.duration);
+    } else {
+        cli_json_null(&j, "duration_s");
+    }
+    cli_json_u64(&j, "keys", opt.keys);
+    cli_json_u64(&j, "key_size", opt.key_size);
+    cli_json_str(&j, "cdf", opt.cdf_file);
+    if (opt.fixed_value) {
+        cli_json_u64(&j, "fixed_value_size", opt.fixed_value);
+    } else {
+        cli_json_null(&j, "fixed_value_size");
+    }
+    cli_json_double(&j, "value_mean_bytes", st->mean_value);
+    cli_json_double(&j, "set_ratio", opt.set_ratio);
+    cli_json_u64(&j, "interval_us", opt.interval_us);
+    cli_json_u64(&j, "seed", opt.seed);
+    cli_json_double(&j, "populate_s", st->populate_ns / 1e9);
+    cli_json_double(&j, "window_start_realtime",
+                    cli_clock_real_s(clk, window_start_ns));
+    cli_json_double(&j, "window_end_realtime",
+                    cli_clock_real_s(clk, window_end_ns));
+    cli_json_double(&j, "window_s", window);
+    cli_json_u64(&j, "requests_ok", st->count[ST_OK]);
+    cli_json_u64(&j, "requests_failed", st->failed);
+    cli_json_object(&j, "status_counts");
+    for (i = 0; i < N_STATUS; i++) {
+        cli_json_u64(&j, status_names[i], st->count[i]);
+    }
+    cli_json_end_object(&j);
+    cli_json_u64(&j, "reconnects", atomic_load(&n_reconnects));
+    cli_json_bool(&j, "interrupted", stop_signal != 0);
+    cli_json_double(&j, "outlier_threshold_ms", opt.outlier_ms);
+    cli_json_u64(&j, "outliers", st->outliers);
+    cli_json_double(&j, "requests_per_s",
+                    window > 0 ? st->n_latencies / window : NAN);
+    cli_json_object(&j, "latency_us");
+    lg_json_summary(&j, "all", &st->sum[0]);
+    lg_json_summary(&j, "get", &st->sum[1]);
+    lg_json_summary(&j, "set", &st->sum[2]);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+    lg_close_output(f, opt.json);
+}
+
+static void
+print_summary(const struct run_stats *st)
+{
+    fprintf(stderr, "%s: %llu requests in %.2f s: %llu ok, %llu miss, "
+            "%llu failed%s; latency us p50 %.1f p90 %.1f p99 %.1f "
+            "p99.9 %.1f max %.1f; %llu above %g ms\n", cli_log_program(),
+            (unsigned long long) opt.requests,
+            (window_end_ns - window_start_ns) / 1e9,
+            (unsigned long long) st->count[ST_OK],
+            (unsigned long long) st->count[ST_MISS],
+            (unsigned long long) st->failed,
+            stop_signal ? " (interrupted)" : "", st->sum[0].p50,
+            st->sum[0].p90, st->sum[0].p99, st->sum[0].p999, st->sum[0].max,
+            (unsigned long long) st->outliers, opt.outlier_ms);
+}
+
+int
+main(int argc, char *argv[])
+{
+    struct panda_cdf cdf = { 0 };
+    struct run_stats st;
+    struct cli_clock clk;
+    struct sigaction sa;
+
+    cli_log_set_program("panda-mc-client");
+    parse_options(argc, argv);
+    setup(&cdf);
+    signal(SIGPIPE, SIG_IGN);
+    memset(&st, 0, sizeof st);
+    st.mean_value = make_plan(&cdf);
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    /* Phase 1: store the keys. */
+    st.populate_ns = cli_clock_mono_ns();
+    populate();
+    st.populate_ns = cli_clock_mono_ns() - st.populate_ns;
+
+    /* Phase 2: connect, then measure. */
+    measure(&clk);
+
+    collect_stats(&st);
     if (opt.samples) {
         write_samples(&clk);
     }
     if (opt.json) {
-        double window = (window_end_ns - window_start_ns) / 1e9;
-        FILE *f = lg_open_output(opt.json);
-        struct lg_json j;
-        int st;
-
-        lg_json_start(&j, f);
-        lg_json_str(&j, "program", "panda-mc-client");
-        lg_json_str(&j, "server", lg_addr_str(&server, server_len));
-        lg_json_u64(&j, "connections", opt.connections);
-        lg_json_u64(&j, "requests", opt.requests);
-        lg_json_u64(&j, "requests_sent",
-                    opt.requests - count[ST_SKIPPED] - count[ST_NOT_SENT]);
-        if (opt.duration) {
-            lg_json_double(&j, "duration_s", opt.duration);
-        } else {
-            lg_json_null(&j, "duration_s");
-        }
-        lg_json_u64(&j, "keys", opt.keys);
-        lg_json_u64(&j, "key_size", opt.key_size);
-        lg_json_str(&j, "cdf", opt.cdf_file);
-        if (opt.fixed_value) {
-            lg_json_u64(&j, "fixed_value_size", opt.fixed_value);
-        } else {
-            lg_json_null(&j, "fixed_value_size");
-        }
-        lg_json_double(&j, "value_mean_bytes", mean_value);
-        lg_json_double(&j, "set_ratio", opt.set_ratio);
-        lg_json_u64(&j, "interval_us", opt.interval_us);
-        lg_json_u64(&j, "seed", opt.seed);
-        lg_json_double(&j, "populate_s", populate_ns / 1e9);
-        lg_json_double(&j, "window_start_realtime",
-                       lg_clock_real_s(&clk, window_start_ns));
-        lg_json_double(&j, "window_end_realtime",
-                       lg_clock_real_s(&clk, window_end_ns));
-        lg_json_double(&j, "window_s", window);
-        lg_json_u64(&j, "requests_ok", count[ST_OK]);
-        lg_json_u64(&j, "requests_failed", failed);
-        lg_json_object(&j, "status_counts");
-        for (st = 0; st < N_STATUS; st++) {
-            lg_json_u64(&j, status_names[st], count[st]);
-        }
-        lg_json_end_object(&j);
-        lg_json_u64(&j, "reconnects", atomic_load(&n_reconnects));
-        lg_json_bool(&j, "interrupted", stop_signal != 0);
-        lg_json_double(&j, "outlier_threshold_ms", opt.outlier_ms);
-        lg_json_u64(&j, "outliers", outliers);
-        lg_json_double(&j, "requests_per_s",
-                       window > 0 ? lat[0].n / window : NAN);
-        lg_json_object(&j, "latency_us");
-        lg_json_summary(&j, "all", &sum[0]);
-        lg_json_summary(&j, "get", &sum[1]);
-        lg_json_summary(&j, "set", &sum[2]);
-        lg_json_end_object(&j);
-        lg_json_finish(&j);
-        lg_close_output(f, opt.json);
+        write_json(&clk, &st);
     }
     if (!opt.quiet) {
-        fprintf(stderr, "%s: %llu requests in %.2f s: %llu ok, %llu miss, "
-                "%llu failed%s; latency us p50 %.1f p90 %.1f p99 %.1f "
-                "p99.9 %.1f max %.1f; %llu above %g ms\n", lg_program,
-                (unsigned long long) opt.requests,
-                (window_end_ns - window_start_ns) / 1e9,
-                (unsigned long long) count[ST_OK],
-                (unsigned long long) count[ST_MISS],
-                (unsigned long long) failed,
-                stop_signal ? " (interrupted)" : "", sum[0].p50, sum[0].p90,
-                sum[0].p99, sum[0].p999, sum[0].max,
-                (unsigned long long) outliers, opt.outlier_ms);
-    }
-    for (i = 0; i < 3; i++) {
-        lg_vec_free(&lat[i]);
+        print_summary(&st);
     }
     panda_cdf_destroy(&cdf);
     free(value_size);
     free(plan);
     free(samples);
     free(value_data);
-    free(workers);
-    return failed || count[ST_MISS] || count[ST_SIZE_MISMATCH] ? 2 : 0;
+    return (st.failed || st.count[ST_MISS] || st.count[ST_SIZE_MISMATCH]
+            ? 2 : 0);
 }

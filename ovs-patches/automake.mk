@@ -3,7 +3,9 @@
 #   ovs/build     out-of-tree OVS build, configured once; afterwards OVS's
 #                 own makefile reconfigures itself when its inputs change.
 EXTRA_DIST += ovs-patches/series $(wildcard $(srcdir)/ovs-patches/*.patch $(srcdir)/ovs-patches/*.series)
-dist_noinst_SCRIPTS += build-aux/ovs-prepare.sh
+dist_noinst_SCRIPTS += build-aux/ovs-prepare.sh \
+	build-aux/ovs-patch-tree.sh \
+	build-aux/check-patch-series.sh
 
 if BUILD_OVS
 OVS_PATCH_FILES = $(wildcard $(srcdir)/ovs-patches/*.patch $(srcdir)/ovs-patches/*.series)

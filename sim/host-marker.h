@@ -11,7 +11,7 @@
  * in the header.  ns-3 carries a socket's TOS to IPv4 in a SocketIpTosTag
  * whose ECN bits TCP has already set (ECT on data, or on everything for
  * DCTCP); the marker replaces only the DSCP bits, as the datapath's
- * panda_tos_set_dscp() does.  (Socket::SetIpTos is no option: on a TCP
+ * panda_pkt_tos_set_dscp() does.  (Socket::SetIpTos is no option: on a TCP
  * socket in ns-3.37 it makes TCP stop setting ECT.)
  *
  * In oracle mode it stamps the segment's remaining message size instead

@@ -10,8 +10,11 @@
 #include <stdexcept>
 
 extern "C" {
-#include "panda/cdf.h"
-#include "panda/panda.h"
+#include <panda/cdf.h>
+#include <panda/conn-table.h>
+#include <panda/packet.h>
+#include <panda/policy.h>
+#include <panda/rng.h>
 }
 
 namespace pandasim
@@ -139,8 +142,8 @@ MarkVerdict
 ConnTable::Classify(const MarkPolicy& policy, const TcpSegmentFacts& seg, uint32_t now_ms)
 {
     panda_pkt pkt = ToPkt(seg);
-    panda_verdict v;
-    panda_classify(m_impl->t, &policy.m_impl->p, &pkt, now_ms, &v);
+    panda_table_verdict v;
+    panda_table_classify(m_impl->t, &policy.m_impl->p, &pkt, now_ms, &v);
     return MarkVerdict{v.level, v.dscp};
 }
 
@@ -170,7 +173,7 @@ ConnTable::GetStats() const
 uint8_t
 TosWithDscp(uint8_t tos, uint8_t dscp)
 {
-    return panda_tos_set_dscp(tos, dscp);
+    return panda_pkt_tos_set_dscp(tos, dscp);
 }
 
 /* ---- Rng ---- */

@@ -11,7 +11,7 @@
 #include <cstdlib>
 
 extern "C" {
-#include "panda/scheduler.h"
+#include <panda/scheduler.h>
 }
 
 namespace pandasim

@@ -6,7 +6,7 @@
 
 Method.  One OvsSandbox (tests/pylib/ovs_sandbox.py): ovs-vswitchd with
 datapath_type=netdev in a private network namespace, two veth ports
-(netdev-linux, AF_PACKET, polled by the main thread).  tools/bench-blast.c
+(netdev-linux, AF_PACKET, polled by the main thread).  bench/bench-blast.c
 (compiled on the fly) sends TCP ACK segments with payload from the source
 namespace as fast as it can (AF_PACKET, sendmmsg, qdisc bypass), cycling
 through C distinct 5-tuples.  The frames go to a MAC address the sink does
@@ -22,7 +22,7 @@ which polls netdev-linux ports) spent during the same window, from
 of that thread ("per-core" rate: the rate one dedicated core would sustain,
 kernel socket work included).  The ratio uses the per-core rates.
 
-Third, tools/bench-panda-action.c (built against the same OVS build tree)
+Third, bench/bench-panda-action.c (built against the same OVS build tree)
 times dp_panda_execute() itself on batches of 32 packets, for the same
 frame sizes and connection counts, against the same loop without it: the
 action's own cost in ns per packet, free of I/O noise.  The "model" ratio is
@@ -55,6 +55,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+BENCH_C = os.path.join(ROOT, "bench")      # The C halves of this benchmark.
 sys.path.insert(0, os.path.join(ROOT, "tests", "pylib"))
 from ovs_sandbox import OvsSandbox, is_root  # noqa: E402
 
@@ -67,12 +68,12 @@ SINK_MAC = "02:00:00:00:99:99"
 def build_blaster(tmp):
     exe = os.path.join(tmp, "bench-blast")
     subprocess.run(["cc", "-O2", "-Wall", "-o", exe,
-                    os.path.join(HERE, "bench-blast.c")], check=True)
+                    os.path.join(BENCH_C, "bench-blast.c")], check=True)
     return exe
 
 
 def build_action_bench(tmp, build):
-    """Compiles tools/bench-panda-action.c against the OVS build tree."""
+    """Compiles bench/bench-panda-action.c against the OVS build tree."""
     ovs = os.path.join(build, "ovs")
     b, s = os.path.join(ovs, "build"), os.path.join(ovs, "src")
     exe = os.path.join(tmp, "bench-panda-action")
@@ -82,7 +83,7 @@ def build_action_bench(tmp, build):
     deps = [d.replace(".la", ".a").replace("/lib/lib", "/lib/.libs/lib")
             if d.endswith(".la") else d for d in deps]
     cmd = (["cc", "-O2", "-o", exe,
-            os.path.join(HERE, "bench-panda-action.c"),
+            os.path.join(BENCH_C, "bench-panda-action.c"),
             "-I" + b, "-I" + s, "-I" + os.path.join(s, "include"),
             "-I" + os.path.join(b, "include"), "-I" + os.path.join(s, "lib"),
             "-I" + os.path.join(b, "lib"), "-I" + os.path.join(ROOT, "lib"),

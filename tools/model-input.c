@@ -14,7 +14,7 @@
 #include <pcap/pcap.h>
 #endif
 
-#include "util.h"
+#include <panda/base.h>
 
 /* ---- A small hash map from byte strings to flow indexes. ---- */
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "solver.h"
+#include <panda/solver.h>
 
 struct model_input_opts {
     uint32_t header_len;    /* Sizes are normalised to payload + this. */

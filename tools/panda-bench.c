@@ -14,17 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "panda/cdf.h"
-#include "panda/panda.h"
+#include <panda/conn-table.h>
+#include <panda/rng.h>
 
-static double
-now_sec(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include <cli/clock.h>
+#include <cli/log.h>
+#include <cli/parse.h>
 
 static size_t
 heap_bytes(void)
@@ -99,8 +94,7 @@ run_one(const struct panda_policy *p, uint32_t n_conns, uint64_t n_pkts,
                                                              : (1u << 22))
                                 * sizeof *order : 1);
     if (!keys || !order) {
-        fprintf(stderr, "panda-bench: out of memory\n");
-        exit(1);
+        cli_log_fatal("out of memory");
     }
     for (i = 0; i < n_conns; i++) {
         make_key(&keys[i], (uint32_t) i, family);
@@ -118,29 +112,28 @@ run_one(const struct panda_policy *p, uint32_t n_conns, uint64_t n_pkts,
     rss0 = rss_bytes();
     t = panda_table_create(&cfg, &err);
     if (!t) {
-        fprintf(stderr, "panda-bench: %s\n", err);
-        exit(1);
+        cli_log_fatal("%s", err ? err : "out of memory");
     }
     /* Populate: every connection gets an entry. */
     for (i = 0; i < n_conns; i++) {
-        struct panda_verdict v;
+        struct panda_table_verdict v;
 
         keys[i].payload = 1448;
-        panda_classify(t, p, &keys[i], 0, &v);
+        panda_table_classify(t, p, &keys[i], 0, &v);
     }
     r.alloc_per_conn = (double) (heap_bytes() - heap0) / n_conns;
     r.rss_per_conn = (double) (rss_bytes() - rss0) / n_conns;
 
-    t0 = now_sec();
+    t0 = cli_clock_mono_s();
     for (i = 0; i < n_pkts; i++) {
         struct panda_pkt *k = &keys[order[i & ((1u << 22) - 1)]];
-        struct panda_verdict v;
+        struct panda_table_verdict v;
 
         /* A mix of small and full-size payloads. */
         k->payload = (i & 3) ? 1448 : 120;
-        panda_classify(t, p, k, (uint32_t) (i >> 10), &v);
+        panda_table_classify(t, p, k, (uint32_t) (i >> 10), &v);
     }
-    t1 = now_sec();
+    t1 = cli_clock_mono_s();
     r.ns_per_pkt = (t1 - t0) * 1e9 / n_pkts;
     panda_table_stats(t, &st);
     r.evicted = st.evicted;
@@ -180,32 +173,20 @@ main(int argc, char *argv[])
     size_t i;
     char *err;
 
+    cli_log_set_program("panda-bench");
     while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        char *end;
-
         switch (c) {
         case 'p':
-            errno = 0;
-            n_pkts = strtoull(optarg, &end, 10);
-            if (errno || *end || !n_pkts) {
-                fprintf(stderr, "panda-bench: --packets: bad number \"%s\"\n",
-                        optarg);
-                return 2;
-            }
+            n_pkts = cli_parse_u64("--packets", optarg, 1, UINT64_MAX);
             break;
         case 'm':
-            max_conns = strtoul(optarg, &end, 10);
-            if (*end || !max_conns) {
-                fprintf(stderr, "panda-bench: --max-conns: bad number"
-                        " \"%s\"\n", optarg);
-                return 2;
-            }
+            max_conns = cli_parse_u64("--max-conns", optarg, 1, UINT32_MAX);
             break;
         case '6':
             family = 6;
             break;
         case 's':
-            seed = strtoull(optarg, NULL, 10);
+            seed = cli_parse_u64("--seed", optarg, 0, UINT64_MAX);
             break;
         case 'h':
             usage();
@@ -225,8 +206,7 @@ main(int argc, char *argv[])
                                  "300000000", &pias);
     }
     if (err) {
-        fprintf(stderr, "panda-bench: %s\n", err);
-        return 1;
+        cli_log_fatal("%s", err);
     }
 
     printf("panda-bench: IPv%d, %" PRIu64 " packets per point, entry size"

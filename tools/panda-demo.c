@@ -9,12 +9,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "panda/cdf.h"
-#include "panda/panda.h"
+#include <panda/cdf.h>
+#include <panda/conn-table.h>
+
+#include <cli/log.h>
+#include <cli/parse.h>
 
 #define MSS 1448
 
@@ -50,11 +54,11 @@ static void
 mark(struct scheme *s, struct panda_pkt *k, uint32_t payload, uint8_t flags,
      uint32_t now, uint64_t *level_pkts)
 {
-    struct panda_verdict v;
+    struct panda_table_verdict v;
 
     k->payload = payload;
     k->tcp_flags = flags;
-    panda_classify(s->table, &s->policy, k, now, &v);
+    panda_table_classify(s->table, &s->policy, k, now, &v);
     level_pkts[v.level]++;
 }
 
@@ -99,16 +103,17 @@ main(int argc, char *argv[])
     int c, i;
     char *err;
 
+    cli_log_set_program("panda-demo");
     while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
         switch (c) {
         case 'c':
             cdf_file = optarg;
             break;
         case 'r':
-            requests = strtoul(optarg, NULL, 10);
+            requests = cli_parse_u64("--requests", optarg, 1, ULONG_MAX);
             break;
         case 'f':
-            n_flows = strtoul(optarg, NULL, 10);
+            n_flows = cli_parse_u64("--flows", optarg, 1, ULONG_MAX);
             break;
         case 'P':
             panda_s = optarg;
@@ -117,7 +122,7 @@ main(int argc, char *argv[])
             pias_s = optarg;
             break;
         case 's':
-            seed = strtoull(optarg, NULL, 10);
+            seed = cli_parse_u64("--seed", optarg, 0, UINT64_MAX);
             break;
         case 'h':
             printf("usage: panda-demo [--cdf FILE] [--requests N] [--flows N]"
@@ -127,11 +132,6 @@ main(int argc, char *argv[])
         default:
             return 2;
         }
-    }
-    if (!requests || !n_flows) {
-        fprintf(stderr, "panda-demo: --requests and --flows must be"
-                " positive integers\n");
-        return 2;
     }
     if (cdf_file) {
         err = panda_cdf_load(&cdf, cdf_file);

@@ -16,13 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdf.h"
+#include <panda/cdf.h>
 #include "model-input.h"
-#include "model-json.h"
-#include "model.h"
-#include "panda.h"
-#include "solver.h"
-#include "util.h"
+#include <panda/model.h>
+#include <panda/policy.h>
+#include <panda/solver.h>
+#include <panda/base.h>
+
+#include <cli/json.h>
+#include <cli/log.h>
+#include <cli/parse.h>
 
 #define MAX_FILES 64
 
@@ -40,9 +43,9 @@ struct options {
     bool subthresholds;
     double weight_values[PANDA_MAX_WEIGHTS];
     size_t n_weight_values;
-    enum panda_flow_weighting weighting;
+    enum panda_samples_weighting weighting;
     bool keep_acks;
-    enum panda_tie tie;
+    enum panda_solver_tie tie;
     uint32_t id;
     uint8_t dscp[PANDA_MAX_LEVELS], queue[PANDA_MAX_LEVELS];
     int n_dscp, n_queues;       /* -1: defaults. */
@@ -66,7 +69,7 @@ struct result {
 
     /* Panda only. */
     bool have_T;
-    struct panda_separation sep;
+    struct panda_solver_separation sep;
     uint32_t T_model;
     double et_comp, et_noncomp, et_comp_pkt, et_noncomp_pkt;
     struct {
@@ -75,13 +78,13 @@ struct result {
     } et_plateau[3];            /* Payload-unit E_T at the plateau's low,
                                  * middle and high end. */
     bool have_sub;
-    struct panda_subthresholds sub;
-    double eta[PANDA_MAX_CLASSES];
+    struct panda_solver_subthresholds sub;
+    double eta[PANDA_SOLVER_MAX_CLASSES];
     size_t n_eta;
 
     /* Alpha. */
     bool have_alpha;
-    struct panda_alpha_result alpha;
+    struct panda_solver_alpha alpha;
     struct panda_cdf cdf;
     double cdf_scale;
     uint64_t alpha_bytes[PANDA_MAX_LEVELS - 1];
@@ -106,19 +109,6 @@ note(struct result *r, const char *fmt, ...)
     } else {
         r->notes = msg;
     }
-}
-
-static void PANDA_PRINTF(1, 2)
-fatal(const char *fmt, ...)
-{
-    va_list args;
-
-    fputs("panda-model: ", stderr);
-    va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
-    va_end(args);
-    fputc('\n', stderr);
-    exit(1);
 }
 
 static void
@@ -166,41 +156,7 @@ Output:\n\
            PANDA_MAX_LEVELS, PANDA_DEFAULT_MSS, PANDA_DEFAULT_HEADER_LEN);
 }
 
-static uint64_t
-parse_uint(const char *opt, const char *s, uint64_t max)
-{
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    if (*s == '-' || !*s) {
-        fatal("%s: \"%s\" is not a nonnegative integer", opt, s);
-    }
-    v = strtoull(s, &end, 10);
-    if (errno || *end) {
-        fatal("%s: \"%s\" is not a nonnegative integer", opt, s);
-    }
-    if (v > max) {
-        fatal("%s: %s is too large (max %" PRIu64 ")", opt, s, max);
-    }
-    return v;
-}
-
-static double
-parse_double(const char *opt, const char *s)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v)) {
-        fatal("%s: \"%s\" is not a number", opt, s);
-    }
-    return v;
-}
-
-/* Splits a list on ',' or '/'. */
+/* Splits a list on ',' or '/' into at most 'max' numbers. */
 static size_t
 parse_list(const char *opt, const char *s, double *out, size_t max)
 {
@@ -210,9 +166,9 @@ parse_list(const char *opt, const char *s, double *out, size_t max)
     for (tok = strtok_r(copy, ",/", &save); tok;
          tok = strtok_r(NULL, ",/", &save)) {
         if (n == max) {
-            fatal("%s: more than %zu values", opt, max);
+            cli_log_fatal("%s: more than %zu values", opt, max);
         }
-        out[n++] = parse_double(opt, tok);
+        out[n++] = cli_parse_double(opt, tok, -HUGE_VAL, HUGE_VAL);
     }
     free(copy);
     return n;
@@ -226,55 +182,145 @@ parse_u8_list(const char *opt, const char *s, uint8_t *out, unsigned max)
 
     for (i = 0; i < n; i++) {
         if (v[i] < 0 || v[i] > max || v[i] != floor(v[i])) {
-            fatal("%s: %g is not an integer in 0..%u", opt, v[i], max);
+            cli_log_fatal("%s: %g is not an integer in 0..%u", opt, v[i],
+                          max);
         }
         out[i] = (uint8_t) v[i];
     }
     return (int) n;
 }
 
-static void
-parse_options(int argc, char *argv[], struct options *o)
+/* One of 'n' names: returns its index. */
+static int
+parse_choice(const char *opt, const char *value, const char *const *names,
+             int n, const char *expected)
 {
-    enum {
-        OPT_FLT = 256, OPT_FHT, OPT_FLT_FILTER, OPT_FHT_FILTER, OPT_CDF,
-        OPT_CDF_UNIT, OPT_LOAD, OPT_LEVELS, OPT_MSS, OPT_HEADER_LEN,
-        OPT_CLASS_BOUNDS, OPT_NO_SUB, OPT_WEIGHT_VALUES, OPT_FLOW_WEIGHT,
-        OPT_KEEP_ACKS, OPT_TIE, OPT_ID, OPT_DSCP, OPT_QUEUES, OPT_KIND,
-        OPT_PIAS, OPT_JSON, OPT_ACTION,
-    };
-    static const struct option long_options[] = {
-        { "flt", required_argument, NULL, OPT_FLT },
-        { "fht", required_argument, NULL, OPT_FHT },
-        { "flt-filter", required_argument, NULL, OPT_FLT_FILTER },
-        { "fht-filter", required_argument, NULL, OPT_FHT_FILTER },
-        { "cdf", required_argument, NULL, OPT_CDF },
-        { "cdf-unit", required_argument, NULL, OPT_CDF_UNIT },
-        { "load", required_argument, NULL, OPT_LOAD },
-        { "rho", required_argument, NULL, OPT_LOAD },
-        { "levels", required_argument, NULL, OPT_LEVELS },
-        { "mss", required_argument, NULL, OPT_MSS },
-        { "header-len", required_argument, NULL, OPT_HEADER_LEN },
-        { "class-bounds", required_argument, NULL, OPT_CLASS_BOUNDS },
-        { "no-subthresholds", no_argument, NULL, OPT_NO_SUB },
-        { "weight-values", required_argument, NULL, OPT_WEIGHT_VALUES },
-        { "flow-weight", required_argument, NULL, OPT_FLOW_WEIGHT },
-        { "keep-acks", no_argument, NULL, OPT_KEEP_ACKS },
-        { "tie", required_argument, NULL, OPT_TIE },
-        { "id", required_argument, NULL, OPT_ID },
-        { "dscp", required_argument, NULL, OPT_DSCP },
-        { "queues", required_argument, NULL, OPT_QUEUES },
-        { "kind", required_argument, NULL, OPT_KIND },
-        { "pias", no_argument, NULL, OPT_PIAS },
-        { "output", required_argument, NULL, 'o' },
-        { "json", no_argument, NULL, OPT_JSON },
-        { "action", no_argument, NULL, OPT_ACTION },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    int c;
+    int i;
 
+    for (i = 0; i < n; i++) {
+        if (!strcmp(value, names[i])) {
+            return i;
+        }
+    }
+    cli_log_fatal("%s: \"%s\" is not %s", opt, value, expected);
+}
+
+static void
+parse_load(struct options *o, const char *arg)
+{
+    o->rho = cli_parse_double("--load", arg, -HUGE_VAL, HUGE_VAL);
+    if (!(o->rho > 0 && o->rho < 1)) {
+        cli_log_fatal("--load: rho = %s is outside (0, 1): the M/M/1 model"
+                      " needs a load strictly between 0 and 1", arg);
+    }
+}
+
+static void
+parse_class_bounds(struct options *o, const char *arg)
+{
+    size_t i;
+
+    o->n_bounds = parse_list("--class-bounds", arg, o->bounds,
+                             PANDA_MAX_WEIGHTS);
+    for (i = 0; i < o->n_bounds; i++) {
+        if (!(o->bounds[i] > 0)) {
+            cli_log_fatal("--class-bounds: %g is not a positive flow size",
+                          o->bounds[i]);
+        }
+        if (i && o->bounds[i] <= o->bounds[i - 1]) {
+            cli_log_fatal("--class-bounds: not strictly ascending (%g after"
+                          " %g)", o->bounds[i], o->bounds[i - 1]);
+        }
+    }
+}
+
+static void
+parse_weight_values(struct options *o, const char *arg)
+{
+    size_t i;
+
+    o->n_weight_values = parse_list("--weight-values", arg, o->weight_values,
+                                    PANDA_MAX_WEIGHTS);
+    for (i = 0; i < o->n_weight_values; i++) {
+        double w = o->weight_values[i];
+
+        if (w < 1 || w > 600) {
+            cli_log_fatal("--weight-values: %g outside 1..600", w);
+        }
+        if (i && w < o->weight_values[i - 1]) {
+            cli_log_fatal("--weight-values: weights must not decrease (1 ="
+                          " w0 <= w1 <= ...)");
+        }
+    }
+}
+
+static void
+add_file(const char *opt, const char **files, size_t *n, const char *file)
+{
+    if (*n == MAX_FILES) {
+        cli_log_fatal("%s: at most %d files", opt, MAX_FILES);
+    }
+    files[(*n)++] = file;
+}
+
+enum {
+    OPT_FLT = 256, OPT_FHT, OPT_FLT_FILTER, OPT_FHT_FILTER, OPT_CDF,
+    OPT_CDF_UNIT, OPT_LOAD, OPT_LEVELS, OPT_MSS, OPT_HEADER_LEN,
+    OPT_CLASS_BOUNDS, OPT_NO_SUB, OPT_WEIGHT_VALUES, OPT_FLOW_WEIGHT,
+    OPT_KEEP_ACKS, OPT_TIE, OPT_ID, OPT_DSCP, OPT_QUEUES, OPT_KIND,
+    OPT_PIAS, OPT_JSON, OPT_ACTION,
+};
+
+static const struct option long_options[] = {
+    { "flt", required_argument, NULL, OPT_FLT },
+    { "fht", required_argument, NULL, OPT_FHT },
+    { "flt-filter", required_argument, NULL, OPT_FLT_FILTER },
+    { "fht-filter", required_argument, NULL, OPT_FHT_FILTER },
+    { "cdf", required_argument, NULL, OPT_CDF },
+    { "cdf-unit", required_argument, NULL, OPT_CDF_UNIT },
+    { "load", required_argument, NULL, OPT_LOAD },
+    { "rho", required_argument, NULL, OPT_LOAD },
+    { "levels", required_argument, NULL, OPT_LEVELS },
+    { "mss", required_argument, NULL, OPT_MSS },
+    { "header-len", required_argument, NULL, OPT_HEADER_LEN },
+    { "class-bounds", required_argument, NULL, OPT_CLASS_BOUNDS },
+    { "no-subthresholds", no_argument, NULL, OPT_NO_SUB },
+    { "weight-values", required_argument, NULL, OPT_WEIGHT_VALUES },
+    { "flow-weight", required_argument, NULL, OPT_FLOW_WEIGHT },
+    { "keep-acks", no_argument, NULL, OPT_KEEP_ACKS },
+    { "tie", required_argument, NULL, OPT_TIE },
+    { "id", required_argument, NULL, OPT_ID },
+    { "dscp", required_argument, NULL, OPT_DSCP },
+    { "queues", required_argument, NULL, OPT_QUEUES },
+    { "kind", required_argument, NULL, OPT_KIND },
+    { "pias", no_argument, NULL, OPT_PIAS },
+    { "output", required_argument, NULL, 'o' },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "action", no_argument, NULL, OPT_ACTION },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+static const char *const cdf_units[] = { "bytes", "packets" };
+static const char *const weightings[] = {
+    [PANDA_SAMPLES_WEIGH_PACKETS] = "packets",
+    [PANDA_SAMPLES_WEIGH_EQUAL] = "equal",
+    [PANDA_SAMPLES_WEIGH_BYTES] = "bytes",
+};
+static const char *const ties[] = {
+    [PANDA_SOLVER_TIE_HIGH] = "high",
+    [PANDA_SOLVER_TIE_LOW] = "low",
+    [PANDA_SOLVER_TIE_MID] = "mid",
+};
+static const char *const kinds[] = {
+    [PANDA_KIND_PANDA] = "panda",
+    [PANDA_KIND_PIAS] = "pias",
+};
+
+static void
+options_init(struct options *o)
+{
     memset(o, 0, sizeof *o);
     o->cdf_unit = "bytes";
     o->rho = NAN;
@@ -285,214 +331,121 @@ parse_options(int argc, char *argv[], struct options *o)
     o->bounds[1] = 10e6;
     o->n_bounds = 2;
     o->subthresholds = true;
-    o->weighting = PANDA_WEIGH_PACKETS;
-    o->tie = PANDA_TIE_HIGH;
+    o->weighting = PANDA_SAMPLES_WEIGH_PACKETS;
+    o->tie = PANDA_SOLVER_TIE_HIGH;
     o->id = 1;
     o->n_dscp = o->n_queues = -1;
     o->kind = PANDA_KIND_PANDA;
+}
 
-    while ((c = getopt_long(argc, argv, "o:qh", long_options, NULL)) != -1) {
-        switch (c) {
-        case OPT_FLT:
-            if (o->n_flt == MAX_FILES) {
-                fatal("--flt: at most %d files", MAX_FILES);
-            }
-            o->flt[o->n_flt++] = optarg;
-            break;
-        case OPT_FHT:
-            if (o->n_fht == MAX_FILES) {
-                fatal("--fht: at most %d files", MAX_FILES);
-            }
-            o->fht[o->n_fht++] = optarg;
-            break;
-        case OPT_FLT_FILTER:
-            o->flt_filter = optarg;
-            break;
-        case OPT_FHT_FILTER:
-            o->fht_filter = optarg;
-            break;
-        case OPT_CDF:
-            o->cdf_file = optarg;
-            break;
-        case OPT_CDF_UNIT:
-            if (strcmp(optarg, "bytes") && strcmp(optarg, "packets")) {
-                fatal("--cdf-unit: \"%s\" is not bytes or packets", optarg);
-            }
-            o->cdf_unit = optarg;
-            break;
-        case OPT_LOAD:
-            o->rho = parse_double("--load", optarg);
-            if (!(o->rho > 0 && o->rho < 1)) {
-                fatal("--load: rho = %s is outside (0, 1): the M/M/1 model"
-                      " needs a load strictly between 0 and 1", optarg);
-            }
-            break;
-        case OPT_LEVELS: {
-            char *end;
-            long k;
-
-            errno = 0;
-            k = strtol(optarg, &end, 10);
-            if (errno || *end || end == optarg) {
-                fatal("--levels: \"%s\" is not an integer", optarg);
-            }
-            if (k < 1 || k > PANDA_MAX_LEVELS) {
-                fatal("--levels: K = %ld is out of range (1 to %d priority"
-                      " levels)", k, PANDA_MAX_LEVELS);
-            }
-            o->K = (int) k;
-            break;
-        }
-        case OPT_MSS:
-            o->mss = (uint32_t) parse_uint("--mss", optarg, 65535);
-            if (!o->mss) {
-                fatal("--mss: must be positive");
-            }
-            break;
-        case OPT_HEADER_LEN:
-            o->header_len = (uint32_t) parse_uint("--header-len", optarg,
-                                                  1024);
-            break;
-        case OPT_CLASS_BOUNDS: {
-            size_t i;
-
-            o->n_bounds = parse_list("--class-bounds", optarg, o->bounds,
-                                     PANDA_MAX_WEIGHTS);
-            for (i = 0; i < o->n_bounds; i++) {
-                if (!(o->bounds[i] > 0)) {
-                    fatal("--class-bounds: %g is not a positive flow size",
-                          o->bounds[i]);
-                }
-                if (i && o->bounds[i] <= o->bounds[i - 1]) {
-                    fatal("--class-bounds: not strictly ascending (%g after"
-                          " %g)", o->bounds[i], o->bounds[i - 1]);
-                }
-            }
-            break;
-        }
-        case OPT_NO_SUB:
-            o->subthresholds = false;
-            break;
-        case OPT_WEIGHT_VALUES: {
-            size_t i;
-
-            o->n_weight_values = parse_list("--weight-values", optarg,
-                                            o->weight_values,
-                                            PANDA_MAX_WEIGHTS);
-            for (i = 0; i < o->n_weight_values; i++) {
-                double w = o->weight_values[i];
-
-                if (w < 1 || w > 600) {
-                    fatal("--weight-values: %g outside 1..600", w);
-                }
-                if (i && w < o->weight_values[i - 1]) {
-                    fatal("--weight-values: weights must not decrease (1 ="
-                          " w0 <= w1 <= ...)");
-                }
-            }
-            break;
-        }
-        case OPT_FLOW_WEIGHT:
-            if (!strcmp(optarg, "packets")) {
-                o->weighting = PANDA_WEIGH_PACKETS;
-            } else if (!strcmp(optarg, "equal")) {
-                o->weighting = PANDA_WEIGH_EQUAL;
-            } else if (!strcmp(optarg, "bytes")) {
-                o->weighting = PANDA_WEIGH_BYTES;
-            } else {
-                fatal("--flow-weight: \"%s\" is not packets, equal or bytes",
-                      optarg);
-            }
-            break;
-        case OPT_KEEP_ACKS:
-            o->keep_acks = true;
-            break;
-        case OPT_TIE:
-            if (!strcmp(optarg, "high")) {
-                o->tie = PANDA_TIE_HIGH;
-            } else if (!strcmp(optarg, "low")) {
-                o->tie = PANDA_TIE_LOW;
-            } else if (!strcmp(optarg, "mid")) {
-                o->tie = PANDA_TIE_MID;
-            } else {
-                fatal("--tie: \"%s\" is not high, low or mid", optarg);
-            }
-            break;
-        case OPT_ID:
-            o->id = (uint32_t) parse_uint("--id", optarg, UINT32_MAX);
-            break;
-        case OPT_DSCP:
-            o->n_dscp = parse_u8_list("--dscp", optarg, o->dscp,
-                                      PANDA_MAX_DSCP);
-            break;
-        case OPT_QUEUES:
-            o->n_queues = parse_u8_list("--queues", optarg, o->queue,
-                                        UINT8_MAX);
-            break;
-        case OPT_KIND:
-            if (!strcmp(optarg, "panda")) {
-                o->kind = PANDA_KIND_PANDA;
-            } else if (!strcmp(optarg, "pias")) {
-                o->kind = PANDA_KIND_PIAS;
-            } else {
-                fatal("--kind: \"%s\" is not panda or pias", optarg);
-            }
-            break;
-        case OPT_PIAS:
-            o->kind = PANDA_KIND_PIAS;
-            break;
-        case 'o':
-            o->output = optarg;
-            break;
-        case OPT_JSON:
-            o->json_stdout = true;
-            break;
-        case OPT_ACTION:
-            o->action_only = true;
-            break;
-        case 'q':
-            o->quiet = true;
-            break;
-        case 'h':
-            usage();
-            exit(0);
-        default:
-            fprintf(stderr, "Try 'panda-model --help'.\n");
-            exit(1);
-        }
+/* Applies option 'c' (a getopt_long() result) with argument 'arg'. */
+static void
+parse_option(struct options *o, int c, const char *arg)
+{
+    switch (c) {
+    case OPT_FLT: add_file("--flt", o->flt, &o->n_flt, arg); break;
+    case OPT_FHT: add_file("--fht", o->fht, &o->n_fht, arg); break;
+    case OPT_FLT_FILTER: o->flt_filter = arg; break;
+    case OPT_FHT_FILTER: o->fht_filter = arg; break;
+    case OPT_CDF: o->cdf_file = arg; break;
+    case OPT_CDF_UNIT:
+        o->cdf_unit = cdf_units[parse_choice("--cdf-unit", arg, cdf_units, 2,
+                                             "bytes or packets")];
+        break;
+    case OPT_LOAD: parse_load(o, arg); break;
+    case OPT_LEVELS:
+        o->K = (int) cli_parse_u64("--levels", arg, 1, PANDA_MAX_LEVELS);
+        break;
+    case OPT_MSS: o->mss = (uint32_t) cli_parse_u64("--mss", arg, 1, 65535);
+        break;
+    case OPT_HEADER_LEN:
+        o->header_len = (uint32_t) cli_parse_u64("--header-len", arg, 0,
+                                                 1024);
+        break;
+    case OPT_CLASS_BOUNDS: parse_class_bounds(o, arg); break;
+    case OPT_NO_SUB: o->subthresholds = false; break;
+    case OPT_WEIGHT_VALUES: parse_weight_values(o, arg); break;
+    case OPT_FLOW_WEIGHT:
+        o->weighting = parse_choice("--flow-weight", arg, weightings, 3,
+                                    "packets, equal or bytes");
+        break;
+    case OPT_KEEP_ACKS: o->keep_acks = true; break;
+    case OPT_TIE:
+        o->tie = parse_choice("--tie", arg, ties, 3, "high, low or mid");
+        break;
+    case OPT_ID: o->id = (uint32_t) cli_parse_u64("--id", arg, 0, UINT32_MAX);
+        break;
+    case OPT_DSCP:
+        o->n_dscp = parse_u8_list("--dscp", arg, o->dscp, PANDA_MAX_DSCP);
+        break;
+    case OPT_QUEUES:
+        o->n_queues = parse_u8_list("--queues", arg, o->queue, UINT8_MAX);
+        break;
+    case OPT_KIND:
+        o->kind = parse_choice("--kind", arg, kinds, 2, "panda or pias");
+        break;
+    case OPT_PIAS: o->kind = PANDA_KIND_PIAS; break;
+    case 'o': o->output = arg; break;
+    case OPT_JSON: o->json_stdout = true; break;
+    case OPT_ACTION: o->action_only = true; break;
+    case 'q': o->quiet = true; break;
+    case 'h':
+        usage();
+        exit(0);
+    default:
+        fprintf(stderr, "Try 'panda-model --help'.\n");
+        exit(1);
     }
-    if (optind < argc) {
-        fatal("unexpected argument \"%s\" (inputs are given with --flt,"
-              " --fht and --cdf)", argv[optind]);
-    }
+}
+
+/* Checks the options against each other. */
+static void
+check_options(const struct options *o)
+{
     if (o->header_len >= PANDA_SOLVER_MAX_SIZE) {
-        fatal("--header-len: %" PRIu32 " is too large", o->header_len);
+        cli_log_fatal("--header-len: %" PRIu32 " is too large",
+                      o->header_len);
     }
     if (o->n_dscp >= 0 && o->n_dscp != o->K) {
-        fatal("--dscp: %d values for K = %d levels", o->n_dscp, o->K);
+        cli_log_fatal("--dscp: %d values for K = %d levels", o->n_dscp, o->K);
     }
     if (o->n_queues >= 0 && o->n_queues != o->K) {
-        fatal("--queues: %d values for K = %d levels", o->n_queues, o->K);
+        cli_log_fatal("--queues: %d values for K = %d levels", o->n_queues,
+                      o->K);
     }
     if (o->K > 1 && !o->cdf_file) {
-        fatal("--cdf: a flow-size CDF is needed for the %d priority"
-              " thresholds of K = %d levels (or use --levels 1)", o->K - 1,
-              o->K);
+        cli_log_fatal("--cdf: a flow-size CDF is needed for the %d priority"
+                      " thresholds of K = %d levels (or use --levels 1)",
+                      o->K - 1, o->K);
     }
     if (o->K > 1 && isnan(o->rho)) {
-        fatal("--load: the link load rho is needed for the priority"
-              " thresholds (0 < rho < 1)");
+        cli_log_fatal("--load: the link load rho is needed for the priority"
+                      " thresholds (0 < rho < 1)");
     }
-    if (o->kind == PANDA_KIND_PANDA) {
-        if (!o->n_flt) {
-            fatal("no FLT samples: give the latency-sensitive traffic's"
-                  " packet sizes with --flt FILE (or use --pias)");
-        }
-        if (!o->n_fht) {
-            fatal("no FHT samples: give the throughput traffic's packet"
-                  " sizes with --fht FILE (or use --pias)");
-        }
+    if (o->kind == PANDA_KIND_PANDA && !o->n_flt) {
+        cli_log_fatal("no FLT samples: give the latency-sensitive traffic's"
+                      " packet sizes with --flt FILE (or use --pias)");
     }
+    if (o->kind == PANDA_KIND_PANDA && !o->n_fht) {
+        cli_log_fatal("no FHT samples: give the throughput traffic's packet"
+                      " sizes with --fht FILE (or use --pias)");
+    }
+}
+
+static void
+parse_options(int argc, char *argv[], struct options *o)
+{
+    int c;
+
+    options_init(o);
+    while ((c = getopt_long(argc, argv, "o:qh", long_options, NULL)) != -1) {
+        parse_option(o, c, optarg);
+    }
+    if (optind < argc) {
+        cli_log_fatal("unexpected argument \"%s\" (inputs are given with"
+                      " --flt, --fht and --cdf)", argv[optind]);
+    }
+    check_options(o);
 }
 
 static void
@@ -517,7 +470,7 @@ read_inputs(const char *what, const char *const *files, size_t n,
         char *err = model_read_samples(files[i], &io, &in->samples, &st);
 
         if (err) {
-            fatal("%s samples: %s", what, err);
+            cli_log_fatal("%s samples: %s", what, err);
         }
         in->packets += st.packets;
         in->zero_payload += st.zero_payload;
@@ -530,7 +483,7 @@ read_inputs(const char *what, const char *const *files, size_t n,
     }
     panda_samples_prune(&in->samples);
     if (!(in->packets > 0) || !in->samples.n) {
-        fatal("no %s samples: %s contain%s no packet with payload%s", what,
+        cli_log_fatal("no %s samples: %s contain%s no packet with payload%s", what,
               n == 1 ? files[0] : "the inputs", n == 1 ? "s" : "",
               o->keep_acks ? "" : " (zero-payload packets are dropped;"
               " see --keep-acks)");
@@ -576,10 +529,10 @@ solve_panda(const struct options *o, struct input_summary *flt,
     char *err;
     size_t i;
 
-    err = panda_solve_T(&flt->samples, &fht->samples, o->mss, o->header_len,
+    err = panda_solver_find_T(&flt->samples, &fht->samples, o->mss, o->header_len,
                         o->tie, &r->sep);
     if (err) {
-        fatal("threshold T: %s", err);
+        cli_log_fatal("threshold T: %s", err);
     }
     r->have_T = true;
     r->T_model = r->sep.x;
@@ -603,19 +556,19 @@ solve_panda(const struct options *o, struct input_summary *flt,
     panda_hist_init(&fb);
     panda_samples_aggregate(&flt->samples, &fa);
     panda_samples_aggregate(&fht->samples, &fb);
-    r->et_comp_pkt = panda_data_ratio_comp(&fa, &fb, r->T_model);
-    /* panda_data_ratio_noncomp() counts k <= T as small (eq. 3-13's g);
+    r->et_comp_pkt = panda_model_data_ratio_comp(&fa, &fb, r->T_model);
+    /* panda_model_data_ratio_noncomp() counts k <= T as small (eq. 3-13's g);
      * evaluate it at T - 1 so that both ratios split where Algorithm 2
      * does (s < T small). */
-    r->et_noncomp_pkt = panda_data_ratio_noncomp(&fa, &fb,
+    r->et_noncomp_pkt = panda_model_data_ratio_noncomp(&fa, &fb,
                                                  r->T_model ? r->T_model - 1
                                                  : 0);
     panda_hist_init(&pa);
     panda_hist_init(&pb);
     payload_hist(&flt->samples, o->header_len, &pa);
     payload_hist(&fht->samples, o->header_len, &pb);
-    r->et_comp = panda_data_ratio_comp(&pa, &pb, T_pay);
-    r->et_noncomp = panda_data_ratio_noncomp(&pa, &pb, T_pay ? T_pay - 1 : 0);
+    r->et_comp = panda_model_data_ratio_comp(&pa, &pb, T_pay);
+    r->et_noncomp = panda_model_data_ratio_noncomp(&pa, &pb, T_pay ? T_pay - 1 : 0);
     /* What the choice within the plateau changes. */
     for (i = 0; i < 3; i++) {
         uint32_t lo = r->sep.plateau_lo, hi = r->sep.plateau_hi;
@@ -623,8 +576,8 @@ solve_panda(const struct options *o, struct input_summary *flt,
         uint32_t Tp = Tm > o->header_len ? Tm - o->header_len : 0;
 
         r->et_plateau[i].T_model = Tm;
-        r->et_plateau[i].comp = panda_data_ratio_comp(&pa, &pb, Tp);
-        r->et_plateau[i].noncomp = panda_data_ratio_noncomp(&pa, &pb,
+        r->et_plateau[i].comp = panda_model_data_ratio_comp(&pa, &pb, Tp);
+        r->et_plateau[i].noncomp = panda_model_data_ratio_noncomp(&pa, &pb,
                                                             Tp ? Tp - 1 : 0);
     }
     panda_hist_destroy(&fa);
@@ -639,11 +592,11 @@ solve_panda(const struct options *o, struct input_summary *flt,
                  " per-flow (use a capture or a histogram with a flow"
                  " column)");
         } else {
-            err = panda_solve_subthresholds(&fht->samples, o->bounds,
+            err = panda_solver_find_subthresholds(&fht->samples, o->bounds,
                                             o->n_bounds, r->T_model, o->mss,
                                             o->header_len, o->tie, &r->sub);
             if (err) {
-                fatal("sub-thresholds: %s", err);
+                cli_log_fatal("sub-thresholds: %s", err);
             }
             r->have_sub = true;
             if (r->sub.notes) {
@@ -685,12 +638,12 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
 
     err = panda_cdf_load(&r->cdf, o->cdf_file);
     if (err) {
-        fatal("%s", err);
+        cli_log_fatal("%s", err);
     }
     r->cdf_scale = !strcmp(o->cdf_unit, "packets") ? o->mss : 1.0;
-    err = panda_solve_alpha(&r->cdf, r->cdf_scale, o->rho, o->K, &r->alpha);
+    err = panda_solver_find_alpha(&r->cdf, r->cdf_scale, o->rho, o->K, &r->alpha);
     if (err) {
-        fatal("%s: %s", o->cdf_file, err);
+        cli_log_fatal("%s: %s", o->cdf_file, err);
     }
     r->have_alpha = true;
     if (r->alpha.notes) {
@@ -705,7 +658,7 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
         size_t c;
         int moved = 0;
 
-        panda_class_eta(&fht->samples, o->bounds, o->n_bounds, p,
+        panda_solver_class_eta(&fht->samples, o->bounds, o->n_bounds, p,
                         o->header_len, r->eta);
         r->n_eta = o->n_bounds + 1;
         for (j = 0; j < n; j++) {
@@ -751,19 +704,19 @@ build_policy(const struct options *o, struct result *r)
     }
     err = panda_policy_validate(p);
     if (err) {
-        fatal("resulting policy is invalid: %s", err);
+        cli_log_fatal("resulting policy is invalid: %s", err);
     }
     len = panda_policy_format(p, r->action, sizeof r->action);
     if (len < 0 || (size_t) len >= sizeof r->action) {
-        fatal("action string too long");
+        cli_log_fatal("action string too long");
     }
     err = panda_policy_parse(r->action, &back);
     if (err) {
-        fatal("internal error: action \"%s\" does not parse: %s", r->action,
+        cli_log_fatal("internal error: action \"%s\" does not parse: %s", r->action,
               err);
     }
     if (!panda_policy_equal(p, &back)) {
-        fatal("internal error: action \"%s\" does not round-trip",
+        cli_log_fatal("internal error: action \"%s\" does not round-trip",
               r->action);
     }
 }
@@ -771,310 +724,285 @@ build_policy(const struct options *o, struct result *r)
 /* ---- Output. ---- */
 
 static void
-json_ratio(struct model_json *j, const char *key, double comp,
-           double noncomp)
+json_ratio(struct cli_json *j, const char *key, double comp, double noncomp)
 {
-    mj_key(j, key);
-    mj_obj(j);
-    mj_key(j, "comp");
-    mj_num(j, comp);
-    mj_key(j, "comp_unbounded");
-    mj_bool(j, isinf(comp));
-    mj_key(j, "noncomp");
-    mj_num(j, noncomp);
-    mj_key(j, "noncomp_unbounded");
-    mj_bool(j, isinf(noncomp));
-    mj_obj_end(j);
+    cli_json_object(j, key);
+    cli_json_double(j, "comp", comp);
+    cli_json_bool(j, "comp_unbounded", isinf(comp));
+    cli_json_double(j, "noncomp", noncomp);
+    cli_json_bool(j, "noncomp_unbounded", isinf(noncomp));
+    cli_json_end_object(j);
 }
 
 static void
-json_u64s(struct model_json *j, const char *key, const uint64_t *v, int n)
+json_u64s(struct cli_json *j, const char *key, const uint64_t *v, int n)
 {
     int i;
 
-    mj_key(j, key);
-    mj_arr(j, true);
+    cli_json_array_compact(j, key);
     for (i = 0; i < n; i++) {
-        mj_uint(j, v[i]);
+        cli_json_u64(j, NULL, v[i]);
     }
-    mj_arr_end(j);
+    cli_json_end_array(j);
 }
 
 static void
-json_doubles(struct model_json *j, const char *key, const double *v, int n)
+json_u8s(struct cli_json *j, const char *key, const uint8_t *v, int n)
 {
     int i;
 
-    mj_key(j, key);
-    mj_arr(j, true);
+    cli_json_array_compact(j, key);
     for (i = 0; i < n; i++) {
-        mj_num(j, v[i]);
+        cli_json_u64(j, NULL, v[i]);
     }
-    mj_arr_end(j);
+    cli_json_end_array(j);
 }
 
 static void
-json_inputs(struct model_json *j, const char *key,
+json_doubles(struct cli_json *j, const char *key, const double *v, int n)
+{
+    int i;
+
+    cli_json_array_compact(j, key);
+    for (i = 0; i < n; i++) {
+        cli_json_double(j, NULL, v[i]);
+    }
+    cli_json_end_array(j);
+}
+
+/* [lo, hi] on one line. */
+static void
+json_pair(struct cli_json *j, const char *key, uint64_t lo, uint64_t hi)
+{
+    cli_json_array_compact(j, key);
+    cli_json_u64(j, NULL, lo);
+    cli_json_u64(j, NULL, hi);
+    cli_json_end_array(j);
+}
+
+/* The lines of 'notes' as an array of strings. */
+static void
+json_lines(struct cli_json *j, const char *key, const char *notes)
+{
+    cli_json_array(j, key);
+    if (notes) {
+        char *copy = panda_asprintf("%s", notes), *save = NULL, *line;
+
+        for (line = strtok_r(copy, "\n", &save); line;
+             line = strtok_r(NULL, "\n", &save)) {
+            cli_json_str(j, NULL, line);
+        }
+        free(copy);
+    }
+    cli_json_end_array(j);
+}
+
+static void
+json_inputs(struct cli_json *j, const char *key,
             const struct input_summary *in, const char *const *files,
             size_t n, const char *filter)
 {
     size_t i;
 
-    mj_key(j, key);
-    mj_obj(j);
-    mj_key(j, "files");
-    mj_arr(j, true);
+    cli_json_object(j, key);
+    cli_json_array_compact(j, "files");
     for (i = 0; i < n; i++) {
-        mj_str(j, files[i]);
+        cli_json_str(j, NULL, files[i]);
     }
-    mj_arr_end(j);
+    cli_json_end_array(j);
     if (filter) {
-        mj_key(j, "filter");
-        mj_str(j, filter);
+        cli_json_str(j, "filter", filter);
     }
-    mj_key(j, "packets");
-    mj_num(j, in->packets);
-    mj_key(j, "flows");
-    mj_uint(j, in->samples.n);
-    mj_key(j, "per_flow");
-    mj_bool(j, in->labelled);
-    mj_key(j, "zero_payload");
-    mj_num(j, in->zero_payload);
+    cli_json_double(j, "packets", in->packets);
+    cli_json_u64(j, "flows", in->samples.n);
+    cli_json_bool(j, "per_flow", in->labelled);
+    cli_json_double(j, "zero_payload", in->zero_payload);
     if (in->any_pcap) {
-        mj_key(j, "pcap_records");
-        mj_uint(j, in->records);
-        mj_key(j, "non_tcp");
-        mj_uint(j, in->non_tcp);
-        mj_key(j, "fragments");
-        mj_uint(j, in->fragments);
-        mj_key(j, "truncated");
-        mj_uint(j, in->truncated);
+        cli_json_u64(j, "pcap_records", in->records);
+        cli_json_u64(j, "non_tcp", in->non_tcp);
+        cli_json_u64(j, "fragments", in->fragments);
+        cli_json_u64(j, "truncated", in->truncated);
     }
-    mj_key(j, "size_min");
-    mj_uint(j, in->s_min);
-    mj_key(j, "size_max");
-    mj_uint(j, in->s_max);
-    mj_key(j, "size_avg");
-    mj_num(j, in->avg);
-    mj_obj_end(j);
+    cli_json_u64(j, "size_min", in->s_min);
+    cli_json_u64(j, "size_max", in->s_max);
+    cli_json_double(j, "size_avg", in->avg);
+    cli_json_end_object(j);
 }
 
+/* The policy itself, as the controller reads it. */
+static void
+json_policy(struct cli_json *j, const struct result *r)
+{
+    const struct panda_policy *p = &r->policy;
+    int i;
+
+    cli_json_i64(j, "version", 1);
+    cli_json_u64(j, "id", p->id);
+    cli_json_str(j, "kind", panda_policy_kind_name(p->kind));
+    cli_json_u64(j, "threshold", p->threshold);
+    cli_json_array_compact(j, "weights");
+    for (i = 0; i < p->n_weights; i++) {
+        cli_json_array_compact(j, NULL);
+        cli_json_u64(j, NULL, p->weights[i].above);
+        cli_json_double(j, NULL,
+                        p->weights[i].weight / (double) PANDA_WEIGHT_ONE);
+        cli_json_end_array(j);
+    }
+    cli_json_end_array(j);
+    json_u64s(j, "thresholds", p->alpha, p->n_levels - 1);
+    json_u8s(j, "dscp", p->dscp, p->n_levels);
+    json_u8s(j, "queues", p->queue, p->n_levels);
+    cli_json_str(j, "action", r->action);
+}
+
+/* T (eq. 3-9) and the data ratios. */
+static void
+json_threshold(struct cli_json *j, const struct options *o,
+               const struct result *r)
+{
+    int i;
+
+    cli_json_u64(j, "T_model", r->T_model);
+    cli_json_str(j, "T_model_units", "packet bytes including header_len;"
+                 " threshold = T_model - header_len is TCP payload bytes");
+    cli_json_double(j, "t", r->sep.t);
+    json_pair(j, "t_plateau", r->sep.plateau_lo, r->sep.plateau_hi);
+    cli_json_str(j, "tie", ties[o->tie]);
+    cli_json_double(j, "R_flt", r->sep.r_a);
+    cli_json_double(j, "R_fht", r->sep.r_b);
+    cli_json_str(j, "flow_weighting",
+                 panda_samples_weighting_name(o->weighting));
+    cli_json_bool(j, "keep_acks", o->keep_acks);
+    cli_json_object(j, "E_T");
+    json_ratio(j, "payload", r->et_comp, r->et_noncomp);
+    json_ratio(j, "packet", r->et_comp_pkt, r->et_noncomp_pkt);
+    cli_json_end_object(j);
+    cli_json_array(j, "E_T_plateau");
+    for (i = 0; i < 3; i++) {
+        cli_json_object(j, NULL);
+        cli_json_u64(j, "T_model", r->et_plateau[i].T_model);
+        cli_json_u64(j, "threshold",
+                     r->et_plateau[i].T_model > o->header_len
+                     ? r->et_plateau[i].T_model - o->header_len : 0);
+        json_ratio(j, "payload", r->et_plateau[i].comp,
+                   r->et_plateau[i].noncomp);
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+}
+
+/* The d_i of eq. 3-23. */
+static void
+json_subthresholds(struct cli_json *j, const struct options *o,
+                   const struct result *r)
+{
+    size_t c;
+
+    cli_json_object(j, "subthresholds");
+    json_doubles(j, "class_bounds", r->sub.bound, (int) o->n_bounds);
+    cli_json_array_compact(j, "flows_per_class");
+    for (c = 0; c < r->sub.m; c++) {
+        cli_json_u64(j, NULL, r->sub.n_flows[c]);
+    }
+    cli_json_end_array(j);
+    cli_json_array(j, "d");
+    for (c = 0; c < r->sub.n; c++) {
+        const struct panda_solver_separation *s = &r->sub.sub[c].sep;
+
+        cli_json_object(j, NULL);
+        json_pair(j, "classes", r->sub.sub[c].cls + 1,
+                  r->sub.sub[c].cls + 2);
+        cli_json_u64(j, "size", s->x);
+        cli_json_double(j, "t", s->t);
+        json_pair(j, "plateau", s->plateau_lo, s->plateau_hi);
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+    cli_json_bool(j, "weights_applied", r->policy.n_weights > 0);
+    if (r->n_eta) {
+        json_doubles(j, "eta", r->eta, (int) r->n_eta);
+    }
+    cli_json_end_object(j);
+}
+
+/* The priority thresholds of Appendix B. */
+static void
+json_alpha(struct cli_json *j, const struct options *o,
+           const struct result *r)
+{
+    const struct panda_solver_alpha *a = &r->alpha;
+    int n = r->policy.n_levels - 1;
+
+    cli_json_object(j, "alpha");
+    cli_json_str(j, "objective", "Appendix B.1: B = sum_l U_l (1 -"
+                 " F(alpha_{l-1})), U_l = rho theta_l / (1 - rho"
+                 " F(alpha_{l-1})); lower is better");
+    cli_json_str(j, "cdf", o->cdf_file);
+    cli_json_str(j, "cdf_unit", o->cdf_unit);
+    cli_json_u64(j, "cdf_points", r->cdf.n);
+    cli_json_double(j, "cdf_mean_bytes",
+                    panda_cdf_mean(&r->cdf) * r->cdf_scale);
+    cli_json_object(j, "closed_form");
+    json_doubles(j, "S", a->S_ideal, n);
+    json_u64s(j, "thresholds_bytes", a->alpha_cf, n);
+    json_doubles(j, "S_achieved", a->S_cf, n);
+    cli_json_double(j, "objective", a->obj_cf);
+    cli_json_double(j, "J", (1 - a->obj_cf) / (1 - o->rho));
+    cli_json_double(j, "objective_continuous", a->obj_ideal);
+    cli_json_i64(j, "adjusted", a->n_adjusted);
+    cli_json_end_object(j);
+    cli_json_object(j, "numeric");
+    json_u64s(j, "thresholds_bytes", a->alpha_num, n);
+    json_doubles(j, "S_achieved", a->S_num, n);
+    cli_json_double(j, "objective", a->obj_num);
+    cli_json_double(j, "J", (1 - a->obj_num) / (1 - o->rho));
+    cli_json_double(j, "improvement_over_closed_form",
+                    a->obj_cf - a->obj_num);
+    cli_json_double(j, "objective_uniform_start", a->obj_num_uniform);
+    cli_json_i64(j, "sweeps", a->iterations);
+    cli_json_end_object(j);
+    cli_json_str(j, "chosen", a->numeric_chosen ? "numeric" : "closed_form");
+    cli_json_double(j, "tie_tolerance", 1e-9);
+    json_u64s(j, "thresholds_bytes", r->alpha_bytes, n);
+    cli_json_end_object(j);
+}
+
+/* The policy JSON (tools/README-panda-model.md describes it): the policy,
+ * then "model" with what it was derived from, its inputs and notes. */
 static void
 write_json(FILE *f, const struct options *o, const struct result *r,
            const struct input_summary *flt, const struct input_summary *fht)
 {
-    const struct panda_policy *p = &r->policy;
-    struct model_json j;
-    int i, n = p->n_levels - 1;
+    struct cli_json j;
 
-    mj_init(&j, f);
-    mj_obj(&j);
-    mj_key(&j, "version");
-    mj_int(&j, 1);
-    mj_key(&j, "id");
-    mj_uint(&j, p->id);
-    mj_key(&j, "kind");
-    mj_str(&j, panda_kind_name(p->kind));
-    mj_key(&j, "threshold");
-    mj_uint(&j, p->threshold);
-    mj_key(&j, "weights");
-    mj_arr(&j, true);
-    for (i = 0; i < p->n_weights; i++) {
-        mj_arr(&j, true);
-        mj_uint(&j, p->weights[i].above);
-        mj_num(&j, p->weights[i].weight / (double) PANDA_WEIGHT_ONE);
-        mj_arr_end(&j);
-    }
-    mj_arr_end(&j);
-    json_u64s(&j, "thresholds", p->alpha, n);
-    mj_key(&j, "dscp");
-    mj_arr(&j, true);
-    for (i = 0; i < p->n_levels; i++) {
-        mj_uint(&j, p->dscp[i]);
-    }
-    mj_arr_end(&j);
-    mj_key(&j, "queues");
-    mj_arr(&j, true);
-    for (i = 0; i < p->n_levels; i++) {
-        mj_uint(&j, p->queue[i]);
-    }
-    mj_arr_end(&j);
-    mj_key(&j, "action");
-    mj_str(&j, r->action);
+    cli_json_start(&j, f);
+    cli_json_set_precision(&j, 12);
+    json_policy(&j, r);
 
-    mj_key(&j, "model");
-    mj_obj(&j);
-    mj_key(&j, "K");
-    mj_int(&j, o->K);
-    mj_key(&j, "rho");
-    mj_num(&j, o->rho);
-    mj_key(&j, "mss");
-    mj_uint(&j, o->mss);
-    mj_key(&j, "header_len");
-    mj_uint(&j, o->header_len);
+    cli_json_object(&j, "model");
+    cli_json_i64(&j, "K", o->K);
+    cli_json_double(&j, "rho", o->rho);
+    cli_json_u64(&j, "mss", o->mss);
+    cli_json_u64(&j, "header_len", o->header_len);
     if (r->have_T) {
-        mj_key(&j, "T_model");
-        mj_uint(&j, r->T_model);
-        mj_key(&j, "T_model_units");
-        mj_str(&j, "packet bytes including header_len; threshold ="
-               " T_model - header_len is TCP payload bytes");
-        mj_key(&j, "t");
-        mj_num(&j, r->sep.t);
-        mj_key(&j, "t_plateau");
-        mj_arr(&j, true);
-        mj_uint(&j, r->sep.plateau_lo);
-        mj_uint(&j, r->sep.plateau_hi);
-        mj_arr_end(&j);
-        mj_key(&j, "tie");
-        mj_str(&j, o->tie == PANDA_TIE_HIGH ? "high"
-               : o->tie == PANDA_TIE_LOW ? "low" : "mid");
-        mj_key(&j, "R_flt");
-        mj_num(&j, r->sep.r_a);
-        mj_key(&j, "R_fht");
-        mj_num(&j, r->sep.r_b);
-        mj_key(&j, "flow_weighting");
-        mj_str(&j, panda_flow_weighting_name(o->weighting));
-        mj_key(&j, "keep_acks");
-        mj_bool(&j, o->keep_acks);
-        mj_key(&j, "E_T");
-        mj_obj(&j);
-        json_ratio(&j, "payload", r->et_comp, r->et_noncomp);
-        json_ratio(&j, "packet", r->et_comp_pkt, r->et_noncomp_pkt);
-        mj_obj_end(&j);
-        mj_key(&j, "E_T_plateau");
-        mj_arr(&j, false);
-        for (i = 0; i < 3; i++) {
-            mj_obj(&j);
-            mj_key(&j, "T_model");
-            mj_uint(&j, r->et_plateau[i].T_model);
-            mj_key(&j, "threshold");
-            mj_uint(&j, r->et_plateau[i].T_model > o->header_len
-                    ? r->et_plateau[i].T_model - o->header_len : 0);
-            json_ratio(&j, "payload", r->et_plateau[i].comp,
-                       r->et_plateau[i].noncomp);
-            mj_obj_end(&j);
-        }
-        mj_arr_end(&j);
+        json_threshold(&j, o, r);
     }
     if (r->have_sub) {
-        size_t c;
-
-        mj_key(&j, "subthresholds");
-        mj_obj(&j);
-        json_doubles(&j, "class_bounds", r->sub.bound, (int) o->n_bounds);
-        mj_key(&j, "flows_per_class");
-        mj_arr(&j, true);
-        for (c = 0; c < r->sub.m; c++) {
-            mj_uint(&j, r->sub.n_flows[c]);
-        }
-        mj_arr_end(&j);
-        mj_key(&j, "d");
-        mj_arr(&j, false);
-        for (c = 0; c < r->sub.n; c++) {
-            const struct panda_separation *s = &r->sub.sub[c].sep;
-
-            mj_obj(&j);
-            mj_key(&j, "classes");
-            mj_arr(&j, true);
-            mj_uint(&j, r->sub.sub[c].cls + 1);
-            mj_uint(&j, r->sub.sub[c].cls + 2);
-            mj_arr_end(&j);
-            mj_key(&j, "size");
-            mj_uint(&j, s->x);
-            mj_key(&j, "t");
-            mj_num(&j, s->t);
-            mj_key(&j, "plateau");
-            mj_arr(&j, true);
-            mj_uint(&j, s->plateau_lo);
-            mj_uint(&j, s->plateau_hi);
-            mj_arr_end(&j);
-            mj_obj_end(&j);
-        }
-        mj_arr_end(&j);
-        mj_key(&j, "weights_applied");
-        mj_bool(&j, p->n_weights > 0);
-        if (r->n_eta) {
-            json_doubles(&j, "eta", r->eta, (int) r->n_eta);
-        }
-        mj_obj_end(&j);
+        json_subthresholds(&j, o, r);
     }
     if (r->have_alpha) {
-        const struct panda_alpha_result *a = &r->alpha;
-
-        mj_key(&j, "alpha");
-        mj_obj(&j);
-        mj_key(&j, "objective");
-        mj_str(&j, "Appendix B.1: B = sum_l U_l (1 - F(alpha_{l-1})),"
-               " U_l = rho theta_l / (1 - rho F(alpha_{l-1})); lower is"
-               " better");
-        mj_key(&j, "cdf");
-        mj_str(&j, o->cdf_file);
-        mj_key(&j, "cdf_unit");
-        mj_str(&j, o->cdf_unit);
-        mj_key(&j, "cdf_points");
-        mj_uint(&j, r->cdf.n);
-        mj_key(&j, "cdf_mean_bytes");
-        mj_num(&j, panda_cdf_mean(&r->cdf) * r->cdf_scale);
-        mj_key(&j, "closed_form");
-        mj_obj(&j);
-        json_doubles(&j, "S", a->S_ideal, n);
-        json_u64s(&j, "thresholds_bytes", a->alpha_cf, n);
-        json_doubles(&j, "S_achieved", a->S_cf, n);
-        mj_key(&j, "objective");
-        mj_num(&j, a->obj_cf);
-        mj_key(&j, "J");
-        mj_num(&j, (1 - a->obj_cf) / (1 - o->rho));
-        mj_key(&j, "objective_continuous");
-        mj_num(&j, a->obj_ideal);
-        mj_key(&j, "adjusted");
-        mj_int(&j, a->n_adjusted);
-        mj_obj_end(&j);
-        mj_key(&j, "numeric");
-        mj_obj(&j);
-        json_u64s(&j, "thresholds_bytes", a->alpha_num, n);
-        json_doubles(&j, "S_achieved", a->S_num, n);
-        mj_key(&j, "objective");
-        mj_num(&j, a->obj_num);
-        mj_key(&j, "J");
-        mj_num(&j, (1 - a->obj_num) / (1 - o->rho));
-        mj_key(&j, "improvement_over_closed_form");
-        mj_num(&j, a->obj_cf - a->obj_num);
-        mj_key(&j, "objective_uniform_start");
-        mj_num(&j, a->obj_num_uniform);
-        mj_key(&j, "sweeps");
-        mj_int(&j, a->iterations);
-        mj_obj_end(&j);
-        mj_key(&j, "chosen");
-        mj_str(&j, a->numeric_chosen ? "numeric" : "closed_form");
-        mj_key(&j, "tie_tolerance");
-        mj_num(&j, 1e-9);
-        json_u64s(&j, "thresholds_bytes", r->alpha_bytes, n);
-        mj_obj_end(&j);
+        json_alpha(&j, o, r);
     }
-    mj_key(&j, "inputs");
-    mj_obj(&j);
+    cli_json_object(&j, "inputs");
     if (flt) {
         json_inputs(&j, "flt", flt, o->flt, o->n_flt, o->flt_filter);
     }
     if (fht) {
         json_inputs(&j, "fht", fht, o->fht, o->n_fht, o->fht_filter);
     }
-    mj_obj_end(&j);
-    mj_key(&j, "notes");
-    mj_arr(&j, false);
-    if (r->notes) {
-        char *copy = panda_asprintf("%s", r->notes), *save = NULL, *line;
-
-        for (line = strtok_r(copy, "\n", &save); line;
-             line = strtok_r(NULL, "\n", &save)) {
-            mj_str(&j, line);
-        }
-        free(copy);
-    }
-    mj_arr_end(&j);
-    mj_obj_end(&j);
-    mj_obj_end(&j);
-    mj_end(&j);
+    cli_json_end_object(&j);
+    json_lines(&j, "notes", r->notes);
+    cli_json_finish(&j);
 }
 
 static void
@@ -1096,7 +1024,7 @@ print_summary(FILE *f, const struct options *o, const struct result *r,
     int i, n = p->n_levels - 1;
 
     fprintf(f, "panda-model: %s policy, id %" PRIu32 ", K = %d levels\n",
-            panda_kind_name(p->kind), p->id, p->n_levels);
+            panda_policy_kind_name(p->kind), p->id, p->n_levels);
     if (flt && fht) {
         fprintf(f, "  inputs: FLT %.0f packets in %zu flow(s), FHT %.0f"
                 " packets in %zu flow(s)%s\n", flt->packets,
@@ -1129,7 +1057,7 @@ print_summary(FILE *f, const struct options *o, const struct result *r,
                 p->weights[i].weight / 100.0, p->weights[i].above);
     }
     if (r->have_alpha) {
-        const struct panda_alpha_result *a = &r->alpha;
+        const struct panda_solver_alpha *a = &r->alpha;
 
         fprintf(f, "  alpha (rho = %g): objective B closed form %.9f,"
                 " numeric %.9f -> %s\n", o->rho, a->obj_cf, a->obj_num,
@@ -1169,6 +1097,7 @@ main(int argc, char *argv[])
     struct result r;
     bool panda;
 
+    cli_log_set_program("panda-model");
     parse_options(argc, argv, &o);
     memset(&r, 0, sizeof r);
     panda_policy_init(&r.policy, o.kind);
@@ -1190,11 +1119,11 @@ main(int argc, char *argv[])
         FILE *f = fopen(o.output, "w");
 
         if (!f) {
-            fatal("%s: cannot create (%s)", o.output, strerror(errno));
+            cli_log_fatal("%s: cannot create (%s)", o.output, strerror(errno));
         }
         write_json(f, &o, &r, panda ? &flt : NULL, panda ? &fht : NULL);
         if (fclose(f)) {
-            fatal("%s: write error (%s)", o.output, strerror(errno));
+            cli_log_fatal("%s: write error (%s)", o.output, strerror(errno));
         }
     }
     if (o.json_stdout) {
@@ -1211,10 +1140,10 @@ main(int argc, char *argv[])
         panda_samples_destroy(&fht.samples);
     }
     if (r.have_sub) {
-        panda_subthresholds_destroy(&r.sub);
+        panda_solver_subthresholds_destroy(&r.sub);
     }
     if (r.have_alpha) {
-        panda_alpha_result_destroy(&r.alpha);
+        panda_solver_alpha_destroy(&r.alpha);
         panda_cdf_destroy(&r.cdf);
     }
     free(r.notes);

@@ -1,5 +1,5 @@
 /* Flow-size distributions: parsing, evaluation and sampling. */
-#include "cdf.h"
+#include <panda/cdf.h>
 
 #include <errno.h>
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include <panda/base.h>
 
 void
 panda_cdf_destroy(struct panda_cdf *cdf)
@@ -32,9 +32,51 @@ cdf_fail(struct panda_cdf *cdf, const char *fmt, ...)
     return msg;
 }
 
+/* The rules a CDF obeys, checked once here for the parser and for
+ * panda_cdf_check(): whether point (v, pr) may follow the points of 'cdf'.
+ * Returns NULL or a malloc()ed message. */
+static char *
+point_error(const struct panda_cdf *cdf, double v, double pr)
+{
+    if (!isfinite(v)) {
+        return panda_asprintf("invalid value %g", v);
+    }
+    if (v < 0) {
+        return panda_asprintf("negative value %g", v);
+    }
+    if (!(pr >= 0 && pr <= 1 + 1e-6)) {
+        return panda_asprintf("probability %g outside [0, 1]", pr);
+    }
+    if (cdf->n > 0 && v < cdf->value[cdf->n - 1]) {
+        return panda_asprintf("values not sorted (%g after %g)",
+                              v, cdf->value[cdf->n - 1]);
+    }
+    if (cdf->n > 0 && pr < cdf->prob[cdf->n - 1]) {
+        return panda_asprintf("probabilities decrease (%g after %g)",
+                              pr, cdf->prob[cdf->n - 1]);
+    }
+    return NULL;
+}
+
+/* Whether 'cdf' is complete: it has points and its last probability is 1.
+ * Returns NULL or a malloc()ed message. */
+static char *
+end_error(const struct panda_cdf *cdf)
+{
+    if (cdf->n == 0) {
+        return panda_asprintf("empty (no data points)");
+    }
+    if (fabs(cdf->prob[cdf->n - 1] - 1.0) > 1e-6) {
+        return panda_asprintf("last cumulative probability is %g, not 1",
+                              cdf->prob[cdf->n - 1]);
+    }
+    return NULL;
+}
+
 char *
 panda_cdf_parse(struct panda_cdf *cdf, const char *text, const char *name)
 {
+    char *msg, *err;
     size_t cap = 0;
     unsigned int lineno = 0;
     const char *line = text;
@@ -78,21 +120,11 @@ panda_cdf_parse(struct panda_cdf *cdf, const char *text, const char *name)
             return cdf_fail(cdf, "%s:%u: trailing text \"%s\"",
                             name, lineno, end);
         }
-        if (v < 0) {
-            return cdf_fail(cdf, "%s:%u: negative value %g",
-                            name, lineno, v);
-        }
-        if (pr < 0 || pr > 1 + 1e-6) {
-            return cdf_fail(cdf, "%s:%u: probability %g outside [0, 1]",
-                            name, lineno, pr);
-        }
-        if (cdf->n > 0 && v < cdf->value[cdf->n - 1]) {
-            return cdf_fail(cdf, "%s:%u: values not sorted (%g after %g)",
-                            name, lineno, v, cdf->value[cdf->n - 1]);
-        }
-        if (cdf->n > 0 && pr < cdf->prob[cdf->n - 1]) {
-            return cdf_fail(cdf, "%s:%u: probabilities decrease (%g after"
-                            " %g)", name, lineno, pr, cdf->prob[cdf->n - 1]);
+        msg = point_error(cdf, v, pr);
+        if (msg) {
+            err = cdf_fail(cdf, "%s:%u: %s", name, lineno, msg);
+            free(msg);
+            return err;
         }
         if (cdf->n == cap) {
             cap = cap ? 2 * cap : 16;
@@ -104,15 +136,33 @@ panda_cdf_parse(struct panda_cdf *cdf, const char *text, const char *name)
         cdf->n++;
     }
 
-    if (cdf->n == 0) {
-        return cdf_fail(cdf, "%s: no data points", name);
-    }
-    if (fabs(cdf->prob[cdf->n - 1] - 1.0) > 1e-6) {
-        return cdf_fail(cdf, "%s: last cumulative probability is %g, not 1",
-                        name, cdf->prob[cdf->n - 1]);
+    msg = end_error(cdf);
+    if (msg) {
+        err = cdf_fail(cdf, "%s: %s", name, msg);
+        free(msg);
+        return err;
     }
     cdf->prob[cdf->n - 1] = 1.0;
     return NULL;
+}
+
+char *
+panda_cdf_check(const struct panda_cdf *cdf)
+{
+    struct panda_cdf prefix = *cdf;
+    char *msg, *err;
+    size_t i;
+
+    for (i = 0; cdf->n && i < cdf->n; i++) {
+        prefix.n = i;
+        msg = point_error(&prefix, cdf->value[i], cdf->prob[i]);
+        if (msg) {
+            err = panda_asprintf("point %zu: %s", i + 1, msg);
+            free(msg);
+            return err;
+        }
+    }
+    return end_error(cdf);
 }
 
 char *
@@ -214,59 +264,4 @@ panda_cdf_mean(const struct panda_cdf *cdf)
                 * (cdf->value[i] + cdf->value[i - 1]) / 2;
     }
     return mean;
-}
-
-/* splitmix64, to spread a user seed over xoshiro's state. */
-static uint64_t
-splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-void
-panda_rng_seed(struct panda_rng *rng, uint64_t seed)
-{
-    int i;
-
-    for (i = 0; i < 4; i++) {
-        rng->s[i] = splitmix64(&seed);
-    }
-}
-
-static inline uint64_t
-rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t
-panda_rng_next(struct panda_rng *rng)
-{
-    uint64_t *s = rng->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-double
-panda_rng_uniform(struct panda_rng *rng)
-{
-    return (panda_rng_next(rng) >> 11) * 0x1.0p-53;
-}
-
-double
-panda_rng_exp(struct panda_rng *rng, double mean)
-{
-    return -mean * log1p(-panda_rng_uniform(rng));
 }

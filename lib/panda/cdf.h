@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <panda/rng.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,6 +34,12 @@ char *panda_cdf_load(struct panda_cdf *cdf, const char *file);
 char *panda_cdf_parse(struct panda_cdf *cdf, const char *text,
                       const char *name);
 
+/* Checks a CDF built in memory against the same rules as the parser (at
+ * least one point, values >= 0, values and probabilities nondecreasing,
+ * probabilities in [0, 1], the last 1), with the same messages.  Returns
+ * NULL or a malloc()ed message naming the point (caller frees). */
+char *panda_cdf_check(const struct panda_cdf *cdf);
+
 void panda_cdf_destroy(struct panda_cdf *);
 
 /* Value at cumulative probability 'u' in [0, 1] (inverse CDF). */
@@ -42,16 +50,6 @@ double panda_cdf_eval(const struct panda_cdf *, double x);
 
 /* Mean of the (piecewise-linear) distribution. */
 double panda_cdf_mean(const struct panda_cdf *);
-
-/* A small, fast, seedable PRNG (xoshiro256** seeded by splitmix64), so the
- * same seed gives the same sequence on every machine. */
-struct panda_rng {
-    uint64_t s[4];
-};
-void panda_rng_seed(struct panda_rng *, uint64_t seed);
-uint64_t panda_rng_next(struct panda_rng *);
-double panda_rng_uniform(struct panda_rng *);       /* [0, 1) */
-double panda_rng_exp(struct panda_rng *, double mean);
 
 /* Draws from 'cdf'. */
 static inline double

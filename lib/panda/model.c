@@ -1,81 +1,14 @@
 /* Thesis chapter 3 model helpers: map(k), R^T and the data ratio E_T. */
-#include "model.h"
+#include <panda/model.h>
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
-
-void
-panda_hist_init(struct panda_hist *h)
-{
-    memset(h, 0, sizeof *h);
-}
-
-void
-panda_hist_destroy(struct panda_hist *h)
-{
-    free(h->size);
-    free(h->weight);
-    panda_hist_init(h);
-}
-
-void
-panda_hist_add(struct panda_hist *h, uint32_t size, double weight)
-{
-    size_t lo = 0, hi = h->n;
-
-    /* Fast path: appending in order (or repeating the last size). */
-    if (h->n && h->size[h->n - 1] == size) {
-        h->weight[h->n - 1] += weight;
-        return;
-    }
-    if (!h->n || h->size[h->n - 1] < size) {
-        lo = h->n;
-    } else {
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-
-            if (h->size[mid] < size) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if (h->size[lo] == size) {
-            h->weight[lo] += weight;
-            return;
-        }
-    }
-    if (h->n == h->allocated) {
-        h->allocated = h->allocated ? 2 * h->allocated : 64;
-        h->size = panda_xrealloc(h->size, h->allocated * sizeof *h->size);
-        h->weight = panda_xrealloc(h->weight,
-                                   h->allocated * sizeof *h->weight);
-    }
-    memmove(&h->size[lo + 1], &h->size[lo], (h->n - lo) * sizeof *h->size);
-    memmove(&h->weight[lo + 1], &h->weight[lo],
-            (h->n - lo) * sizeof *h->weight);
-    h->size[lo] = size;
-    h->weight[lo] = weight;
-    h->n++;
-}
-
-double
-panda_hist_total(const struct panda_hist *h)
-{
-    double total = 0;
-    size_t i;
-
-    for (i = 0; i < h->n; i++) {
-        total += h->weight[i];
-    }
-    return total;
-}
+#include <panda/base.h>
 
 uint32_t
-panda_map(uint32_t size, uint32_t mss, uint32_t header_len)
+panda_model_map(uint32_t size, uint32_t mss, uint32_t header_len)
 {
     uint32_t payload;
 
@@ -87,14 +20,14 @@ panda_map(uint32_t size, uint32_t mss, uint32_t header_len)
 }
 
 double
-panda_small_ratio(const struct panda_hist *h, uint32_t T,
+panda_model_small_ratio(const struct panda_hist *h, uint32_t T,
                   uint32_t mss, uint32_t header_len)
 {
     double small = 0, all = 0;
     size_t i;
 
     for (i = 0; i < h->n; i++) {
-        double segs = h->weight[i] * panda_map(h->size[i], mss, header_len);
+        double segs = h->weight[i] * panda_model_map(h->size[i], mss, header_len);
 
         all += segs;
         if (h->size[i] < T) {
@@ -105,8 +38,8 @@ panda_small_ratio(const struct panda_hist *h, uint32_t T,
 }
 
 void
-panda_split(const struct panda_hist *h, uint32_t T, int large_inclusive,
-            struct panda_split *s)
+panda_model_split(const struct panda_hist *h, uint32_t T, int large_inclusive,
+            struct panda_model_split *s)
 {
     double total = panda_hist_total(h);
     double n_small = 0, b_small = 0, n_large = 0, b_large = 0;
@@ -135,13 +68,13 @@ panda_split(const struct panda_hist *h, uint32_t T, int large_inclusive,
 }
 
 double
-panda_data_ratio_noncomp(const struct panda_hist *alpha,
+panda_model_data_ratio_noncomp(const struct panda_hist *alpha,
                          const struct panda_hist *beta, uint32_t T)
 {
-    struct panda_split a, b;
+    struct panda_model_split a, b;
 
-    panda_split(alpha, T, 0, &a);
-    panda_split(beta, T, 0, &b);
+    panda_model_split(alpha, T, 0, &a);
+    panda_model_split(beta, T, 0, &b);
     if (a.pr_large <= 0 || a.avg_large <= 0) {
         return HUGE_VAL;
     }
@@ -154,14 +87,14 @@ panda_data_ratio_noncomp(const struct panda_hist *alpha,
 }
 
 double
-panda_data_ratio_comp(const struct panda_hist *alpha,
+panda_model_data_ratio_comp(const struct panda_hist *alpha,
                       const struct panda_hist *beta, uint32_t T)
 {
-    struct panda_split a, b;
+    struct panda_model_split a, b;
     double ga, gb;
 
-    panda_split(alpha, T, 1, &a);
-    panda_split(beta, T, 1, &b);
+    panda_model_split(alpha, T, 1, &a);
+    panda_model_split(beta, T, 1, &b);
     /* Counter growth per packet (eq. 3-18): avg - T Pr^s. */
     ga = a.avg - (double) T * a.pr_small;
     gb = b.avg - (double) T * b.pr_small;

@@ -1,5 +1,5 @@
 /* Panda policies: defaults, validation, text syntax and Algorithm 2. */
-#include "panda.h"
+#include <panda/policy.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include <panda/base.h>
 
 const char *
-panda_kind_name(enum panda_kind kind)
+panda_policy_kind_name(enum panda_kind kind)
 {
     return kind == PANDA_KIND_PIAS ? "pias" : "panda";
 }
@@ -36,84 +36,103 @@ panda_policy_init(struct panda_policy *p, enum panda_kind kind)
     panda_policy_default_maps(p);
 }
 
-char *
-panda_policy_validate(const struct panda_policy *p)
+/* Writes a message into 'msg' and makes panda_policy_check() return false. */
+#define FAIL(...)                                           \
+    do {                                                    \
+        snprintf(msg, PANDA_POLICY_MSG_SIZE, __VA_ARGS__);  \
+        return false;                                       \
+    } while (0)
+
+bool
+panda_policy_check(const struct panda_policy *p,
+                   char msg[PANDA_POLICY_MSG_SIZE])
 {
     int i;
 
     if (p->kind != PANDA_KIND_PANDA && p->kind != PANDA_KIND_PIAS) {
-        return panda_asprintf("kind: unknown policy kind %d", (int) p->kind);
+        FAIL("kind: unknown policy kind %d", (int) p->kind);
     }
     if (p->n_levels < 1 || p->n_levels > PANDA_MAX_LEVELS) {
-        return panda_asprintf("thresholds: %d levels requested, must be 1 to"
-                              " %d (at most %d thresholds)", p->n_levels,
-                              PANDA_MAX_LEVELS, PANDA_MAX_LEVELS - 1);
+        FAIL("thresholds: %d levels requested, must be 1 to"
+             " %d (at most %d thresholds)", p->n_levels,
+             PANDA_MAX_LEVELS, PANDA_MAX_LEVELS - 1);
     }
     for (i = 0; i + 1 < p->n_levels; i++) {
         if (i > 0 && p->alpha[i] <= p->alpha[i - 1]) {
-            return panda_asprintf("thresholds: not strictly ascending"
-                                  " (%" PRIu64 " after %" PRIu64 ")",
-                                  p->alpha[i], p->alpha[i - 1]);
+            FAIL("thresholds: not strictly ascending"
+                 " (%" PRIu64 " after %" PRIu64 ")",
+                 p->alpha[i], p->alpha[i - 1]);
         }
         if (p->alpha[i] > INT64_MAX) {
-            return panda_asprintf("thresholds: %" PRIu64 " too large",
-                                  p->alpha[i]);
+            FAIL("thresholds: %" PRIu64 " too large",
+                 p->alpha[i]);
         }
     }
     if (p->kind == PANDA_KIND_PIAS) {
         if (p->threshold) {
-            return panda_asprintf("threshold: must be 0 for kind=pias"
-                                  " (PIAS has no small-packet threshold)");
+            FAIL("threshold: must be 0 for kind=pias"
+                 " (PIAS has no small-packet threshold)");
         }
         if (p->n_weights) {
-            return panda_asprintf("weights: not allowed with kind=pias"
-                                  " (PIAS counts bytes sent)");
+            FAIL("weights: not allowed with kind=pias"
+                 " (PIAS counts bytes sent)");
         }
     } else if (p->threshold > PANDA_MAX_PKT_SIZE) {
-        return panda_asprintf("threshold: %" PRIu32 " larger than the largest"
-                              " packet (%d)", p->threshold,
-                              PANDA_MAX_PKT_SIZE);
+        FAIL("threshold: %" PRIu32 " larger than the largest"
+             " packet (%d)", p->threshold,
+             PANDA_MAX_PKT_SIZE);
     }
     if (p->n_weights > PANDA_MAX_WEIGHTS) {
-        return panda_asprintf("weights: %d intervals, at most %d",
-                              p->n_weights, PANDA_MAX_WEIGHTS);
+        FAIL("weights: %d intervals, at most %d",
+             p->n_weights, PANDA_MAX_WEIGHTS);
     }
     for (i = 0; i < p->n_weights; i++) {
         const struct panda_weight *w = &p->weights[i];
         if (!i && w->above < p->threshold) {
-            return panda_asprintf("weights: interval bound %" PRIu32 " is"
-                                  " below the threshold T=%" PRIu32,
-                                  w->above, p->threshold);
+            FAIL("weights: interval bound %" PRIu32 " is"
+                 " below the threshold T=%" PRIu32,
+                 w->above, p->threshold);
         }
         if (i && w->above <= p->weights[i - 1].above) {
-            return panda_asprintf("weights: interval bounds not strictly"
-                                  " ascending (%" PRIu32 " after %" PRIu32
-                                  ")", w->above, p->weights[i - 1].above);
+            FAIL("weights: interval bounds not strictly"
+                 " ascending (%" PRIu32 " after %" PRIu32
+                 ")", w->above, p->weights[i - 1].above);
         }
         if (w->weight < PANDA_WEIGHT_ONE) {
-            return panda_asprintf("weights: weight %d.%02d below 1",
-                                  w->weight / 100, w->weight % 100);
+            FAIL("weights: weight %d.%02d below 1",
+                 w->weight / 100, w->weight % 100);
         }
         if (i && w->weight < p->weights[i - 1].weight) {
-            return panda_asprintf("weights: weights must not decrease"
-                                  " (1 = w0 <= w1 <= ...)");
+            FAIL("weights: weights must not decrease"
+                 " (1 = w0 <= w1 <= ...)");
         }
     }
     for (i = 0; i < p->n_levels; i++) {
         if (p->dscp[i] > PANDA_MAX_DSCP) {
-            return panda_asprintf("dscp: value %d for level %d exceeds %d",
-                                  p->dscp[i], i, PANDA_MAX_DSCP);
+            FAIL("dscp: value %d for level %d exceeds %d",
+                 p->dscp[i], i, PANDA_MAX_DSCP);
         }
     }
     if (p->ctl_level >= p->n_levels) {
-        return panda_asprintf("ctl_level: %d but the policy has only %d"
-                              " levels", p->ctl_level, p->n_levels);
+        FAIL("ctl_level: %d but the policy has only %d"
+             " levels", p->ctl_level, p->n_levels);
     }
     if (p->floor > 0) {
-        return panda_asprintf("floor: %" PRId64 " must be <= 0", p->floor);
+        FAIL("floor: %" PRId64 " must be <= 0", p->floor);
     }
-    return NULL;
+    return true;
 }
+
+#undef FAIL
+
+char *
+panda_policy_validate(const struct panda_policy *p)
+{
+    char msg[PANDA_POLICY_MSG_SIZE];
+
+    return panda_policy_check(p, msg) ? NULL : panda_asprintf("%s", msg);
+}
+
 
 /* ---- Text syntax. ---- */
 
@@ -263,7 +282,7 @@ panda_policy_parse(const char *s, struct panda_policy *p)
 {
     char *copy = panda_asprintf("%s", s);
     char *save = NULL, *tok, *err = NULL;
-    bool have_id = false, have_kind = false;
+    bool have_id = false;
     int n_dscp = -1, n_queues = -1, n_alpha = 0, n;
     enum panda_kind kind = PANDA_KIND_PANDA;
     struct panda_policy tmp;
@@ -294,7 +313,6 @@ panda_policy_parse(const char *s, struct panda_policy *p)
                 err = panda_asprintf("kind: \"%s\" is not panda or pias",
                                      value);
             }
-            have_kind = true;
         } else if (!strcmp(tok, "threshold") || !strcmp(tok, "T")) {
             err = parse_u64("threshold", value, PANDA_MAX_PKT_SIZE, &v);
             tmp.threshold = (uint32_t) v;
@@ -339,8 +357,6 @@ panda_policy_parse(const char *s, struct panda_policy *p)
     if (!have_id) {
         return panda_asprintf("id: missing (every policy needs a stable id)");
     }
-    (void) have_kind;
-
     tmp.kind = kind;
     tmp.n_levels = (uint8_t) (n_alpha + 1);
     if (n_dscp >= 0 && n_dscp != tmp.n_levels) {
@@ -491,8 +507,8 @@ sat_add(int64_t a, int64_t b)
 }
 
 int64_t
-panda_counter_update(const struct panda_policy *p, int64_t counter,
-                     uint32_t size)
+panda_policy_update(const struct panda_policy *p, int64_t counter,
+                    uint32_t size)
 {
     if (p->kind == PANDA_KIND_PANDA && size < p->threshold) {
         /* Compensation: counter -= T - size, bounded below by the floor. */

@@ -1,6 +1,6 @@
 /* Threshold solvers of the Panda offline model: eq. 3-9, eq. 3-23 and
  * Appendix B.  See solver.h. */
-#include "solver.h"
+#include <panda/solver.h>
 
 #include <inttypes.h>
 #include <math.h>
@@ -9,221 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
-
-/* ---- Samples. ---- */
-
-void
-panda_samples_init(struct panda_samples *s)
-{
-    memset(s, 0, sizeof *s);
-}
-
-void
-panda_samples_destroy(struct panda_samples *s)
-{
-    size_t i;
-
-    for (i = 0; i < s->n; i++) {
-        panda_hist_destroy(&s->flows[i].hist);
-    }
-    free(s->flows);
-    free(s->pending);
-    panda_samples_init(s);
-}
-
-size_t
-panda_samples_new_flow(struct panda_samples *s)
-{
-    struct panda_flow_samples *f;
-
-    if (s->n == s->allocated) {
-        s->allocated = s->allocated ? 2 * s->allocated : 16;
-        s->flows = panda_xrealloc(s->flows,
-                                  s->allocated * sizeof *s->flows);
-    }
-    f = &s->flows[s->n];
-    memset(f, 0, sizeof *f);
-    panda_hist_init(&f->hist);
-    f->weight = 1.0;
-    return s->n++;
-}
-
-void
-panda_samples_add(struct panda_samples *s, size_t flow, uint32_t size,
-                  double count, uint32_t header_len)
-{
-    struct panda_flow_samples *f = &s->flows[flow];
-
-    panda_hist_add(&f->hist, size, count);
-    f->packets += count;
-    if (size > header_len) {
-        f->bytes += count * (size - header_len);
-    }
-}
-
-#define PENDING_BITS 17           /* Bits of the size in a pending key. */
-#define PENDING_MAX (1u << 24)  /* Flush after this many packets. */
-
-void
-panda_samples_push(struct panda_samples *s, size_t flow, uint32_t size,
-                   uint32_t header_len)
-{
-    if (size >= (1u << PENDING_BITS) || (uint64_t) flow >> 46) {
-        /* Too large to encode: take the slow path (the solvers reject such
-         * sizes with a clear message later). */
-        panda_samples_add(s, flow, size, 1, header_len);
-        return;
-    }
-    if (s->n_pending
-        && (s->n_pending >= PENDING_MAX
-            || header_len != s->pending_header_len)) {
-        panda_samples_flush(s);
-    }
-    if (s->n_pending == s->pending_allocated) {
-        s->pending_allocated = (s->pending_allocated
-                                ? 2 * s->pending_allocated : 4096);
-        s->pending = panda_xrealloc(s->pending,
-                                    s->pending_allocated
-                                    * sizeof *s->pending);
-    }
-    s->pending_header_len = header_len;
-    s->pending[s->n_pending++] = (uint64_t) flow << PENDING_BITS | size;
-}
-
-/* LSD radix sort of 'n' keys below 2^bits, 16 bits per pass. */
-static void
-radix_sort(uint64_t *keys, size_t n, int bits)
-{
-    uint64_t *tmp = panda_xmalloc(n * sizeof *tmp), *src = keys, *dst = tmp;
-    size_t *count = panda_xmalloc(65536 * sizeof *count);
-    int shift;
-
-    for (shift = 0; shift < bits; shift += 16) {
-        size_t i, sum = 0;
-        uint64_t *t;
-
-        memset(count, 0, 65536 * sizeof *count);
-        for (i = 0; i < n; i++) {
-            count[(src[i] >> shift) & 0xffff]++;
-        }
-        for (i = 0; i < 65536; i++) {
-            size_t c = count[i];
-
-            count[i] = sum;
-            sum += c;
-        }
-        for (i = 0; i < n; i++) {
-            dst[count[(src[i] >> shift) & 0xffff]++] = src[i];
-        }
-        t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != keys) {
-        memcpy(keys, src, n * sizeof *keys);
-    }
-    free(tmp);
-    free(count);
-}
-
-void
-panda_samples_flush(struct panda_samples *s)
-{
-    uint64_t max = 0, *k = s->pending;
-    size_t i, n = s->n_pending;
-    int bits = 0;
-
-    if (!n) {
-        return;
-    }
-    for (i = 0; i < n; i++) {
-        max = k[i] > max ? k[i] : max;
-    }
-    while (bits < 64 && max >> bits) {
-        bits++;
-    }
-    radix_sort(k, n, bits);
-    for (i = 0; i < n; ) {
-        size_t j = i + 1;
-
-        while (j < n && k[j] == k[i]) {
-            j++;
-        }
-        panda_samples_add(s, (size_t) (k[i] >> PENDING_BITS),
-                          (uint32_t) (k[i] & ((1u << PENDING_BITS) - 1)),
-                          (double) (j - i), s->pending_header_len);
-        i = j;
-    }
-    s->n_pending = 0;
-}
-
-double
-panda_samples_packets(const struct panda_samples *s)
-{
-    double total = 0;
-    size_t i;
-
-    for (i = 0; i < s->n; i++) {
-        total += s->flows[i].packets;
-    }
-    return total;
-}
-
-void
-panda_samples_aggregate(const struct panda_samples *s, struct panda_hist *out)
-{
-    size_t i, j;
-
-    for (i = 0; i < s->n; i++) {
-        const struct panda_hist *h = &s->flows[i].hist;
-
-        for (j = 0; j < h->n; j++) {
-            panda_hist_add(out, h->size[j], h->weight[j]);
-        }
-    }
-}
-
-size_t
-panda_samples_prune(struct panda_samples *s)
-{
-    size_t i, n = 0, removed = 0;
-
-    panda_samples_flush(s);
-    for (i = 0; i < s->n; i++) {
-        if (s->flows[i].packets > 0 && s->flows[i].hist.n) {
-            s->flows[n++] = s->flows[i];
-        } else {
-            panda_hist_destroy(&s->flows[i].hist);
-            removed++;
-        }
-    }
-    s->n = n;
-    return removed;
-}
-
-void
-panda_samples_set_weights(struct panda_samples *s,
-                          enum panda_flow_weighting how)
-{
-    size_t i;
-
-    for (i = 0; i < s->n; i++) {
-        struct panda_flow_samples *f = &s->flows[i];
-
-        f->weight = (how == PANDA_WEIGH_PACKETS ? f->packets
-                     : how == PANDA_WEIGH_BYTES ? f->bytes
-                     : 1.0);
-    }
-}
-
-const char *
-panda_flow_weighting_name(enum panda_flow_weighting how)
-{
-    return (how == PANDA_WEIGH_PACKETS ? "packets"
-            : how == PANDA_WEIGH_BYTES ? "bytes"
-            : "equal");
-}
+#include <panda/base.h>
 
 /* ---- Eq. 3-9 / 3-23. ---- */
 
@@ -231,7 +17,7 @@ panda_flow_weighting_name(enum panda_flow_weighting how)
  * into 'acc' (eq. 3-6 numerators scaled by the eq. 3-8 weights).  Returns
  * false if the group has no usable weight. */
 static bool
-accumulate(const struct panda_flow_samples *const *g, size_t n,
+accumulate(const struct panda_samples_flow *const *g, size_t n,
            double *acc, uint32_t mss, uint32_t header_len)
 {
     double W = 0;
@@ -253,7 +39,7 @@ accumulate(const struct panda_flow_samples *const *g, size_t n,
             continue;
         }
         for (j = 0; j < h->n; j++) {
-            segs += h->weight[j] * panda_map(h->size[j], mss, header_len);
+            segs += h->weight[j] * panda_model_map(h->size[j], mss, header_len);
         }
         if (!(segs > 0)) {
             continue;
@@ -261,14 +47,14 @@ accumulate(const struct panda_flow_samples *const *g, size_t n,
         c = g[i]->weight / (W * segs);
         for (j = 0; j < h->n; j++) {
             acc[h->size[j]] += c * h->weight[j]
-                               * panda_map(h->size[j], mss, header_len);
+                               * panda_model_map(h->size[j], mss, header_len);
         }
     }
     return true;
 }
 
 static bool
-group_range(const struct panda_flow_samples *const *g, size_t n,
+group_range(const struct panda_samples_flow *const *g, size_t n,
             uint32_t *s_min, uint32_t *s_max)
 {
     bool any = false;
@@ -291,10 +77,10 @@ group_range(const struct panda_flow_samples *const *g, size_t n,
 }
 
 char *
-panda_separate(const struct panda_flow_samples *const *a, size_t n_a,
-               const struct panda_flow_samples *const *b, size_t n_b,
+panda_solver_separate(const struct panda_samples_flow *const *a, size_t n_a,
+               const struct panda_samples_flow *const *b, size_t n_b,
                uint32_t lo, uint32_t hi, uint32_t mss, uint32_t header_len,
-               enum panda_tie tie, struct panda_separation *out)
+               enum panda_solver_tie tie, struct panda_solver_separation *out)
 {
     uint32_t s_min = 0, s_max = 0, bmin = 0, bmax = 0, x, best_x;
     double *acc_a, *acc_b, *tv, pa = 0, pb = 0, best;
@@ -358,7 +144,7 @@ panda_separate(const struct panda_flow_samples *const *a, size_t n_a,
     }
 
     best_x = lo;
-    if (tie == PANDA_TIE_LOW) {
+    if (tie == PANDA_SOLVER_TIE_LOW) {
         for (x = lo; x <= hi; x++) {
             if (tv[x - lo] >= best - eps) {
                 best_x = x;
@@ -382,7 +168,7 @@ panda_separate(const struct panda_flow_samples *const *a, size_t n_a,
     for (phi = best_x; phi < hi && tv[phi + 1 - lo] >= best - eps; phi++) {
         continue;
     }
-    if (tie == PANDA_TIE_MID) {
+    if (tie == PANDA_SOLVER_TIE_MID) {
         best_x = plo + (phi - plo) / 2;
     }
 
@@ -404,10 +190,10 @@ panda_separate(const struct panda_flow_samples *const *a, size_t n_a,
     return NULL;
 }
 
-static const struct panda_flow_samples **
+static const struct panda_samples_flow **
 flow_ptrs(const struct panda_samples *s)
 {
-    const struct panda_flow_samples **p;
+    const struct panda_samples_flow **p;
     size_t i;
 
     p = panda_xmalloc((s->n ? s->n : 1) * sizeof *p);
@@ -418,11 +204,11 @@ flow_ptrs(const struct panda_samples *s)
 }
 
 char *
-panda_solve_T(const struct panda_samples *flt, const struct panda_samples *fht,
-              uint32_t mss, uint32_t header_len, enum panda_tie tie,
-              struct panda_separation *out)
+panda_solver_find_T(const struct panda_samples *flt, const struct panda_samples *fht,
+              uint32_t mss, uint32_t header_len, enum panda_solver_tie tie,
+              struct panda_solver_separation *out)
 {
-    const struct panda_flow_samples **a, **b;
+    const struct panda_samples_flow **a, **b;
     char *err;
 
     if (!flt->n || !(panda_samples_packets(flt) > 0)) {
@@ -435,7 +221,7 @@ panda_solve_T(const struct panda_samples *flt, const struct panda_samples *fht,
     }
     a = flow_ptrs(flt);
     b = flow_ptrs(fht);
-    err = panda_separate(a, flt->n, b, fht->n, 0, UINT32_MAX, mss,
+    err = panda_solver_separate(a, flt->n, b, fht->n, 0, UINT32_MAX, mss,
                          header_len, tie, out);
     free(a);
     free(b);
@@ -450,10 +236,10 @@ weighted_r(const struct panda_samples *s, uint32_t x, uint32_t mss,
     size_t i;
 
     for (i = 0; i < s->n; i++) {
-        const struct panda_flow_samples *f = &s->flows[i];
+        const struct panda_samples_flow *f = &s->flows[i];
 
         if (f->hist.n && f->weight > 0) {
-            num += f->weight * panda_small_ratio(&f->hist, x, mss,
+            num += f->weight * panda_model_small_ratio(&f->hist, x, mss,
                                                  header_len);
             W += f->weight;
         }
@@ -462,7 +248,7 @@ weighted_r(const struct panda_samples *s, uint32_t x, uint32_t mss,
 }
 
 double
-panda_t_of(const struct panda_samples *a, const struct panda_samples *b,
+panda_solver_t_of(const struct panda_samples *a, const struct panda_samples *b,
            uint32_t x, uint32_t mss, uint32_t header_len)
 {
     return (weighted_r(a, x, mss, header_len)
@@ -494,12 +280,12 @@ add_note(char **notes, const char *fmt, ...)
 }
 
 char *
-panda_solve_subthresholds(const struct panda_samples *fht,
+panda_solver_find_subthresholds(const struct panda_samples *fht,
                           const double *bounds, size_t n_bounds, uint32_t T,
                           uint32_t mss, uint32_t header_len,
-                          enum panda_tie tie, struct panda_subthresholds *out)
+                          enum panda_solver_tie tie, struct panda_solver_subthresholds *out)
 {
-    const struct panda_flow_samples **cls[PANDA_MAX_CLASSES];
+    const struct panda_samples_flow **cls[PANDA_SOLVER_MAX_CLASSES];
     uint32_t prev = T;
     size_t i, c;
     char *err = NULL;
@@ -525,7 +311,7 @@ panda_solve_subthresholds(const struct panda_samples *fht,
         cls[c] = panda_xmalloc((fht->n ? fht->n : 1) * sizeof *cls[c]);
     }
     for (i = 0; i < fht->n; i++) {
-        const struct panda_flow_samples *f = &fht->flows[i];
+        const struct panda_samples_flow *f = &fht->flows[i];
 
         if (!f->hist.n) {
             continue;
@@ -536,7 +322,7 @@ panda_solve_subthresholds(const struct panda_samples *fht,
         cls[c][out->n_flows[c]++] = f;
     }
     for (c = 0; c + 1 < out->m; c++) {
-        struct panda_separation sep;
+        struct panda_solver_separation sep;
 
         if (!out->n_flows[c] || !out->n_flows[c + 1]) {
             add_note(&out->notes, "no sub-threshold between flow-size classes"
@@ -547,7 +333,7 @@ panda_solve_subthresholds(const struct panda_samples *fht,
         if (prev == UINT32_MAX) {
             break;
         }
-        err = panda_separate(cls[c], out->n_flows[c], cls[c + 1],
+        err = panda_solver_separate(cls[c], out->n_flows[c], cls[c + 1],
                              out->n_flows[c + 1], prev + 1, UINT32_MAX, mss,
                              header_len, tie, &sep);
         if (err) {
@@ -576,23 +362,23 @@ panda_solve_subthresholds(const struct panda_samples *fht,
 }
 
 void
-panda_subthresholds_destroy(struct panda_subthresholds *s)
+panda_solver_subthresholds_destroy(struct panda_solver_subthresholds *s)
 {
     free(s->notes);
     s->notes = NULL;
 }
 
 void
-panda_class_eta(const struct panda_samples *fht, const double *bounds,
+panda_solver_class_eta(const struct panda_samples *fht, const double *bounds,
                 size_t n_bounds, const struct panda_policy *p,
                 uint32_t header_len, double *eta)
 {
-    double bytes[PANDA_MAX_CLASSES] = { 0 }, x[PANDA_MAX_CLASSES] = { 0 };
+    double bytes[PANDA_SOLVER_MAX_CLASSES] = { 0 }, x[PANDA_SOLVER_MAX_CLASSES] = { 0 };
     size_t i, j, c;
 
     n_bounds = n_bounds > PANDA_MAX_WEIGHTS ? PANDA_MAX_WEIGHTS : n_bounds;
     for (i = 0; i < fht->n; i++) {
-        const struct panda_flow_samples *f = &fht->flows[i];
+        const struct panda_samples_flow *f = &fht->flows[i];
         const struct panda_hist *h = &f->hist;
 
         for (c = 0; c < n_bounds && f->bytes >= bounds[c]; c++) {
@@ -623,7 +409,7 @@ panda_class_eta(const struct panda_samples *fht, const double *bounds,
 /* ---- Appendix B. ---- */
 
 double
-panda_alpha_objective(const double *S, int K, double rho)
+panda_solver_alpha_objective(const double *S, int K, double rho)
 {
     double sum = 0, prev = 0;
     int l;
@@ -639,7 +425,7 @@ panda_alpha_objective(const double *S, int K, double rho)
 }
 
 void
-panda_alpha_closed_form(int K, double rho, double *S)
+panda_solver_alpha_closed_form(int K, double rho, double *S)
 {
     double r = pow(1 - rho, 1.0 / K);
     int l;
@@ -649,36 +435,20 @@ panda_alpha_closed_form(int K, double rho, double *S)
     }
 }
 
-char *
-panda_cdf_check(const struct panda_cdf *cdf)
+/* A CDF the solvers can use: valid (panda_cdf_check()) and not all at 0. */
+static char *
+solver_cdf_check(const struct panda_cdf *cdf)
 {
-    size_t i;
+    char *msg, *err;
 
-    if (!cdf || !cdf->n) {
+    if (!cdf) {
         return panda_asprintf("flow-size CDF: empty (no data points)");
     }
-    for (i = 0; i < cdf->n; i++) {
-        if (!isfinite(cdf->value[i]) || cdf->value[i] < 0) {
-            return panda_asprintf("flow-size CDF: point %zu has invalid value"
-                                  " %g", i + 1, cdf->value[i]);
-        }
-        if (!(cdf->prob[i] >= 0 && cdf->prob[i] <= 1)) {
-            return panda_asprintf("flow-size CDF: point %zu has probability"
-                                  " %g outside [0, 1]", i + 1, cdf->prob[i]);
-        }
-        if (i && cdf->value[i] < cdf->value[i - 1]) {
-            return panda_asprintf("flow-size CDF: values not sorted (%g after"
-                                  " %g)", cdf->value[i], cdf->value[i - 1]);
-        }
-        if (i && cdf->prob[i] < cdf->prob[i - 1]) {
-            return panda_asprintf("flow-size CDF: probabilities decrease (%g"
-                                  " after %g)", cdf->prob[i],
-                                  cdf->prob[i - 1]);
-        }
-    }
-    if (fabs(cdf->prob[cdf->n - 1] - 1.0) > 1e-6) {
-        return panda_asprintf("flow-size CDF: last probability is %g, not 1",
-                              cdf->prob[cdf->n - 1]);
+    msg = panda_cdf_check(cdf);
+    if (msg) {
+        err = panda_asprintf("flow-size CDF: %s", msg);
+        free(msg);
+        return err;
     }
     if (!(cdf->value[cdf->n - 1] > 0)) {
         return panda_asprintf("flow-size CDF: all flow sizes are 0");
@@ -718,7 +488,7 @@ objective_of(const struct alpha_ctx *c, const uint64_t *alpha, double *S)
     for (j = 0; j + 1 < c->K; j++) {
         S[j] = F_bytes(c, alpha[j]);
     }
-    return panda_alpha_objective(S, c->K, c->rho);
+    return panda_solver_alpha_objective(S, c->K, c->rho);
 }
 
 /* Forces 1 <= alpha_1 < alpha_2 < ...; returns the number of thresholds
@@ -793,9 +563,9 @@ coordinate_descent(const struct alpha_ctx *c, uint64_t *alpha, int *sweeps)
             x1 = sb - g * (sb - sa);
             x2 = sa + g * (sb - sa);
             S[j] = x1;
-            f1 = panda_alpha_objective(S, c->K, c->rho);
+            f1 = panda_solver_alpha_objective(S, c->K, c->rho);
             S[j] = x2;
-            f2 = panda_alpha_objective(S, c->K, c->rho);
+            f2 = panda_solver_alpha_objective(S, c->K, c->rho);
             for (k = 0; k < 80 && sb - sa > 1e-13; k++) {
                 if (f1 <= f2) {
                     sb = x2;
@@ -803,14 +573,14 @@ coordinate_descent(const struct alpha_ctx *c, uint64_t *alpha, int *sweeps)
                     f2 = f1;
                     x1 = sb - g * (sb - sa);
                     S[j] = x1;
-                    f1 = panda_alpha_objective(S, c->K, c->rho);
+                    f1 = panda_solver_alpha_objective(S, c->K, c->rho);
                 } else {
                     sa = x1;
                     x1 = x2;
                     f1 = f2;
                     x2 = sa + g * (sb - sa);
                     S[j] = x2;
-                    f2 = panda_alpha_objective(S, c->K, c->rho);
+                    f2 = panda_solver_alpha_objective(S, c->K, c->rho);
                 }
             }
             q = quantile_bytes(c, (sa + sb) / 2);
@@ -847,8 +617,8 @@ coordinate_descent(const struct alpha_ctx *c, uint64_t *alpha, int *sweeps)
 }
 
 char *
-panda_solve_alpha(const struct panda_cdf *cdf, double scale, double rho,
-                  int K, struct panda_alpha_result *out)
+panda_solver_find_alpha(const struct panda_cdf *cdf, double scale, double rho,
+                  int K, struct panda_solver_alpha *out)
 {
     struct alpha_ctx c;
     uint64_t start[PANDA_MAX_LEVELS - 1];
@@ -867,7 +637,7 @@ panda_solve_alpha(const struct panda_cdf *cdf, double scale, double rho,
     if (!(scale > 0) || !isfinite(scale)) {
         return panda_asprintf("CDF scale %g must be positive", scale);
     }
-    err = panda_cdf_check(cdf);
+    err = solver_cdf_check(cdf);
     if (err) {
         return err;
     }
@@ -883,13 +653,13 @@ panda_solve_alpha(const struct panda_cdf *cdf, double scale, double rho,
 
     if (K == 1) {
         out->obj_ideal = out->obj_cf = out->obj_num = out->obj_num_uniform
-            = panda_alpha_objective(NULL, 1, rho);
+            = panda_solver_alpha_objective(NULL, 1, rho);
         return NULL;
     }
 
     /* Closed form. */
-    panda_alpha_closed_form(K, rho, out->S_ideal);
-    out->obj_ideal = panda_alpha_objective(out->S_ideal, K, rho);
+    panda_solver_alpha_closed_form(K, rho, out->S_ideal);
+    out->obj_ideal = panda_solver_alpha_objective(out->S_ideal, K, rho);
     for (j = 0; j < n; j++) {
         out->alpha_cf[j] = quantile_bytes(&c, out->S_ideal[j]);
     }
@@ -941,7 +711,7 @@ panda_solve_alpha(const struct panda_cdf *cdf, double scale, double rho,
 }
 
 void
-panda_alpha_result_destroy(struct panda_alpha_result *r)
+panda_solver_alpha_destroy(struct panda_solver_alpha *r)
 {
     free(r->notes);
     r->notes = NULL;

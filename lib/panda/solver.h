@@ -23,9 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cdf.h"
-#include "model.h"
-#include "panda.h"
+#include <panda/cdf.h>
+#include <panda/model.h>
+#include <panda/policy.h>
+#include <panda/samples.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,83 +36,21 @@ extern "C" {
 #define PANDA_SOLVER_MAX_SIZE (PANDA_MAX_PKT_SIZE + 1024)
 
 /* ------------------------------------------------------------------------
- * Samples: packet sizes of a set of flows.
- * ------------------------------------------------------------------------ */
-
-struct panda_flow_samples {
-    struct panda_hist hist;     /* Packet sizes, headers included. */
-    double packets;             /* Number of packets (sum of counts). */
-    double bytes;               /* Flow size: payload bytes. */
-    double weight;              /* w_f of eqs. 3-8, 3-9 and 3-23. */
-};
-
-struct panda_samples {
-    size_t n, allocated;
-    struct panda_flow_samples *flows;
-
-    /* Packets buffered by panda_samples_push(), not yet in 'flows'. */
-    uint64_t *pending;
-    size_t n_pending, pending_allocated;
-    uint32_t pending_header_len;
-};
-
-void panda_samples_init(struct panda_samples *);
-void panda_samples_destroy(struct panda_samples *);
-
-/* Adds an empty flow and returns its index. */
-size_t panda_samples_new_flow(struct panda_samples *);
-
-/* Adds 'count' packets of 'size' bytes (headers included) to flow 'flow';
- * the flow's size grows by count x (size - header_len) payload bytes. */
-void panda_samples_add(struct panda_samples *, size_t flow, uint32_t size,
-                       double count, uint32_t header_len);
-
-/* Buffers one packet of 'size' bytes (headers included) of flow 'flow'.
- * Much faster than panda_samples_add() for many packets in random flow
- * order: the packets are sorted (radix sort on flow and size) and folded
- * into the histograms in bulk by panda_samples_flush(), which must be called
- * before the samples are used (panda_samples_prune() also flushes). */
-void panda_samples_push(struct panda_samples *, size_t flow, uint32_t size,
-                        uint32_t header_len);
-void panda_samples_flush(struct panda_samples *);
-
-/* Total packets over all flows. */
-double panda_samples_packets(const struct panda_samples *);
-
-/* Adds every flow's histogram into 'out' (which must be initialised). */
-void panda_samples_aggregate(const struct panda_samples *,
-                             struct panda_hist *out);
-
-/* Flushes pending packets, then removes flows without packets.  Returns how
- * many were removed. */
-size_t panda_samples_prune(struct panda_samples *);
-
-/* Per-flow weights w_f (eq. 3-8: "by packet count, or by other factors"). */
-enum panda_flow_weighting {
-    PANDA_WEIGH_PACKETS,        /* w_f = number of packets (default). */
-    PANDA_WEIGH_EQUAL,          /* w_f = 1. */
-    PANDA_WEIGH_BYTES,          /* w_f = payload bytes. */
-};
-void panda_samples_set_weights(struct panda_samples *,
-                               enum panda_flow_weighting);
-const char *panda_flow_weighting_name(enum panda_flow_weighting);
-
-/* ------------------------------------------------------------------------
  * Eq. 3-9 / 3-23: the packet-size threshold that best separates two groups
  * of flows.
  * ------------------------------------------------------------------------ */
 
 /* t(x) is constant on plateaus; which x of the best plateau to pick. */
-enum panda_tie {
-    PANDA_TIE_HIGH,     /* Largest maximiser (default: for the compensating
+enum panda_solver_tie {
+    PANDA_SOLVER_TIE_HIGH,     /* Largest maximiser (default: for the compensating
                          * g a larger T gives small packets more credit,
                          * eq. 3-20). */
-    PANDA_TIE_LOW,      /* Smallest maximiser. */
-    PANDA_TIE_MID,      /* Middle of the plateau holding the largest
+    PANDA_SOLVER_TIE_LOW,      /* Smallest maximiser. */
+    PANDA_SOLVER_TIE_MID,      /* Middle of the plateau holding the largest
                          * maximiser. */
 };
 
-struct panda_separation {
+struct panda_solver_separation {
     uint32_t x;             /* Chosen threshold (packet size, headers
                              * included): sizes < x are "small". */
     double t;               /* t(x), the objective. */
@@ -126,39 +65,39 @@ struct panda_separation {
  * [s_min, s_max] of the samples; pass 0 and UINT32_MAX for the thesis's
  * range).  The flows' 'weight' fields are the w_f.  Returns NULL on success,
  * else a malloc()ed message. */
-char *panda_separate(const struct panda_flow_samples *const *a, size_t n_a,
-                     const struct panda_flow_samples *const *b, size_t n_b,
+char *panda_solver_separate(const struct panda_samples_flow *const *a, size_t n_a,
+                     const struct panda_samples_flow *const *b, size_t n_b,
                      uint32_t lo, uint32_t hi, uint32_t mss,
-                     uint32_t header_len, enum panda_tie,
-                     struct panda_separation *);
+                     uint32_t header_len, enum panda_solver_tie,
+                     struct panda_solver_separation *);
 
-/* Eq. 3-9 for sample sets (convenience wrapper of panda_separate()). */
-char *panda_solve_T(const struct panda_samples *flt,
+/* Eq. 3-9 for sample sets (convenience wrapper of panda_solver_separate()). */
+char *panda_solver_find_T(const struct panda_samples *flt,
                     const struct panda_samples *fht, uint32_t mss,
-                    uint32_t header_len, enum panda_tie,
-                    struct panda_separation *);
+                    uint32_t header_len, enum panda_solver_tie,
+                    struct panda_solver_separation *);
 
 /* Evaluates t(x) of eq. 3-9 directly from the definition (slow; used by the
  * tests to check the solver). */
-double panda_t_of(const struct panda_samples *a, const struct panda_samples *b,
+double panda_solver_t_of(const struct panda_samples *a, const struct panda_samples *b,
                   uint32_t x, uint32_t mss, uint32_t header_len);
 
 /* ------------------------------------------------------------------------
  * Eq. 3-23: FHT sub-thresholds from flow-size-labelled FHT flows.
  * ------------------------------------------------------------------------ */
 
-#define PANDA_MAX_CLASSES (PANDA_MAX_WEIGHTS + 1)
+#define PANDA_SOLVER_MAX_CLASSES (PANDA_MAX_WEIGHTS + 1)
 
-struct panda_subthresholds {
+struct panda_solver_subthresholds {
     size_t m;                           /* Number of classes. */
-    double bound[PANDA_MAX_CLASSES];    /* d_1..d_{m-1}: flow-size class
+    double bound[PANDA_SOLVER_MAX_CLASSES];    /* d_1..d_{m-1}: flow-size class
                                          * bounds (payload bytes). */
-    size_t n_flows[PANDA_MAX_CLASSES];  /* Flows per class. */
+    size_t n_flows[PANDA_SOLVER_MAX_CLASSES];  /* Flows per class. */
     size_t n;                           /* Sub-thresholds found. */
     struct {
         size_t cls;                     /* Separates class cls and cls+1
                                          * (0-based). */
-        struct panda_separation sep;
+        struct panda_solver_separation sep;
     } sub[PANDA_MAX_WEIGHTS];
     char *notes;                        /* malloc()ed; boundaries skipped
                                          * and why (or NULL). */
@@ -169,13 +108,13 @@ struct panda_subthresholds {
  * nonempty classes, finds the packet size maximising eq. 3-23 above the
  * previous threshold (the first one above 'T').  Boundaries whose best t is
  * not positive are skipped (noted).  Returns NULL on success, else a
- * malloc()ed message.  Free 'out' with panda_subthresholds_destroy(). */
-char *panda_solve_subthresholds(const struct panda_samples *fht,
+ * malloc()ed message.  Free 'out' with panda_solver_subthresholds_destroy(). */
+char *panda_solver_find_subthresholds(const struct panda_samples *fht,
                                 const double *bounds, size_t n_bounds,
                                 uint32_t T, uint32_t mss, uint32_t header_len,
-                                enum panda_tie,
-                                struct panda_subthresholds *out);
-void panda_subthresholds_destroy(struct panda_subthresholds *);
+                                enum panda_solver_tie,
+                                struct panda_solver_subthresholds *out);
+void panda_solver_subthresholds_destroy(struct panda_solver_subthresholds *);
 
 /* Mapping coefficients eta_c = sum |f| / sum x_f of §3.2.4 (eq. 3-24) for
  * each flow-size class c of 'fht' (classes as above, m = n_bounds + 1),
@@ -183,7 +122,7 @@ void panda_subthresholds_destroy(struct panda_subthresholds *);
  * applied, small packets ignored as in the thesis) and |f| its payload in
  * the same packets.  eta_c = 1 for classes without flows.  With weights
  * >= 1, eta_c <= 1: a flow of |f| bytes reaches counter |f| / eta_c. */
-void panda_class_eta(const struct panda_samples *fht, const double *bounds,
+void panda_solver_class_eta(const struct panda_samples *fht, const double *bounds,
                      size_t n_bounds, const struct panda_policy *p,
                      uint32_t header_len, double *eta);
 
@@ -200,14 +139,14 @@ void panda_class_eta(const struct panda_samples *fht, const double *bounds,
  * ------------------------------------------------------------------------ */
 
 /* B(S) for cumulative probabilities S[0..K-2] (S_1..S_K-1). */
-double panda_alpha_objective(const double *S, int K, double rho);
+double panda_solver_alpha_objective(const double *S, int K, double rho);
 
 /* Closed form (B.2, as understood here): all K ratios
  * theta_l / (1 - rho S_l-1) equal.  Then 1 - rho S_l = r^l with
  * r = (1 - rho)^(1/K), i.e. S_l = (1 - r^l) / rho.  Fills S[0..K-2]. */
-void panda_alpha_closed_form(int K, double rho, double *S);
+void panda_solver_alpha_closed_form(int K, double rho, double *S);
 
-struct panda_alpha_result {
+struct panda_solver_alpha {
     int K;
     double rho;
     double scale;                   /* Bytes per CDF value unit. */
@@ -238,14 +177,10 @@ struct panda_alpha_result {
 /* Solves for K-1 thresholds in bytes from the flow-size CDF 'cdf' (values
  * in units of 'scale' bytes: 1 for bytes, MSS for packets) at load 'rho'.
  * Returns NULL on success, else a malloc()ed message (bad rho, K, CDF).
- * Free with panda_alpha_result_destroy(). */
-char *panda_solve_alpha(const struct panda_cdf *cdf, double scale,
-                        double rho, int K, struct panda_alpha_result *);
-void panda_alpha_result_destroy(struct panda_alpha_result *);
-
-/* Checks a CDF for the solvers: at least one point, nondecreasing values
- * and probabilities, positive largest value. */
-char *panda_cdf_check(const struct panda_cdf *);
+ * Free with panda_solver_alpha_destroy(). */
+char *panda_solver_find_alpha(const struct panda_cdf *cdf, double scale,
+                        double rho, int K, struct panda_solver_alpha *);
+void panda_solver_alpha_destroy(struct panda_solver_alpha *);
 
 #ifdef __cplusplus
 }

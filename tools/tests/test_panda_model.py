@@ -5,7 +5,7 @@ with the struct module (Ethernet/VLAN/IPv4/IPv6/TCP, pure ACKs, UDP), and
 checks the policy JSON, the action string and the error messages.
 
 The binaries are looked up in $PANDA_BUILD_DIR (default
-<repo>/_build): tools/panda-model and tools/panda-model-bench.
+<repo>/_build): tools/panda-model and bench/panda-model-bench.
 """
 
 import json
@@ -19,7 +19,7 @@ import pytest
 BUILD = os.environ.get("PANDA_BUILD_DIR", os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "_build"))
 MODEL = os.path.join(BUILD, "tools", "panda-model")
-BENCH = os.path.join(BUILD, "tools", "panda-model-bench")
+BENCH = os.path.join(BUILD, "bench", "panda-model-bench")
 SRCDIR = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 WEB_SEARCH = os.path.join(SRCDIR, "load_generator", "cdf", "web-search.cdf")

@@ -1,4 +1,4 @@
-#include "util.h"
+#include <panda/base.h>
 
 #include <stdio.h>
 #include <stdlib.h>

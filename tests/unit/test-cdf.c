@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "panda/cdf.h"
+#include <panda/cdf.h>
 
 static void
 expect_error(const char *text, const char *needle)

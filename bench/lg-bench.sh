@@ -4,7 +4,7 @@
 # the generator is never the bottleneck at testbed rates (1 Gbit/s web-search
 # at 0.8 load is about 60 flows/s).
 #
-# Usage: load_generator/bench.sh [SECONDS]      (default 5 per figure)
+# Usage: bench/lg-bench.sh [SECONDS]      (default 5 per figure)
 # Binaries from $PANDA_BUILD_DIR, else _build-loadgen or _build.  Client and
 # server share this machine's CPUs, so the figures are lower bounds.
 set -e
@@ -22,7 +22,7 @@ if [ -z "$build" ]; then
 fi
 lg=$build/load_generator
 if [ ! -x "$lg/panda-fg-client" ]; then
-    echo "bench.sh: no panda-fg-client under '$build' (build first or set" \
+    echo "lg-bench.sh: no panda-fg-client under '$build' (build first or set" \
          "PANDA_BUILD_DIR)" >&2
     exit 1
 fi
@@ -43,7 +43,7 @@ server_pid=$!
 i=0
 while [ ! -s "$tmp/port" ]; do
     i=$((i + 1))
-    [ $i -gt 100 ] && { echo "bench.sh: server did not start" >&2; exit 1; }
+    [ $i -gt 100 ] && { echo "lg-bench.sh: server did not start" >&2; exit 1; }
     sleep 0.05
 done
 port=$(cat "$tmp/port")

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdf.h"
-#include "model.h"
-#include "panda.h"
-#include "solver.h"
+#include <panda/cdf.h>
+#include <panda/model.h>
+#include <panda/policy.h>
+#include <panda/solver.h>
 
 /* Adds a flow with 'n' (size, count) pairs to 's'. */
 static size_t
@@ -78,7 +78,7 @@ test_samples_push_matches_add(void **state)
     assert_int_equal(panda_samples_prune(&b), 0);
     assert_int_equal(b.n_pending, 0);
     for (f = 0; f < 300; f++) {
-        const struct panda_flow_samples *x = &a.flows[f], *y = &b.flows[f];
+        const struct panda_samples_flow *x = &a.flows[f], *y = &b.flows[f];
 
         assert_int_equal(x->hist.n, y->hist.n);
         assert_memory_equal(x->hist.size, y->hist.size,
@@ -102,7 +102,7 @@ static void
 test_T_thesis_example(void **state)
 {
     struct panda_samples flt, fht;
-    struct panda_separation sep;
+    struct panda_solver_separation sep;
     char *err;
 
     (void) state;
@@ -111,7 +111,7 @@ test_T_thesis_example(void **state)
     add_flow(&flt, 0, 3, 100u, 95.0, 1500u, 4.0, 15000u, 1.0);
     add_flow(&fht, 0, 1, 1500u, 100.0);
 
-    err = panda_solve_T(&flt, &fht, 1500, 0, PANDA_TIE_HIGH, &sep);
+    err = panda_solver_find_T(&flt, &fht, 1500, 0, PANDA_SOLVER_TIE_HIGH, &sep);
     assert_null(err);
     assert_int_equal(sep.x, 1500);
     assert_int_equal(sep.plateau_lo, 101);
@@ -124,10 +124,10 @@ test_T_thesis_example(void **state)
 
     /* The byte-based R of eq. 3-5 would give only ~31%: check that the
      * solver really uses map(k) by evaluating t at T = 1500 directly. */
-    assert_true(fabs(panda_t_of(&flt, &fht, 1500, 1500, 0) - 95.0 / 109)
+    assert_true(fabs(panda_solver_t_of(&flt, &fht, 1500, 1500, 0) - 95.0 / 109)
                 < 1e-12);
     /* Above MTU the FHT's packets turn small: t drops to 99/109 - 1. */
-    assert_true(fabs(panda_t_of(&flt, &fht, 1501, 1500, 0)
+    assert_true(fabs(panda_solver_t_of(&flt, &fht, 1501, 1500, 0)
                      - (99.0 / 109 - 1)) < 1e-12);
 
     panda_samples_destroy(&flt);
@@ -139,7 +139,7 @@ static void
 test_T_hand_optimum_ties(void **state)
 {
     struct panda_samples flt, fht;
-    struct panda_separation sep;
+    struct panda_solver_separation sep;
 
     (void) state;
     panda_samples_init(&flt);
@@ -147,17 +147,17 @@ test_T_hand_optimum_ties(void **state)
     add_flow(&flt, 40, 1, 100u, 1000.0);
     add_flow(&fht, 40, 1, 1500u, 1000.0);
 
-    assert_null(panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_HIGH, &sep));
+    assert_null(panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_HIGH, &sep));
     assert_int_equal(sep.x, 1500);
     assert_true(fabs(sep.t - 1.0) < 1e-12);
     assert_int_equal(sep.plateau_lo, 101);
     assert_int_equal(sep.plateau_hi, 1500);
 
-    assert_null(panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_LOW, &sep));
+    assert_null(panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_LOW, &sep));
     assert_int_equal(sep.x, 101);
     assert_true(fabs(sep.t - 1.0) < 1e-12);
 
-    assert_null(panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_MID, &sep));
+    assert_null(panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_MID, &sep));
     assert_int_equal(sep.x, 800);
 
     panda_samples_destroy(&flt);
@@ -171,7 +171,7 @@ static void
 test_T_flow_weights(void **state)
 {
     struct panda_samples flt, fht;
-    struct panda_separation sep;
+    struct panda_solver_separation sep;
 
     (void) state;
     panda_samples_init(&flt);
@@ -181,17 +181,17 @@ test_T_flow_weights(void **state)
     add_flow(&fht, 40, 1, 1500u, 50.0);
     add_flow(&fht, 40, 2, 100u, 10.0, 1500u, 90.0);
 
-    panda_samples_set_weights(&flt, PANDA_WEIGH_PACKETS);
-    panda_samples_set_weights(&fht, PANDA_WEIGH_PACKETS);
-    assert_null(panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_HIGH, &sep));
+    panda_samples_set_weights(&flt, PANDA_SAMPLES_WEIGH_PACKETS);
+    panda_samples_set_weights(&fht, PANDA_SAMPLES_WEIGH_PACKETS);
+    assert_null(panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_HIGH, &sep));
     assert_int_equal(sep.x, 1500);
     /* FHT: (50 x 0 + 100 x 0.1) / 150. */
     assert_true(fabs(sep.r_b - 10.0 / 150) < 1e-12);
     assert_true(fabs(sep.t - (0.9 - 10.0 / 150)) < 1e-12);
 
-    panda_samples_set_weights(&flt, PANDA_WEIGH_EQUAL);
-    panda_samples_set_weights(&fht, PANDA_WEIGH_EQUAL);
-    assert_null(panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_HIGH, &sep));
+    panda_samples_set_weights(&flt, PANDA_SAMPLES_WEIGH_EQUAL);
+    panda_samples_set_weights(&fht, PANDA_SAMPLES_WEIGH_EQUAL);
+    assert_null(panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_HIGH, &sep));
     assert_true(fabs(sep.t - (0.5 - 0.05)) < 1e-12);
 
     panda_samples_destroy(&flt);
@@ -203,7 +203,7 @@ static void
 test_T_matches_brute_force(void **state)
 {
     struct panda_samples flt, fht;
-    struct panda_separation sep;
+    struct panda_solver_separation sep;
     struct panda_rng rng;
     int round;
 
@@ -228,25 +228,25 @@ test_T_matches_brute_force(void **state)
                 panda_samples_add(&fht, b, s2, 1, 40);
             }
         }
-        panda_samples_set_weights(&flt, PANDA_WEIGH_PACKETS);
-        panda_samples_set_weights(&fht, PANDA_WEIGH_BYTES);
-        assert_null(panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_HIGH,
+        panda_samples_set_weights(&flt, PANDA_SAMPLES_WEIGH_PACKETS);
+        panda_samples_set_weights(&fht, PANDA_SAMPLES_WEIGH_BYTES);
+        assert_null(panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_HIGH,
                                   &sep));
         for (x = sep.s_min; x <= sep.s_max; x++) {
-            double t = panda_t_of(&flt, &fht, x, 1460, 40);
+            double t = panda_solver_t_of(&flt, &fht, x, 1460, 40);
 
             if (t > best + 1e-9) {
                 best = t;
             }
         }
         for (x = sep.s_min; x <= sep.s_max; x++) {
-            if (panda_t_of(&flt, &fht, x, 1460, 40) >= best - 1e-9) {
+            if (panda_solver_t_of(&flt, &fht, x, 1460, 40) >= best - 1e-9) {
                 best_hi = x;
             }
         }
         assert_true(fabs(sep.t - best) < 1e-9);
         assert_int_equal(sep.x, best_hi);
-        assert_true(fabs(panda_t_of(&flt, &fht, sep.x, 1460, 40) - sep.t)
+        assert_true(fabs(panda_solver_t_of(&flt, &fht, sep.x, 1460, 40) - sep.t)
                     < 1e-9);
         panda_samples_destroy(&flt);
         panda_samples_destroy(&fht);
@@ -257,30 +257,30 @@ static void
 test_T_errors(void **state)
 {
     struct panda_samples flt, fht;
-    struct panda_separation sep;
+    struct panda_solver_separation sep;
     char *err;
 
     (void) state;
     panda_samples_init(&flt);
     panda_samples_init(&fht);
     add_flow(&fht, 40, 1, 1500u, 10.0);
-    err = panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_HIGH, &sep);
+    err = panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_HIGH, &sep);
     assert_contains(err, "no FLT samples");
     free(err);
 
     add_flow(&flt, 40, 1, 100u, 10.0);
-    err = panda_solve_T(&flt, &fht, 0, 40, PANDA_TIE_HIGH, &sep);
+    err = panda_solver_find_T(&flt, &fht, 0, 40, PANDA_SOLVER_TIE_HIGH, &sep);
     assert_contains(err, "mss");
     free(err);
 
     panda_samples_destroy(&fht);
     panda_samples_init(&fht);
-    err = panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_HIGH, &sep);
+    err = panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_HIGH, &sep);
     assert_contains(err, "no FHT samples");
     free(err);
 
     add_flow(&fht, 40, 1, PANDA_SOLVER_MAX_SIZE + 1u, 1.0);
-    err = panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_HIGH, &sep);
+    err = panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_HIGH, &sep);
     assert_contains(err, "too large");
     free(err);
 
@@ -303,11 +303,11 @@ test_data_ratio_thesis_example(void **state)
     panda_hist_add(&a, 1500, 5);
     panda_hist_add(&b, 1000, 10);
     panda_hist_add(&b, 1500, 90);
-    e = panda_data_ratio_noncomp(&a, &b, 1200);
+    e = panda_model_data_ratio_noncomp(&a, &b, 1200);
     assert_true(fabs(e - 12.7) < 0.05);
     /* The compensating g: avg_a - T Pr_a^s = 1025 - 1140 < 0, the FLT flow
      * never sinks (eq. 3-19 discussion). */
-    comp = panda_data_ratio_comp(&a, &b, 1200);
+    comp = panda_model_data_ratio_comp(&a, &b, 1200);
     assert_true(isinf(comp));
     panda_hist_destroy(&a);
     panda_hist_destroy(&b);
@@ -319,7 +319,7 @@ static void
 test_subthresholds(void **state)
 {
     struct panda_samples fht;
-    struct panda_subthresholds sub;
+    struct panda_solver_subthresholds sub;
     struct panda_policy p;
     double bounds[2] = { 100e3, 10e6 }, eta[3];
     int i;
@@ -334,9 +334,9 @@ test_subthresholds(void **state)
         /* Large: 64 KB super-packets (32 MB). */
         add_flow(&fht, 40, 2, 8000u, 3.0, 65000u, 500.0);
     }
-    panda_samples_set_weights(&fht, PANDA_WEIGH_PACKETS);
-    assert_null(panda_solve_subthresholds(&fht, bounds, 2, 1000, 1460, 40,
-                                          PANDA_TIE_HIGH, &sub));
+    panda_samples_set_weights(&fht, PANDA_SAMPLES_WEIGH_PACKETS);
+    assert_null(panda_solver_find_subthresholds(&fht, bounds, 2, 1000, 1460, 40,
+                                          PANDA_SOLVER_TIE_HIGH, &sub));
     assert_int_equal(sub.m, 3);
     assert_int_equal(sub.n_flows[0], 3);
     assert_int_equal(sub.n_flows[1], 3);
@@ -359,7 +359,7 @@ test_subthresholds(void **state)
     p.weights[0].weight = 200;
     p.weights[1].above = 64959;
     p.weights[1].weight = 400;
-    panda_class_eta(&fht, bounds, 2, &p, 40, eta);
+    panda_solver_class_eta(&fht, bounds, 2, &p, 40, eta);
     assert_true(fabs(eta[0] - 1.0) < 1e-12);
     {
         double m_bytes = 5 * 1460.0 + 200 * 7960.0;
@@ -370,22 +370,22 @@ test_subthresholds(void **state)
         assert_true(fabs(eta[1] - m_bytes / m_x) < 1e-12);
         assert_true(fabs(eta[2] - l_bytes / l_x) < 1e-12);
     }
-    panda_subthresholds_destroy(&sub);
+    panda_solver_subthresholds_destroy(&sub);
 
     /* An empty class is skipped with a note. */
     bounds[1] = 1e9;
-    assert_null(panda_solve_subthresholds(&fht, bounds, 2, 1000, 1460, 40,
-                                          PANDA_TIE_HIGH, &sub));
+    assert_null(panda_solver_find_subthresholds(&fht, bounds, 2, 1000, 1460, 40,
+                                          PANDA_SOLVER_TIE_HIGH, &sub));
     assert_int_equal(sub.n, 1);
     assert_contains(sub.notes, "class 3 has no flows");
-    panda_subthresholds_destroy(&sub);
+    panda_solver_subthresholds_destroy(&sub);
 
     /* Bad bounds. */
     bounds[0] = 5e6;
     bounds[1] = 1e6;
     {
-        char *err = panda_solve_subthresholds(&fht, bounds, 2, 1000, 1460,
-                                              40, PANDA_TIE_HIGH, &sub);
+        char *err = panda_solver_find_subthresholds(&fht, bounds, 2, 1000, 1460,
+                                              40, PANDA_SOLVER_TIE_HIGH, &sub);
         assert_contains(err, "not strictly ascending");
         free(err);
     }
@@ -428,7 +428,7 @@ test_alpha_closed_form_k2(void **state)
     for (rho = 0.1; rho < 0.95; rho += 0.2) {
         double s = (1 - sqrt(1 - rho)) / rho, d;
 
-        panda_alpha_closed_form(2, rho, S);
+        panda_solver_alpha_closed_form(2, rho, S);
         assert_true(fabs(S[0] - s) < 1e-12);
         for (d = -0.05; d <= 0.05; d += 0.01) {
             double T = s + d;
@@ -436,11 +436,11 @@ test_alpha_closed_form_k2(void **state)
             if (fabs(d) < 1e-9) {
                 continue;
             }
-            assert_true(panda_alpha_objective(&T, 2, rho)
-                        > panda_alpha_objective(S, 2, rho));
+            assert_true(panda_solver_alpha_objective(&T, 2, rho)
+                        > panda_solver_alpha_objective(S, 2, rho));
         }
         /* Closed form of the direct expression. */
-        assert_true(fabs(panda_alpha_objective(S, 2, rho)
+        assert_true(fabs(panda_solver_alpha_objective(S, 2, rho)
                          - rho * (s + (1 - s) * (1 - s) / (1 - rho * s)))
                     < 1e-12);
     }
@@ -460,7 +460,7 @@ test_alpha_closed_form_equal_ratios(void **state)
     for (K = 2; K <= PANDA_MAX_LEVELS; K++) {
         double ratio0 = 0, best;
 
-        panda_alpha_closed_form(K, rho, S);
+        panda_solver_alpha_closed_form(K, rho, S);
         for (l = 1; l <= K; l++) {
             double prev = l > 1 ? S[l - 2] : 0, cur = l < K ? S[l - 1] : 1;
             double ratio = (cur - prev) / (1 - rho * prev);
@@ -472,7 +472,7 @@ test_alpha_closed_form_equal_ratios(void **state)
                 assert_true(fabs(ratio - ratio0) < 1e-12);
             }
         }
-        best = panda_alpha_objective(S, K, rho);
+        best = panda_solver_alpha_objective(S, K, rho);
         for (trial = 0; trial < 200; trial++) {
             double P[PANDA_MAX_LEVELS - 1];
             int ok = 1;
@@ -484,7 +484,7 @@ test_alpha_closed_form_equal_ratios(void **state)
                 }
             }
             if (ok) {
-                assert_true(panda_alpha_objective(P, K, rho) >= best);
+                assert_true(panda_solver_alpha_objective(P, K, rho) >= best);
             }
         }
     }
@@ -494,26 +494,26 @@ test_alpha_closed_form_equal_ratios(void **state)
 static void
 test_alpha_uniform_cdf(void **state)
 {
-    struct panda_alpha_result r;
+    struct panda_solver_alpha r;
     struct panda_cdf cdf;
     double s = (1 - sqrt(0.5)) / 0.5;
 
     (void) state;
     load_cdf(&cdf, "0 0\n1000000 1\n");
-    assert_null(panda_solve_alpha(&cdf, 1.0, 0.5, 2, &r));
+    assert_null(panda_solver_find_alpha(&cdf, 1.0, 0.5, 2, &r));
     assert_true(llabs((long long) r.alpha_cf[0]
                       - llround(s * 1e6)) <= 1);
     assert_true(llabs((long long) r.alpha[0] - llround(s * 1e6)) <= 1);
     assert_true(r.obj_num <= r.obj_cf);
     assert_int_equal(r.n_adjusted, 0);
-    panda_alpha_result_destroy(&r);
+    panda_solver_alpha_destroy(&r);
 
     /* The same CDF in packets of 1000 bytes gives the same bytes. */
     panda_cdf_destroy(&cdf);
     load_cdf(&cdf, "0 0\n1000 1\n");
-    assert_null(panda_solve_alpha(&cdf, 1000.0, 0.5, 2, &r));
+    assert_null(panda_solver_find_alpha(&cdf, 1000.0, 0.5, 2, &r));
     assert_true(llabs((long long) r.alpha[0] - llround(s * 1e6)) <= 1);
-    panda_alpha_result_destroy(&r);
+    panda_solver_alpha_destroy(&r);
     panda_cdf_destroy(&cdf);
 }
 
@@ -546,9 +546,9 @@ test_alpha_numeric_never_worse(void **state)
         load_cdf(&cdf, test_cdfs[c]);
         for (i = 0; i < sizeof rhos / sizeof rhos[0]; i++) {
             for (K = 1; K <= PANDA_MAX_LEVELS; K++) {
-                struct panda_alpha_result r;
+                struct panda_solver_alpha r;
 
-                assert_null(panda_solve_alpha(&cdf, 1.0, rhos[i], K, &r));
+                assert_null(panda_solver_find_alpha(&cdf, 1.0, rhos[i], K, &r));
                 assert_true(r.obj_num <= r.obj_cf);
                 assert_true(r.obj_num <= r.obj_num_uniform);
                 assert_ascending(r.alpha_cf, K - 1);
@@ -559,7 +559,7 @@ test_alpha_numeric_never_worse(void **state)
                                     (K - 1) * sizeof r.alpha[0]);
                 /* Nothing beats the continuous optimum. */
                 assert_true(r.obj_num >= r.obj_ideal - 1e-12);
-                panda_alpha_result_destroy(&r);
+                panda_solver_alpha_destroy(&r);
             }
         }
         panda_cdf_destroy(&cdf);
@@ -571,25 +571,25 @@ test_alpha_numeric_never_worse(void **state)
 static void
 test_alpha_atoms(void **state)
 {
-    struct panda_alpha_result r;
+    struct panda_solver_alpha r;
     struct panda_cdf cdf;
 
     (void) state;
     load_cdf(&cdf, test_cdfs[2]);
-    assert_null(panda_solve_alpha(&cdf, 1.0, 0.8, 8, &r));
+    assert_null(panda_solver_find_alpha(&cdf, 1.0, 0.8, 8, &r));
     assert_true(r.n_adjusted > 0);
     assert_contains(r.notes, "collide");
     assert_ascending(r.alpha_cf, 7);
     assert_true(r.obj_num < r.obj_cf - 1e-6);
     assert_true(r.numeric_chosen);
-    panda_alpha_result_destroy(&r);
+    panda_solver_alpha_destroy(&r);
     panda_cdf_destroy(&cdf);
 }
 
 static void
 test_alpha_errors(void **state)
 {
-    struct panda_alpha_result r;
+    struct panda_solver_alpha r;
     struct panda_cdf cdf, bad;
     double rhos[] = { 0, 1, -0.1, 1.5, NAN };
     double values[] = { 10, 5 }, probs[] = { 0.5, 1 };
@@ -599,26 +599,26 @@ test_alpha_errors(void **state)
     (void) state;
     load_cdf(&cdf, test_cdfs[0]);
     for (i = 0; i < sizeof rhos / sizeof rhos[0]; i++) {
-        err = panda_solve_alpha(&cdf, 1.0, rhos[i], 8, &r);
+        err = panda_solver_find_alpha(&cdf, 1.0, rhos[i], 8, &r);
         assert_contains(err, "rho");
         free(err);
     }
-    err = panda_solve_alpha(&cdf, 1.0, 0.5, 0, &r);
+    err = panda_solver_find_alpha(&cdf, 1.0, 0.5, 0, &r);
     assert_contains(err, "K = 0");
     free(err);
-    err = panda_solve_alpha(&cdf, 1.0, 0.5, 9, &r);
+    err = panda_solver_find_alpha(&cdf, 1.0, 0.5, 9, &r);
     assert_contains(err, "K = 9");
     free(err);
 
     memset(&bad, 0, sizeof bad);
-    err = panda_solve_alpha(&bad, 1.0, 0.5, 8, &r);
+    err = panda_solver_find_alpha(&bad, 1.0, 0.5, 8, &r);
     assert_contains(err, "empty");
     free(err);
 
     bad.n = 2;
     bad.value = values;
     bad.prob = probs;
-    err = panda_solve_alpha(&bad, 1.0, 0.5, 8, &r);
+    err = panda_solver_find_alpha(&bad, 1.0, 0.5, 8, &r);
     assert_contains(err, "not sorted");
     free(err);
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "panda/panda.h"
+#include <panda/packet.h>
+#include <panda/policy.h>
 
 #define ISSUE_EXAMPLE "id=1,threshold=1460,weights=1460:1/9000:2," \
                       "thresholds=100000/1000000/10000000," \
@@ -191,24 +192,24 @@ test_counter_update(void **state)
     (void) state;
     parse_ok("id=1,threshold=1000,weights=1000:1/9000:2.5", &p);
     /* Small packets compensate T - size, floored at 0 by default. */
-    c = panda_counter_update(&p, 5000, 100);
+    c = panda_policy_update(&p, 5000, 100);
     assert_int_equal(c, 5000 - 900);
-    assert_int_equal(panda_counter_update(&p, 500, 100), 0);
+    assert_int_equal(panda_policy_update(&p, 500, 100), 0);
     /* size == T is large (Algorithm 2: s < T is small). */
-    assert_int_equal(panda_counter_update(&p, 0, 1000), 1000);
-    assert_int_equal(panda_counter_update(&p, 0, 9000), 9000);
-    assert_int_equal(panda_counter_update(&p, 0, 9001), 22502);
-    assert_int_equal(panda_counter_update(&p, 0, 65535), 163837);
+    assert_int_equal(panda_policy_update(&p, 0, 1000), 1000);
+    assert_int_equal(panda_policy_update(&p, 0, 9000), 9000);
+    assert_int_equal(panda_policy_update(&p, 0, 9001), 22502);
+    assert_int_equal(panda_policy_update(&p, 0, 65535), 163837);
     /* Saturation, not wrap-around. */
-    assert_int_equal(panda_counter_update(&p, INT64_MAX - 10, 60000),
+    assert_int_equal(panda_policy_update(&p, INT64_MAX - 10, 60000),
                      INT64_MAX);
     /* A negative floor lets some credit accumulate, down to the floor. */
     parse_ok("id=1,threshold=1000,floor=-1500", &p);
-    assert_int_equal(panda_counter_update(&p, 0, 100), -900);
-    assert_int_equal(panda_counter_update(&p, -900, 100), -1500);
+    assert_int_equal(panda_policy_update(&p, 0, 100), -900);
+    assert_int_equal(panda_policy_update(&p, -900, 100), -1500);
     /* PIAS: every byte counts, small packets included. */
     parse_ok("id=1,kind=pias", &p);
-    assert_int_equal(panda_counter_update(&p, 10, 100), 110);
+    assert_int_equal(panda_policy_update(&p, 10, 100), 110);
 }
 
 static void
@@ -246,9 +247,9 @@ static void
 test_tos(void **state)
 {
     (void) state;
-    assert_int_equal(panda_tos_set_dscp(0x03, 46), (46 << 2) | 3);
-    assert_int_equal(panda_tos_set_dscp(0xff, 0), 0x03);
-    assert_int_equal(panda_tos_set_dscp(0x01, 63), 0xfd);
+    assert_int_equal(panda_pkt_tos_set_dscp(0x03, 46), (46 << 2) | 3);
+    assert_int_equal(panda_pkt_tos_set_dscp(0xff, 0), 0x03);
+    assert_int_equal(panda_pkt_tos_set_dscp(0x01, 63), 0xfd);
 }
 
 int

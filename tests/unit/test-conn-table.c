@@ -7,9 +7,10 @@
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 
-#include "panda/panda.h"
+#include <panda/conn-table.h>
 
 /* 4 levels, T = 1000 payload bytes. */
 #define POLICY "id=1,threshold=1000,thresholds=10000/100000/1000000," \
@@ -56,14 +57,14 @@ tcp4(const char *src, uint16_t sport, const char *dst, uint16_t dport,
     return k;
 }
 
-static struct panda_verdict
+static struct panda_table_verdict
 send_pkt(struct panda_table *t, const struct panda_policy *p,
          struct panda_pkt *k, uint32_t payload, uint32_t now)
 {
-    struct panda_verdict v;
+    struct panda_table_verdict v;
 
     k->payload = payload;
-    panda_classify(t, p, k, now, &v);
+    panda_table_classify(t, p, k, now, &v);
     return v;
 }
 
@@ -75,7 +76,7 @@ test_known_packet_dscp_queue(void **state)
     struct panda_table *t = table(1024, 0);
     struct panda_pkt k = tcp4("10.0.0.1", 40000, "10.0.0.2", 80,
                               PANDA_TCP_ACK, 0);
-    struct panda_verdict v;
+    struct panda_table_verdict v;
     int64_t counter;
     int i;
 
@@ -113,7 +114,7 @@ test_bulk_flow_sinks_in_order(void **state)
 
     (void) state;
     for (i = 0; i < 2000; i++) {
-        struct panda_verdict v = send_pkt(t, &p, &k, 1448, i);
+        struct panda_table_verdict v = send_pkt(t, &p, &k, 1448, i);
 
         sent += 1448;
         assert_true(v.level == last || v.level == last + 1);
@@ -139,7 +140,7 @@ test_flow_climbs_back(void **state)
     struct panda_policy p = policy(POLICY);
     struct panda_table *t = table(1024, 0);
     struct panda_pkt k = tcp4("10.0.0.1", 5, "10.0.0.2", 6, 0, 0);
-    struct panda_verdict v;
+    struct panda_table_verdict v;
     int i, small = 0;
 
     (void) state;
@@ -206,7 +207,7 @@ test_pure_acks_and_control(void **state)
     struct panda_pkt k = tcp4("10.0.0.1", 11, "10.0.0.2", 12, 0, 0);
     struct panda_pkt udp = k;
     struct panda_table_stats s;
-    struct panda_verdict v;
+    struct panda_table_verdict v;
     int64_t counter;
     int i;
 
@@ -552,6 +553,53 @@ test_bad_config(void **state)
     free(err);
 }
 
+/* When a family's slots cannot be allocated (here: an address-space limit
+ * far below the table's size), packets are classified statelessly at the
+ * control level and counted, nothing aborts, and the allocation is tried
+ * again once the retry interval has passed. */
+static void
+test_allocation_failure(void **state)
+{
+    struct panda_policy p = policy(POLICY ",ctl_level=1");
+    /* 2^22 IPv4 entries: 128 MiB of slots. */
+    struct panda_table *t = table(1u << 22, 0);
+    struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    struct panda_table_verdict v;
+    struct panda_table_stats s;
+    struct rlimit old, low;
+    void *probe;
+
+    (void) state;
+    assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+    low = old;
+    low.rlim_cur = 64u << 20;       /* Below what the process has mapped. */
+    assert_int_equal(setrlimit(RLIMIT_AS, &low), 0);
+    probe = malloc(128u << 20);     /* The limit does bite. */
+    assert_null(probe);
+
+    v = send_pkt(t, &p, &k, 1448, 1000);
+    assert_false(v.stateful);
+    assert_int_equal(v.level, 1);
+    assert_int_equal(v.dscp, 26);
+    v = send_pkt(t, &p, &k, 1448, 1500);
+    assert_false(v.stateful);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.alloc_failures, 2);
+    assert_int_equal(s.connections, 0);
+
+    /* Memory again: within the retry interval nothing is tried... */
+    assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+    assert_false(send_pkt(t, &p, &k, 1448, 1999).stateful);
+    /* ...after it, the slots are allocated and the connection tracked. */
+    v = send_pkt(t, &p, &k, 1448, 2000);
+    assert_true(v.stateful);
+    assert_int_equal(v.level, 0);
+    panda_table_stats(t, &s);
+    assert_int_equal(s.alloc_failures, 3);
+    assert_int_equal(s.connections, 1);
+    panda_table_destroy(t);
+}
+
 int
 main(void)
 {
@@ -571,6 +619,7 @@ main(void)
         cmocka_unit_test(test_concurrent_updates),
         cmocka_unit_test(test_flush_and_foreach),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_allocation_failure),
     };
 
     return cmocka_run_group_tests_name("table", tests, NULL, NULL);

@@ -4,11 +4,12 @@
  *
  * MAX_CONNECTIONS sets other_config:panda-max-connections.
  *
- * Runs dp_panda_execute() (lib/dpif-netdev-panda.c of the patched OVS) on
+ * Registers the action as a flow put does (dp_panda_flow_put()), then runs
+ * dp_panda_execute() (lib/dpif-netdev-panda.c of the patched OVS) on
  * batches of 32 TCP packets cycling through CONNECTIONS 5-tuples, and the
  * same loop without the action (it still rewrites the packets' ports, as
  * the measured loop does), and prints the difference in ns per packet.
- * Built and run by tools/bench-forwarding.py against the OVS build tree. */
+ * Built and run by bench-forwarding.py against the OVS build tree. */
 #include <config.h>
 
 #include <stdio.h>
@@ -16,13 +17,15 @@
 #include <string.h>
 #include <time.h>
 
-#include <panda/panda.h>
+#include <panda/policy.h>
+#include <panda/wire.h>
 
 #include "dp-packet.h"
 #include "dpif-netdev-panda.h"
 #include "flow.h"
+#include "netlink.h"
 #include "odp-netlink.h"
-#include "odp-util.h"
+#include "openvswitch/ofpbuf.h"
 #include "packets.h"
 #include "smap.h"
 
@@ -71,7 +74,7 @@ set_conn(struct dp_packet *p, uint32_t conn)
 }
 
 static double
-run(struct dp_panda *dp, const struct ovs_action_panda *act,
+run(struct dp_panda *dp, const struct nlattr *act,
     struct dp_packet **pool, uint32_t conns, long iters)
 {
     struct dp_packet_batch batch;
@@ -101,8 +104,9 @@ int
 main(int argc, char *argv[])
 {
     static struct dp_packet *pool[POOL];
-    struct ovs_action_panda act;
     struct panda_policy policy;
+    struct ofpbuf actions;
+    const struct nlattr *act;
     struct dp_panda *dp;
     double with, without;
     uint32_t conns;
@@ -127,8 +131,11 @@ main(int argc, char *argv[])
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    memset(&act, 0, sizeof act);
-    odp_panda_from_policy(&act, &policy);
+    ofpbuf_init(&actions, 256);
+    panda_wire_encode(&policy, nl_msg_put_unspec_uninit(&actions,
+                                                        OVS_ACTION_ATTR_PANDA,
+                                                        PANDA_WIRE_LEN));
+    act = actions.data;
 
     for (i = 0; i < POOL; i++) {
         pool[i] = make_packet(size);
@@ -142,13 +149,19 @@ main(int argc, char *argv[])
         smap_destroy(&cfg);
     }
 
+    /* As when a flow with this action is installed. */
+    if (dp_panda_flow_put(dp, actions.data, actions.size, false)) {
+        fprintf(stderr, "flow put refused\n");
+        return 1;
+    }
+
     /* Warm up: every connection in the table, caches warm. */
-    run(dp, &act, pool, conns, conns / BATCH + 1000);
+    run(dp, act, pool, conns, conns / BATCH + 1000);
 
     without = run(dp, NULL, pool, conns, iters);
-    with = run(dp, &act, pool, conns, iters);
+    with = run(dp, act, pool, conns, iters);
     without = (without + run(dp, NULL, pool, conns, iters)) / 2;
-    with = (with + run(dp, &act, pool, conns, iters)) / 2;
+    with = (with + run(dp, act, pool, conns, iters)) / 2;
     printf("%.1f\n", (with - without) * 1e9);
     return 0;
 }

@@ -6,22 +6,22 @@
 
 #include <math.h>
 
-#include "panda/model.h"
+#include <panda/model.h>
 
 static void
 test_map_vectors(void **state)
 {
     (void) state;
     /* Thesis vectors: MSS 1460, 40-byte headers. */
-    assert_int_equal(panda_map(100, 1460, 40), 1);
-    assert_int_equal(panda_map(1400, 1460, 40), 1);
-    assert_int_equal(panda_map(2000, 1460, 40), 2);
-    assert_int_equal(panda_map(10000, 1460, 40), 7);
+    assert_int_equal(panda_model_map(100, 1460, 40), 1);
+    assert_int_equal(panda_model_map(1400, 1460, 40), 1);
+    assert_int_equal(panda_model_map(2000, 1460, 40), 2);
+    assert_int_equal(panda_model_map(10000, 1460, 40), 7);
     /* Edges: exactly one MTU is one segment, one byte more is two. */
-    assert_int_equal(panda_map(1500, 1460, 40), 1);
-    assert_int_equal(panda_map(1501, 1460, 40), 2);
-    assert_int_equal(panda_map(65535, 1460, 40), 45);
-    assert_int_equal(panda_map(0, 1460, 40), 1);
+    assert_int_equal(panda_model_map(1500, 1460, 40), 1);
+    assert_int_equal(panda_model_map(1501, 1460, 40), 2);
+    assert_int_equal(panda_model_map(65535, 1460, 40), 45);
+    assert_int_equal(panda_model_map(0, 1460, 40), 1);
 }
 
 static void
@@ -46,19 +46,19 @@ test_data_ratio_thesis_example(void **state)
     (void) state;
     hist(&flt, (uint32_t[]) { 1000, 1500 }, (double[]) { 95, 5 }, 2);
     hist(&fht, (uint32_t[]) { 1500, 1000 }, (double[]) { 0.9, 0.1 }, 2);
-    e = panda_data_ratio_noncomp(&flt, &fht, 1200);
+    e = panda_model_data_ratio_noncomp(&flt, &fht, 1200);
     assert_true(fabs(e - 12.7) < 0.05);
     /* (1025 / 1450) x (1500 / 1500) x (0.9 / 0.05) */
     assert_true(fabs(e - 1025.0 / 1450.0 * 18.0) < 1e-9);
 
     /* Compensating g (eq. 3-20): FLT grows 1025 - 1200 x 0.95 < 0 per
      * packet, so it never sinks at all. */
-    assert_true(isinf(panda_data_ratio_comp(&flt, &fht, 1200)));
+    assert_true(isinf(panda_model_data_ratio_comp(&flt, &fht, 1200)));
     /* At T = 1050 it does sink, slower than with the non-compensating g:
      * (1025 / 1450) x (1450 - 105) / (1025 - 997.5). */
-    e = panda_data_ratio_comp(&flt, &fht, 1050);
+    e = panda_model_data_ratio_comp(&flt, &fht, 1050);
     assert_true(fabs(e - 1025.0 / 1450.0 * 1345.0 / 27.5) < 1e-9);
-    assert_true(e > panda_data_ratio_noncomp(&flt, &fht, 1050));
+    assert_true(e > panda_model_data_ratio_noncomp(&flt, &fht, 1050));
     panda_hist_destroy(&flt);
     panda_hist_destroy(&fht);
 }
@@ -72,7 +72,7 @@ test_data_ratio_pias_is_one(void **state)
     (void) state;
     hist(&flt, (uint32_t[]) { 100, 1500 }, (double[]) { 95, 5 }, 2);
     hist(&fht, (uint32_t[]) { 1000, 1500 }, (double[]) { 10, 90 }, 2);
-    assert_true(fabs(panda_data_ratio_comp(&flt, &fht, 0) - 1.0) < 1e-12);
+    assert_true(fabs(panda_model_data_ratio_comp(&flt, &fht, 0) - 1.0) < 1e-12);
     panda_hist_destroy(&flt);
     panda_hist_destroy(&fht);
 }
@@ -86,11 +86,11 @@ test_small_ratio(void **state)
 
     (void) state;
     hist(&h, (uint32_t[]) { 100, 1500, 15000 }, (double[]) { 95, 4, 1 }, 3);
-    r = panda_small_ratio(&h, 1000, 1460, 40);
+    r = panda_model_small_ratio(&h, 1000, 1460, 40);
     /* 10 x MTU = 15000 B maps to ceil(14960 / 1460) = 11 segments. */
     assert_true(fabs(r - 95.0 / (95 + 4 + 11)) < 1e-12);
-    assert_true(fabs(panda_small_ratio(&h, 100, 1460, 40)) < 1e-12);
-    assert_true(fabs(panda_small_ratio(&h, 65536, 1460, 40) - 1) < 1e-12);
+    assert_true(fabs(panda_model_small_ratio(&h, 100, 1460, 40)) < 1e-12);
+    assert_true(fabs(panda_model_small_ratio(&h, 65536, 1460, 40) - 1) < 1e-12);
     panda_hist_destroy(&h);
 }
 
@@ -119,14 +119,14 @@ static void
 test_split(void **state)
 {
     struct panda_hist h;
-    struct panda_split s;
+    struct panda_model_split s;
 
     (void) state;
     hist(&h, (uint32_t[]) { 100, 1200, 1500 }, (double[]) { 2, 1, 1 }, 3);
-    panda_split(&h, 1200, 1, &s);          /* 1200 is large. */
+    panda_model_split(&h, 1200, 1, &s);          /* 1200 is large. */
     assert_true(s.pr_small == 0.5 && s.avg_small == 100);
     assert_true(s.avg_large == 1350 && s.avg == 725);
-    panda_split(&h, 1200, 0, &s);          /* 1200 is small. */
+    panda_model_split(&h, 1200, 0, &s);          /* 1200 is small. */
     assert_true(s.pr_small == 0.75 && s.pr_large == 0.25);
     assert_true(s.avg_large == 1500);
     panda_hist_destroy(&h);

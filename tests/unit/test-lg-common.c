@@ -134,26 +134,26 @@ static void
 test_json(void **state)
 {
     struct lg_summary s;
-    struct lg_json j;
+    struct cli_json j;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
 
     (void) state;
     lg_summarize(NULL, 0, &s);
-    lg_json_start(&j, f);
-    lg_json_str(&j, "name", "a\"b\\c\n");
-    lg_json_double(&j, "half", 0.5);
-    lg_json_double(&j, "nan", NAN);
-    lg_json_u64(&j, "big", UINT64_MAX);
-    lg_json_array(&j, "list");
-    lg_json_double(&j, NULL, 1);
-    lg_json_null(&j, NULL);
-    lg_json_end_array(&j);
+    cli_json_start(&j, f);
+    cli_json_str(&j, "name", "a\"b\\c\n");
+    cli_json_double(&j, "half", 0.5);
+    cli_json_double(&j, "nan", NAN);
+    cli_json_u64(&j, "big", UINT64_MAX);
+    cli_json_array(&j, "list");
+    cli_json_double(&j, NULL, 1);
+    cli_json_null(&j, NULL);
+    cli_json_end_array(&j);
     lg_json_summary(&j, "empty", &s);
-    lg_json_object(&j, "nothing");
-    lg_json_end_object(&j);
-    lg_json_finish(&j);
+    cli_json_object(&j, "nothing");
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
     fclose(f);
     assert_non_null(strstr(buf, "\"name\": \"a\\\"b\\\\c\\n\""));
     assert_non_null(strstr(buf, "\"half\": 0.5,"));
@@ -199,12 +199,12 @@ static void
 test_parse_bytes(void **state)
 {
     (void) state;
-    assert_true(lg_parse_bytes("--size", "10K", 1, UINT64_MAX) == 10000);
-    assert_true(lg_parse_bytes("--size", "10MB", 1, UINT64_MAX)
+    assert_true(cli_parse_bytes("--size", "10K", 1, UINT64_MAX) == 10000);
+    assert_true(cli_parse_bytes("--size", "10MB", 1, UINT64_MAX)
                 == 10000000);
-    assert_true(lg_parse_bytes("--size", "64KiB", 1, UINT64_MAX) == 65536);
-    assert_true(lg_parse_bytes("--size", "1500", 1, UINT64_MAX) == 1500);
-    assert_true(lg_parse_u64("--n", "14", 1, 20) == 14);
+    assert_true(cli_parse_bytes("--size", "64KiB", 1, UINT64_MAX) == 65536);
+    assert_true(cli_parse_bytes("--size", "1500", 1, UINT64_MAX) == 1500);
+    assert_true(cli_parse_u64("--n", "14", 1, 20) == 14);
 }
 
 int

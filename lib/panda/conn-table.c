@@ -1,12 +1,13 @@
 /*
- * The Panda connection table.
+ * The Panda connection table; see conn-table.h.
  *
  * Layout.  One sub-table per address family.  Each sub-table is split into
  * shards (a mutex each); a shard is an array of buckets of PANDA_WAYS slots.
  * A connection hashes to one shard and to two candidate buckets in it
- * ("two-choice", like a cuckoo table without kicking), so a lookup reads at
- * most two buckets and the table fills to well over 90% before a new
- * connection has to push an old one out.
+ * (bucketized two-choice hashing), so a lookup reads at most two buckets;
+ * on insertion, entries may be moved to their other bucket (cuckoo
+ * displacement, two levels deep), so the table fills to about 95% before a
+ * new connection has to push an old one out.
  *
  * Entries.  IPv4: 8 (counter) + 4 (last seen, ms) + 4 (hash tag, 0 = free)
  * + 12 (addresses and ports) = 28 bytes, padded to 32.  IPv6: 16 + 36 = 52,
@@ -19,20 +20,28 @@
  * candidate to its other bucket (cuckoo displacement, two levels deep), or
  * the least recently seen candidate (counted as "evicted").  Memory never
  * grows after creation.
+ *
+ * Allocation.  Nothing here uses the aborting x-allocators: the datapath
+ * calls this code, and a failed allocation must become an error (creation)
+ * or a stateless verdict (a family's slots, allocated on its first packet),
+ * never an abort of ovs-vswitchd.
  */
-#include "panda.h"
+#include <panda/conn-table.h>
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "util.h"
+#include <panda/base.h>
 
 #define PANDA_WAYS 4
 #define CACHE_LINE 64
 #define TAG_LIVE 1u
-#define OVS_UNLIKELY_(x) __builtin_expect(!!(x), 0)
+#define ALLOC_RETRY_MS 1000     /* After a failed slot allocation, do not
+                                 * try again for this long. */
 
 struct entry_hdr {
     int64_t counter;
@@ -58,6 +67,8 @@ struct subtable {
     void *raw;                  /* Allocation backing all shards' slots. */
     size_t raw_size;
     int ready;                  /* Slots allocated (atomic; see below). */
+    bool alloc_failed;          /* Last allocation attempt failed... */
+    uint32_t alloc_failed_ms;   /* ...at this time (under 'alloc_mutex'). */
 };
 
 struct panda_table {
@@ -67,6 +78,7 @@ struct panda_table {
     struct subtable v4, v6;
     pthread_mutex_t alloc_mutex;                /* Lazy slot allocation. */
     uint64_t ctl_packets[PANDA_MAX_LEVELS];     /* Stateless, atomics. */
+    uint64_t alloc_failures;                    /* Atomic. */
 };
 
 size_t
@@ -278,9 +290,9 @@ make_room(const struct panda_table *t, const struct subtable *st,
     return NULL;
 }
 
-/* Chooses a slot for a new connection: a free candidate slot, room made by
- * moving entries, an idle candidate (expired), or the least recently seen
- * candidate (evicted), in that order. */
+/* Chooses a slot for a new connection: a free candidate slot, an idle
+ * candidate (expired), room made by moving entries, or the least recently
+ * seen candidate (evicted), in that order. */
 static struct entry_hdr *
 probe_insert(const struct panda_table *t, const struct subtable *st,
              const struct probe *pr, const uint32_t *key, uint32_t now)
@@ -349,32 +361,43 @@ subtable_ready(const struct subtable *st)
 }
 
 /* Allocates the slots of 'st' on first use, so that a family that never
- * shows up (IPv6, often) costs no memory. */
-static void
-subtable_alloc(struct panda_table *t, struct subtable *st)
+ * shows up (IPv6, often) costs no memory.  Returns false if they cannot be
+ * allocated; after a failure, returns false without trying again for
+ * ALLOC_RETRY_MS, so that a datapath short of memory does not call the
+ * allocator for every packet. */
+static bool
+subtable_alloc(struct panda_table *t, struct subtable *st, uint32_t now)
 {
     pthread_mutex_lock(&t->alloc_mutex);
-    if (!st->ready) {
+    if (!st->ready
+        && (!st->alloc_failed
+            || (uint32_t) (now - st->alloc_failed_ms) >= ALLOC_RETRY_MS)) {
         size_t shard_bytes = (size_t) st->n_buckets * PANDA_WAYS
                              * st->entry_size;
         uintptr_t base;
         unsigned int i;
 
-        st->raw = panda_xcalloc(1, st->raw_size);
-        base = ((uintptr_t) st->raw + CACHE_LINE - 1)
-               & ~(uintptr_t) (CACHE_LINE - 1);
-        for (i = 0; i < t->cfg.n_shards; i++) {
-            st->shards[i].slots = (uint8_t *) base + i * shard_bytes;
+        st->raw = calloc(1, st->raw_size);
+        if (st->raw) {
+            base = ((uintptr_t) st->raw + CACHE_LINE - 1)
+                   & ~(uintptr_t) (CACHE_LINE - 1);
+            for (i = 0; i < t->cfg.n_shards; i++) {
+                st->shards[i].slots = (uint8_t *) base + i * shard_bytes;
+            }
+            __atomic_store_n(&st->ready, 1, __ATOMIC_RELEASE);
+        } else {
+            st->alloc_failed = true;
+            st->alloc_failed_ms = now;
         }
-        __atomic_store_n(&st->ready, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&t->alloc_mutex);
+    return subtable_ready(st);
 }
 
 void
-panda_classify(struct panda_table *t, const struct panda_policy *p,
+panda_table_classify(struct panda_table *t, const struct panda_policy *p,
                const struct panda_pkt *pkt, uint32_t now,
-               struct panda_verdict *v)
+               struct panda_table_verdict *v)
 {
     uint32_t key[9];
     struct subtable *st;
@@ -383,15 +406,16 @@ panda_classify(struct panda_table *t, const struct panda_policy *p,
     uint8_t level;
 
     if (pkt->proto != 6) {
-        level = p->ctl_level;
-        __atomic_fetch_add(&t->ctl_packets[level], 1, __ATOMIC_RELAXED);
-        v->stateful = false;
-        goto out;
+        goto stateless;
     }
 
     st = pkt_key(t, pkt, key);
-    if (OVS_UNLIKELY_(!subtable_ready(st))) {
-        subtable_alloc(t, st);
+    if (PANDA_UNLIKELY(!subtable_ready(st))
+        && !subtable_alloc(t, st, now)) {
+        /* No memory for this family's connections: mark the packet like a
+         * control packet rather than drop it or guess its level. */
+        __atomic_fetch_add(&t->alloc_failures, 1, __ATOMIC_RELAXED);
+        goto stateless;
     }
     probe_init(t, st, key, &pr);
     pthread_mutex_lock(&pr.shard->mutex);
@@ -432,7 +456,7 @@ panda_classify(struct panda_table *t, const struct panda_policy *p,
             e->counter = 0;
         }
         if (pkt->payload) {
-            e->counter = panda_counter_update(p, e->counter, pkt->payload);
+            e->counter = panda_policy_update(p, e->counter, pkt->payload);
         }
         e->last_seen = now;
         level = panda_policy_level(p, e->counter);
@@ -440,6 +464,12 @@ panda_classify(struct panda_table *t, const struct panda_policy *p,
     pr.shard->packets[level]++;
     pthread_mutex_unlock(&pr.shard->mutex);
     v->stateful = true;
+    goto out;
+
+stateless:
+    level = p->ctl_level;
+    __atomic_fetch_add(&t->ctl_packets[level], 1, __ATOMIC_RELAXED);
+    v->stateful = false;
 
 out:
     v->level = level;
@@ -500,7 +530,8 @@ panda_table_lookup(struct panda_table *t, const struct panda_pkt *pkt,
 
 /* ---- Creation, statistics, iteration. ---- */
 
-static void
+/* Returns false if the shard headers cannot be allocated. */
+static bool
 subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
               uint32_t capacity, unsigned int n_shards)
 {
@@ -517,12 +548,14 @@ subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
                    * n_shards + CACHE_LINE;
     if (posix_memalign((void **) &st->shards, CACHE_LINE,
                        n_shards * sizeof *st->shards)) {
-        abort();
+        st->shards = NULL;
+        return false;
     }
     memset(st->shards, 0, n_shards * sizeof *st->shards);
     for (i = 0; i < n_shards; i++) {
         pthread_mutex_init(&st->shards[i].mutex, NULL);
     }
+    return true;
 }
 
 static void
@@ -540,6 +573,23 @@ subtable_destroy(struct subtable *st, unsigned int n_shards)
     free(st->raw);
 }
 
+/* Stores a malloc()ed message in '*errp' (if nonnull), or NULL if even
+ * that cannot be allocated.  Returns NULL, for the caller to return. */
+static struct panda_table * PANDA_PRINTF(2, 3)
+create_error(char **errp, const char *fmt, ...)
+{
+    char msg[128];
+    va_list args;
+
+    if (errp) {
+        va_start(args, fmt);
+        vsnprintf(msg, sizeof msg, fmt, args);
+        va_end(args);
+        *errp = strdup(msg);
+    }
+    return NULL;
+}
+
 struct panda_table *
 panda_table_create(const struct panda_table_config *cfg, char **errp)
 {
@@ -551,18 +601,11 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
         *errp = NULL;
     }
     if (!cfg->capacity) {
-        if (errp) {
-            *errp = panda_asprintf("capacity: must be at least 1");
-        }
-        return NULL;
+        return create_error(errp, "capacity: must be at least 1");
     }
     if (cfg->capacity > (1u << 30)) {
-        if (errp) {
-            *errp = panda_asprintf("capacity: %u connections is more than"
-                                   " the maximum of %u", cfg->capacity,
-                                   1u << 30);
-        }
-        return NULL;
+        return create_error(errp, "capacity: %u connections is more than"
+                            " the maximum of %u", cfg->capacity, 1u << 30);
     }
     n_shards = cfg->n_shards;
     if (!n_shards) {
@@ -577,7 +620,10 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
     }
     n_shards = 1u << bits;
 
-    t = panda_xcalloc(1, sizeof *t);
+    t = calloc(1, sizeof *t);
+    if (!t) {
+        return create_error(errp, "out of memory");
+    }
     t->cfg = *cfg;
     t->cfg.n_shards = n_shards;
     t->shard_bits = bits;
@@ -585,10 +631,13 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
     t->seed = mix64((uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 30)
                     ^ (uintptr_t) t);
     pthread_mutex_init(&t->alloc_mutex, NULL);
-    subtable_init(&t->v4, 3, panda_table_entry_size(4), cfg->capacity,
-                  n_shards);
-    subtable_init(&t->v6, 9, panda_table_entry_size(6), cfg->capacity,
-                  n_shards);
+    if (!subtable_init(&t->v4, 3, panda_table_entry_size(4), cfg->capacity,
+                       n_shards)
+        || !subtable_init(&t->v6, 9, panda_table_entry_size(6),
+                          cfg->capacity, n_shards)) {
+        panda_table_destroy(t);
+        return create_error(errp, "out of memory");
+    }
     return t;
 }
 
@@ -669,12 +718,14 @@ panda_table_stats(struct panda_table *t, struct panda_table_stats *s)
         s->packets[j] += __atomic_load_n(&t->ctl_packets[j],
                                          __ATOMIC_RELAXED);
     }
+    s->alloc_failures = __atomic_load_n(&t->alloc_failures,
+                                        __ATOMIC_RELAXED);
     s->bytes_allocated += sizeof *t;
 }
 
 static bool
 subtable_foreach(struct subtable *st, unsigned int n_shards, int family,
-                 bool (*cb)(const struct panda_conn_info *, void *),
+                 bool (*cb)(const struct panda_table_conn_info *, void *),
                  void *aux)
 {
     uint32_t n_slots = st->n_buckets * PANDA_WAYS;
@@ -693,7 +744,7 @@ subtable_foreach(struct subtable *st, unsigned int n_shards, int family,
         for (s = 0; more && sh->n_live && s < n_slots; s++) {
             struct entry_hdr *e = (struct entry_hdr *)
                                   (sh->slots + (size_t) s * st->entry_size);
-            struct panda_conn_info ci;
+            struct panda_table_conn_info ci;
 
             if (!(e->tag & TAG_LIVE)) {
                 continue;
@@ -724,7 +775,7 @@ subtable_foreach(struct subtable *st, unsigned int n_shards, int family,
 
 void
 panda_table_foreach(struct panda_table *t,
-                    bool (*cb)(const struct panda_conn_info *, void *),
+                    bool (*cb)(const struct panda_table_conn_info *, void *),
                     void *aux)
 {
     if (subtable_foreach(&t->v4, t->cfg.n_shards, 4, cb, aux)) {

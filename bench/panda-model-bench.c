@@ -17,31 +17,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cdf.h"
+#include <panda/cdf.h>
 #include "model-input.h"
-#include "model.h"
-#include "solver.h"
-#include "util.h"
+#include <panda/model.h>
+#include <panda/solver.h>
+#include <panda/base.h>
 
-static double
-now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* CPU time of this process: on a shared machine the wall clock also counts
- * time spent waiting for a core. */
-static double
-cpu(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include <cli/clock.h>
+#include <cli/log.h>
+#include <cli/parse.h>
 
 /* A web-search-like flow-size CDF in bytes. */
 static const char web_cdf[] =
@@ -83,9 +67,9 @@ main(int argc, char *argv[])
     size_t n = 10000000, n_flows = 4000, n_pcap = 10000000, i;
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     struct panda_samples flt, fht;
-    struct panda_separation sep;
-    struct panda_subthresholds sub;
-    struct panda_alpha_result alpha;
+    struct panda_solver_separation sep;
+    struct panda_solver_subthresholds sub;
+    struct panda_solver_alpha alpha;
     struct panda_hist ha, hb;
     struct panda_cdf cdf;
     struct panda_rng rng;
@@ -95,13 +79,14 @@ main(int argc, char *argv[])
     char *err;
     int a;
 
+    cli_log_set_program("panda-model-bench");
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--samples") && a + 1 < argc) {
-            n = strtoull(argv[++a], NULL, 10);
+            n = cli_parse_u64("--samples", argv[++a], 1, SIZE_MAX);
         } else if (!strcmp(argv[a], "--flows") && a + 1 < argc) {
-            n_flows = strtoull(argv[++a], NULL, 10);
+            n_flows = cli_parse_u64("--flows", argv[++a], 2, SIZE_MAX);
         } else if (!strcmp(argv[a], "--pcap-packets") && a + 1 < argc) {
-            n_pcap = strtoull(argv[++a], NULL, 10);
+            n_pcap = cli_parse_u64("--pcap-packets", argv[++a], 0, SIZE_MAX);
         } else if (!strcmp(argv[a], "--dir") && a + 1 < argc) {
             dir = argv[++a];
         } else {
@@ -109,12 +94,6 @@ main(int argc, char *argv[])
             return !strcmp(argv[a], "--help") ? 0 : 1;
         }
     }
-    if (!n || n_flows < 2) {
-        fprintf(stderr, "panda-model-bench: need samples > 0 and flows >="
-                " 2\n");
-        return 1;
-    }
-
     /* Synthetic samples: the first half of the flows are FLT. */
     size = panda_xmalloc(n * sizeof *size);
     flow = panda_xmalloc(n * sizeof *flow);
@@ -125,8 +104,8 @@ main(int argc, char *argv[])
     }
 
     printf("panda-model-bench: %zu samples, %zu flows\n", n, n_flows);
-    t0 = now();
-    c0 = cpu();
+    t0 = cli_clock_mono_s();
+    c0 = cli_clock_cpu_s();
     panda_samples_init(&flt);
     panda_samples_init(&fht);
     for (i = 0; i < n_flows; i++) {
@@ -141,17 +120,16 @@ main(int argc, char *argv[])
     }
     panda_samples_prune(&flt);
     panda_samples_prune(&fht);
-    panda_samples_set_weights(&flt, PANDA_WEIGH_PACKETS);
-    panda_samples_set_weights(&fht, PANDA_WEIGH_PACKETS);
-    t_ingest = now() - t0;
-    c_ingest = cpu() - c0;
+    panda_samples_set_weights(&flt, PANDA_SAMPLES_WEIGH_PACKETS);
+    panda_samples_set_weights(&fht, PANDA_SAMPLES_WEIGH_PACKETS);
+    t_ingest = cli_clock_mono_s() - t0;
+    c_ingest = cli_clock_cpu_s() - c0;
 
-    t0 = now();
-    err = panda_solve_T(&flt, &fht, 1460, 40, PANDA_TIE_HIGH, &sep);
-    t_T = now() - t0;
+    t0 = cli_clock_mono_s();
+    err = panda_solver_find_T(&flt, &fht, 1460, 40, PANDA_SOLVER_TIE_HIGH, &sep);
+    t_T = cli_clock_mono_s() - t0;
     if (err) {
-        fprintf(stderr, "panda-model-bench: %s\n", err);
-        return 1;
+        cli_log_fatal("%s", err);
     }
 
     /* Give FHT flows a spread of sizes for the classes: scale each flow's
@@ -159,35 +137,32 @@ main(int argc, char *argv[])
     for (i = 0; i < fht.n; i++) {
         fht.flows[i].bytes *= (double) (i % 100) * (i % 100) / 10.0;
     }
-    t0 = now();
-    err = panda_solve_subthresholds(&fht, bounds, 2, sep.x, 1460, 40,
-                                    PANDA_TIE_HIGH, &sub);
-    t_sub = now() - t0;
+    t0 = cli_clock_mono_s();
+    err = panda_solver_find_subthresholds(&fht, bounds, 2, sep.x, 1460, 40,
+                                    PANDA_SOLVER_TIE_HIGH, &sub);
+    t_sub = cli_clock_mono_s() - t0;
     if (err) {
-        fprintf(stderr, "panda-model-bench: %s\n", err);
-        return 1;
+        cli_log_fatal("%s", err);
     }
 
-    t0 = now();
+    t0 = cli_clock_mono_s();
     panda_hist_init(&ha);
     panda_hist_init(&hb);
     panda_samples_aggregate(&flt, &ha);
     panda_samples_aggregate(&fht, &hb);
-    et_c = panda_data_ratio_comp(&ha, &hb, sep.x);
-    et_n = panda_data_ratio_noncomp(&ha, &hb, sep.x);
-    t_et = now() - t0;
+    et_c = panda_model_data_ratio_comp(&ha, &hb, sep.x);
+    et_n = panda_model_data_ratio_noncomp(&ha, &hb, sep.x);
+    t_et = cli_clock_mono_s() - t0;
 
     err = panda_cdf_parse(&cdf, web_cdf, "web-search (builtin)");
     if (err) {
-        fprintf(stderr, "panda-model-bench: %s\n", err);
-        return 1;
+        cli_log_fatal("%s", err);
     }
-    t0 = now();
-    err = panda_solve_alpha(&cdf, 1.0, 0.8, 8, &alpha);
-    t_alpha = now() - t0;
+    t0 = cli_clock_mono_s();
+    err = panda_solver_find_alpha(&cdf, 1.0, 0.8, 8, &alpha);
+    t_alpha = cli_clock_mono_s() - t0;
     if (err) {
-        fprintf(stderr, "panda-model-bench: %s\n", err);
-        return 1;
+        cli_log_fatal("%s", err);
     }
 
     printf("  %-34s %9.3f s  %7.1f M samples/s (CPU %.3f s: %.1f M/s)\n",
@@ -219,20 +194,20 @@ main(int argc, char *argv[])
             pf[i] = (uint32_t) (panda_rng_next(&rng) % n_flows);
             pp[i] = draw_size(&rng, pf[i] < n_flows / 2) - 40;
         }
-        t0 = now();
+        t0 = cli_clock_mono_s();
         err = model_write_pcap(file, pf, pp, n_pcap);
-        t_write = now() - t0;
+        t_write = cli_clock_mono_s() - t0;
         if (err) {
             fprintf(stderr, "panda-model-bench: %s\n", err);
             unlink(file);
             return 1;
         }
         panda_samples_init(&ps);
-        t0 = now();
-        c0 = cpu();
+        t0 = cli_clock_mono_s();
+        c0 = cli_clock_cpu_s();
         err = model_read_samples(file, &io, &ps, &st);
-        t_read = now() - t0;
-        c_read = cpu() - c0;
+        t_read = cli_clock_mono_s() - t0;
+        c_read = cli_clock_cpu_s() - c0;
         unlink(file);
         if (err) {
             fprintf(stderr, "panda-model-bench: %s\n", err);
@@ -252,8 +227,8 @@ main(int argc, char *argv[])
         printf("  pcap: skipped (built without libpcap)\n");
     }
 
-    panda_alpha_result_destroy(&alpha);
-    panda_subthresholds_destroy(&sub);
+    panda_solver_alpha_destroy(&alpha);
+    panda_solver_subthresholds_destroy(&sub);
     panda_cdf_destroy(&cdf);
     panda_hist_destroy(&ha);
     panda_hist_destroy(&hb);

@@ -1,0 +1,16 @@
+# Benchmarks: they print figures and ratios against a baseline measured in
+# the same run, and are run by hand (none is part of 'make check').  The C
+# and shell ones are here; bench-forwarding.py compiles bench-blast.c and
+# bench-panda-action.c itself (the latter against the OVS build tree).
+noinst_PROGRAMS += bench/panda-model-bench
+bench_panda_model_bench_SOURCES = bench/panda-model-bench.c \
+	$(MODEL_COMMON_SOURCES)
+bench_panda_model_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+bench_panda_model_bench_CFLAGS = $(AM_CFLAGS) $(MODEL_PCAP_CFLAGS)
+bench_panda_model_bench_LDADD = $(CLI_LIBADD) $(PCAP_LIBS)
+
+EXTRA_DIST += \
+	bench/bench-blast.c \
+	bench/bench-forwarding.results.txt \
+	bench/bench-panda-action.c \
+	bench/lg-bench.sh

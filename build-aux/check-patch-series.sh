@@ -1,0 +1,114 @@
+#!/bin/sh
+# Proves that every patch of ovs-patches/series compiles on its own: applies
+# the series to pristine Open vSwitch one patch at a time with 'git am' and
+# builds Open vSwitch after each (out of tree, incrementally: after the
+# first build only what a patch touches is rebuilt).  Also runs OVS's
+# checkpatch on each patch.  Takes a while (a full OVS build, then one
+# incremental build per patch): it is an explicit developer command, not
+# part of tests/run.sh.
+#
+#   build-aux/check-patch-series.sh [WORK_DIR]
+#
+# WORK_DIR (default: a temporary directory, removed afterwards) holds the
+# git tree, the source copy and the build.  lib/panda is taken from
+# $BUILD_DIR (default ./_build; ./build.sh builds it).  Prints one line per
+# patch and exits non-zero if a patch does not apply, fails checkpatch or
+# does not build.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+patches=$top/ovs-patches
+build=${BUILD_DIR:-$top/_build}
+tarball=${OVS_TARBALL:-/usr/src/openvswitch/openvswitch.tar.gz}
+jobs=${JOBS:-$(nproc)}
+die() { echo "check-patch-series: $*" >&2; exit 1; }
+
+[ -r "$tarball" ] || die "cannot read $tarball (./install-deps.sh installs it)"
+[ -f "$build/lib/panda/libpanda.a" ] \
+    || die "no $build/lib/panda/libpanda.a: run ./build.sh first"
+if [ $# -ge 1 ]; then
+    work=$1
+    mkdir -p "$work"
+    [ -z "$(ls -A "$work")" ] || die "$work is not empty"
+else
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+fi
+work=$(cd "$work" && pwd)
+
+list_patches() {
+    sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$1" | while read -r p; do
+        [ -n "$p" ] || continue
+        case $p in
+            *.series) list_patches "$patches/$p" ;;
+            *) echo "$p" ;;
+        esac
+    done
+}
+
+git_tree=$work/git
+mkdir -p "$git_tree" "$work/src" "$work/build"
+tar -xzf "$tarball" -C "$git_tree" --strip-components=1
+(cd "$git_tree" && git init -q && git config user.name check \
+    && git config user.email check@invalid && git add -A -f \
+    && git commit -q -m pristine)
+checkpatch=$git_tree/utilities/checkpatch.py
+
+regen=no
+failed=0
+n=0
+for p in $(list_patches "$patches/series"); do
+    n=$((n + 1))
+    log=$work/$n.log
+    printf '%s ... ' "$p"
+    if ! (cd "$git_tree" && git am -q --keep-cr "$patches/$p") > "$log" 2>&1
+    then
+        echo "DOES NOT APPLY (git am; see $log)"
+        exit 1
+    fi
+    if ! python3 "$checkpatch" "$patches/$p" >> "$log" 2>&1; then
+        echo "checkpatch: problems (see $log)"
+        failed=$((failed + 1))
+        continue
+    fi
+    if grep -Eq '^\+\+\+ b/(.*configure\.ac|.*\.m4|.*Makefile\.am|.*automake\.mk)' "$patches/$p"; then
+        regen=yes
+    fi
+
+    # A clean copy of the tree, regenerated like build-aux/ovs-prepare.sh
+    # does, then only changed files copied into the source directory so that
+    # make rebuilds only what the patch touches.
+    rm -rf "$work/staging"
+    mkdir -p "$work/staging"
+    (cd "$git_tree" && git archive HEAD) | tar -x -C "$work/staging"
+    rm -f "$work/staging/tests/testsuite"
+    if [ $regen = yes ]; then
+        (cd "$work/staging" && autoreconf --install --force) >> "$log" 2>&1 \
+            || { echo "autoreconf failed (see $log)"; exit 1; }
+        rm -rf "$work/staging/autom4te.cache"
+    fi
+    changed=$(rsync -rlc --delete --exclude=autom4te.cache \
+              --out-format='%n' "$work/staging/" "$work/src/" | grep -v '/$' || true)
+    if echo "$changed" | grep -Eq '(^|/)(configure|Makefile\.in|aclocal\.m4|config\.h\.in)$'; then
+        # Autotools outputs newer than their inputs, as ovs-prepare.sh does.
+        (cd "$work/src" && touch aclocal.m4 && sleep 1 && touch configure \
+            config.h.in && sleep 1 && find . -name Makefile.in -exec touch {} +)
+        rm -f "$work/build/config.status"
+    fi
+    if [ ! -f "$work/build/config.status" ]; then
+        (cd "$work/build" && ../src/configure --enable-silent-rules \
+            PANDA_CFLAGS="-I$top/lib" \
+            PANDA_LIBS="$build/lib/panda/libpanda.a") >> "$log" 2>&1 \
+            || { echo "configure FAILED (see $log)"; failed=$((failed + 1)); continue; }
+    fi
+    start=$(date +%s)
+    if make -C "$work/build" -j"$jobs" >> "$log" 2>&1; then
+        echo "builds ($(( $(date +%s) - start )) s)"
+    else
+        echo "BUILD FAILED (see $log)"
+        grep -E 'error' "$log" | head -5
+        failed=$((failed + 1))
+    fi
+done
+echo "check-patch-series: $n patches, $failed failed"
+[ $failed = 0 ]

@@ -1,0 +1,45 @@
+/*
+ * What lib/panda needs to know of a packet, and the one header rewrite it
+ * asks of its caller (the DSCP, keeping ECN).  Plain C, no OVS headers.
+ */
+#ifndef PANDA_PACKET_H
+#define PANDA_PACKET_H 1
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PANDA_TCP_FIN 0x01
+#define PANDA_TCP_SYN 0x02
+#define PANDA_TCP_RST 0x04
+#define PANDA_TCP_ACK 0x10
+
+/* A packet as the classifier sees it.  Addresses and ports are in network
+ * byte order (they are only compared and hashed). */
+struct panda_pkt {
+    uint8_t family;         /* 4 or 6. */
+    uint8_t proto;          /* IP protocol; only 6 (TCP) keeps state. */
+    uint8_t tcp_flags;      /* PANDA_TCP_* */
+    uint16_t sport, dport;
+    union {
+        uint32_t v4;
+        uint8_t v6[16];
+    } src, dst;
+    uint32_t payload;       /* TCP payload bytes, before segmentation. */
+};
+
+/* Returns the IPv4 TOS / IPv6 traffic class byte 'tos' with its DSCP
+ * replaced by 'dscp' and its ECN bits kept. */
+static inline uint8_t
+panda_pkt_tos_set_dscp(uint8_t tos, uint8_t dscp)
+{
+    return (uint8_t) ((dscp << 2) | (tos & 0x03));
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* panda/packet.h */
