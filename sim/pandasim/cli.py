@@ -184,10 +184,11 @@ def reproduce_points(args):
     if "fish" in args.parts:
         # FISH §4.2: 4 leaves x 4 servers, 4 spines, 10G down / 20G up,
         # 800 web-search flows, mean arrival interval t; queue capacity
-        # 240 (all schemes), 480 and 960 packets (PIAS and FISH).
-        for t in (1000, 100, 10):
-            for buf in (240, 480, 960):
-                schemes = args.schemes if buf == 240 else \
+        # 240 (all schemes), 480 and 960 packets (PIAS and FISH only, as
+        # FISH's Fig. 8).
+        for t in args.fish_intervals:
+            for buf in args.fish_buffers:
+                schemes = args.schemes if buf == args.fish_buffers[0] else \
                     [s for s in args.schemes if s in ("pias", "fish")]
                 for s in schemes:
                     for seed in seeds:
@@ -199,7 +200,7 @@ def reproduce_points(args):
                             buffer_pkts=buf, seed=seed, tag="buf%d" % buf,
                             max_time=args.max_time))
         # FISH §4.1: two servers through one switch, 10G, 100 flows.
-        for t in (1000, 100, 10):
+        for t in args.fish_intervals:
             for s in args.schemes:
                 for seed in seeds:
                     out.append(pts.Point(
@@ -426,6 +427,12 @@ def parser():
     r.add_argument("--rpc-pairs", type=int, default=16)
     r.add_argument("--seeds", type=int, default=1)
     r.add_argument("--max-time", type=float, default=60)
+    r.add_argument("--fish-intervals", type=_list(int),
+                   default=[1000, 100, 10],
+                   help="FISH's mean arrival intervals t, us")
+    r.add_argument("--fish-buffers", type=_list(int), default=[240, 480, 960],
+                   help="FISH's queue capacities, packets (the first with "
+                   "every scheme, the others PIAS and FISH only)")
     r.set_defaults(func=cmd_reproduce)
 
     s = sub.add_parser("scale", help="wall time and memory vs size")
