@@ -133,10 +133,9 @@ EcmpRouting::RouteInput(Ptr<const Packet> p,
                         LocalDeliverCallback lcb,
                         ErrorCallback ecb)
 {
-    uint32_t iif = m_ipv4->GetInterfaceForDevice(idev);
-    if (m_ipv4->IsDestinationAddress(header.GetDestination(), iif))
+    if (m_local.count(header.GetDestination().Get()))
     {
-        lcb(p, header, iif);
+        lcb(p, header, m_ipv4->GetInterfaceForDevice(idev));
         return true;
     }
     const Route* r = Lookup(header.GetDestination().Get());
@@ -159,19 +158,29 @@ EcmpRouting::NotifyInterfaceDown(uint32_t)
 }
 
 void
-EcmpRouting::NotifyAddAddress(uint32_t, Ipv4InterfaceAddress)
+EcmpRouting::NotifyAddAddress(uint32_t, Ipv4InterfaceAddress address)
 {
+    m_local.insert(address.GetLocal().Get());
 }
 
 void
-EcmpRouting::NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress)
+EcmpRouting::NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress address)
 {
+    m_local.erase(address.GetLocal().Get());
 }
 
 void
 EcmpRouting::SetIpv4(Ptr<Ipv4> ipv4)
 {
     m_ipv4 = ipv4;
+    /* Addresses configured before the protocol was attached (the loopback). */
+    for (uint32_t i = 0; i < ipv4->GetNInterfaces(); i++)
+    {
+        for (uint32_t j = 0; j < ipv4->GetNAddresses(i); j++)
+        {
+            m_local.insert(ipv4->GetAddress(i, j).GetLocal().Get());
+        }
+    }
 }
 
 void

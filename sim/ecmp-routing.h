@@ -17,6 +17,7 @@
 #include "ns3/ipv4-routing-protocol.h"
 #include "ns3/ipv4.h"
 
+#include <unordered_set>
 #include <vector>
 
 namespace ns3
@@ -70,6 +71,10 @@ class EcmpRouting : public Ipv4RoutingProtocol
     Ptr<Ipv4> m_ipv4;
     std::vector<Route> m_routes;
     uint32_t m_seed = 0;
+    /* This node's unicast addresses: Ipv4::IsDestinationAddress walks
+     * every interface and address per packet (a leaf has 20 interfaces),
+     * a set answers for a packet in transit in one probe. */
+    std::unordered_set<uint32_t> m_local;
 };
 
 class EcmpRoutingHelper : public Ipv4RoutingHelper
