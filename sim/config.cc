@@ -177,7 +177,10 @@ ParseConfig(int argc, char** argv)
         c.topology = Topology::LeafSpine;
         Require(leaves >= 1 && leaves <= 250, "--leaves: 1..250");
         Require(hostsPerLeaf >= 1 && hostsPerLeaf <= 250, "--hosts-per-leaf: 1..250");
-        Require(spines >= 1 && spines <= 250, "--spines: 1..250");
+        /* One leaf without spines is a star: N hosts on one switch (the
+         * incast topology of TCP SkyLine). */
+        Require(spines <= 250 && (spines >= 1 || leaves == 1),
+                "--spines: 1..250 (0 only with --leaves=1)");
         Require(leaves * hostsPerLeaf >= 2, "leaf-spine needs at least 2 hosts");
         c.leaves = leaves;
         c.hostsPerLeaf = hostsPerLeaf;
