@@ -11,6 +11,7 @@ APT_PACKAGES="
   python3 python3-six python3-pytest python3-matplotlib python3-os-ken
   libcmocka-dev libpcap-dev libmemcached-dev memcached
   libbpf-dev libxdp-dev
+  libns3-dev libgsl-dev
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
   ansible ansible-lint
   clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl

@@ -1,0 +1,178 @@
+"""Figures (matplotlib, Agg backend), shaped like the seeds':
+
+* schemes(): one bar per scheme - memcached-like p99 and the FCT of the
+  thesis's buckets (the dumbbell, the thesis's Figs 5.1/5.10);
+* vs_load(): FCT against load, one line per scheme, one figure per
+  topology/workload/transport (PIAS's Figs 7-8: overall mean, (0,100KB]
+  mean and p99, (100KB,10MB] mean, >10MB mean);
+* fish(): bars per scheme for each arrival interval t and queue capacity
+  (FISH's Figs 6, 8 and 9: small-flow mean and p99, medium and large mean);
+* scale(): wall time and peak memory against hosts and flows.
+"""
+
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from .points import SCHEMES  # noqa: E402
+
+COLORS = {"fifo": "#7f7f7f", "fifo-ecn": "#bcbd22", "pias": "#1f77b4",
+          "fish": "#17becf", "panda": "#d62728", "panda-pf": "#ff7f0e",
+          "oracle": "#2ca02c"}
+
+PANELS = (("all", "mean_ms", "overall: mean FCT"),
+          ("small", "mean_ms", "(0,100KB]: mean FCT"),
+          ("small", "p99_ms", "(0,100KB]: 99th pct FCT"),
+          ("medium", "mean_ms", "(100KB,10MB]: mean FCT"),
+          ("large", "mean_ms", ">10MB: mean FCT"))
+
+
+def _value(r, bucket, key):
+    if bucket == "rpc":
+        return (r.get("rpc") or {}).get(key)
+    return r["fct"][bucket][key]
+
+
+def _order(schemes):
+    return sorted(schemes, key=lambda s: SCHEMES.index(s)
+                  if s in SCHEMES else len(SCHEMES))
+
+
+def schemes(results, path, title):
+    """Bars per scheme for a set of points that differ only in scheme."""
+    rs = {r["point"]["scheme"]: r for r in results}
+    names = _order(rs)
+    panels = [("rpc", "p99_ms", "memcached-like p99 latency")] \
+        + [p for p in PANELS if p[0] != "all"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6))
+    for ax, (bucket, key, label) in zip(axes, panels):
+        vals = [_value(rs[n], bucket, key) for n in names]
+        ax.bar(range(len(names)), [v if v is not None else 0 for v in vals],
+               color=[COLORS.get(n, "k") for n in names])
+        for i, v in enumerate(vals):
+            ax.text(i, (v or 0), "n/a" if v is None else "%.3g" % v,
+                    ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, rotation=40, ha="right", fontsize=8)
+        ax.set_title(label, fontsize=9)
+        ax.set_ylabel("ms")
+        pos = [v for v in vals if v]
+        if pos and max(pos) > 20 * min(pos):
+            ax.set_yscale("log")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _series_key(r):
+    p = r["point"]
+    topo = ("dumbbell" if p["topology"] == "dumbbell" else "leafspine-%dh"
+            % (p["leaves"] * p["hosts_per_leaf"]))
+    return (topo, p["workload"], p["cc"], p["tag"])
+
+
+def vs_load(results, out_dir):
+    """One figure per (topology, workload, cc, tag) with at least two
+    loads; returns the paths."""
+    groups = {}
+    for r in results:
+        if r["point"]["interval_us"] or r["point"]["concurrency"]:
+            continue
+        groups.setdefault(_series_key(r), []).append(r)
+    paths = []
+    for key, rs in sorted(groups.items()):
+        loads = sorted({r["point"]["load"] for r in rs})
+        if len(loads) < 2:
+            continue
+        panels = list(PANELS)
+        if any(r.get("rpc") for r in rs):
+            panels.append(("rpc", "p99_ms", "memcached-like p99"))
+        fig, axes = plt.subplots(1, len(panels),
+                                 figsize=(3.6 * len(panels), 3.4))
+        for ax, (bucket, k, label) in zip(axes, panels):
+            for s in _order({r["point"]["scheme"] for r in rs}):
+                by_load = {}
+                for r in rs:
+                    v = _value(r, bucket, k)
+                    if r["point"]["scheme"] == s and v is not None:
+                        by_load.setdefault(r["point"]["load"], []).append(v)
+                pts = sorted((x, sum(v) / len(v)) for x, v in by_load.items())
+                if pts:
+                    ax.plot([x for x, _ in pts], [y for _, y in pts],
+                            marker="o", ms=3, label=s,
+                            color=COLORS.get(s, "k"))
+            ax.set_title(label, fontsize=9)
+            ax.set_xlabel("load")
+            ax.set_ylabel("ms")
+        axes[0].legend(fontsize=7)
+        fig.suptitle("%s, %s, %s%s (mean over seeds)" % (
+            key[0], key[1], key[2], ", " + key[3] if key[3] else ""),
+            fontsize=10)
+        fig.tight_layout()
+        path = os.path.join(out_dir, "fct-vs-load-%s-%s-%s%s.png" % (
+            key[0], key[1], key[2], "-" + key[3] if key[3] else ""))
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def fish(results, out_dir, name="fish"):
+    """FISH-style grouped bars: x = arrival interval t (or tag), bars =
+    schemes; small mean, small p99, medium mean, large mean."""
+    rs = [r for r in results if r["point"]["interval_us"]]
+    if not rs:
+        return []
+    xs = sorted({(r["point"]["interval_us"], r["point"]["tag"]) for r in rs},
+                key=lambda x: (-x[0], x[1]))
+    names = _order({r["point"]["scheme"] for r in rs})
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
+    width = 0.8 / max(1, len(names))
+    for ax, (bucket, key, label) in zip(axes, PANELS[1:]):
+        for j, s in enumerate(names):
+            vals = []
+            for t, tag in xs:
+                v = [_value(r, bucket, key) for r in rs
+                     if r["point"]["scheme"] == s
+                     and r["point"]["interval_us"] == t
+                     and r["point"]["tag"] == tag]
+                v = [x for x in v if x is not None]
+                vals.append(sum(v) / len(v) if v else 0)
+            ax.bar([i + j * width for i in range(len(xs))], vals, width,
+                   label=s, color=COLORS.get(s, "k"))
+        ax.set_xticks([i + width * (len(names) - 1) / 2
+                       for i in range(len(xs))])
+        ax.set_xticklabels(["t=%gms%s" % (t / 1000, " " + tag if tag else "")
+                            for t, tag in xs], fontsize=7, rotation=20)
+        ax.set_title(label, fontsize=9)
+        ax.set_ylabel("ms")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "%s-bars.png" % name)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]
+
+
+def scale(rows, path):
+    """rows: [{"hosts", "flows", "wall_s", "peak_rss_mb"}]."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for ax, key, label in ((axes[0], "wall_s", "wall time (s)"),
+                           (axes[1], "peak_rss_mb", "peak RSS (MB)")):
+        for flows in sorted({r["flows"] for r in rows}):
+            pts = sorted((r["hosts"], r[key]) for r in rows
+                         if r["flows"] == flows)
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o",
+                    label="%d flows" % flows)
+        ax.set_xlabel("hosts")
+        ax.set_ylabel(label)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

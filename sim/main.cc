@@ -1,0 +1,387 @@
+/*
+ * panda-sim: one simulation point.  Parses and validates the configuration
+ * (config.cc), builds the topology with the scheme's queues (network.cc,
+ * queues.cc), puts the marker between TCP and IP on every host
+ * (host-marker.cc), runs the workload (workload.cc, apps.cc) and writes
+ * flows.csv, rpc.csv and run.json (output.cc).
+ *
+ * Exit status: 0 when the run completed (even if some flows did not finish
+ * by --max-time: run.json says how many), 2 on bad configuration, 1 on
+ * other errors.
+ */
+#include "apps.h"
+#include "collector.h"
+#include "config.h"
+#include "host-marker.h"
+#include "network.h"
+#include "output.h"
+#include "panda-lib.h"
+#include "queues.h"
+#include "workload.h"
+#include "world.h"
+
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/tcp-cubic.h"
+#include "ns3/tcp-dctcp.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#ifndef PANDA_NS3_VERSION
+#define PANDA_NS3_VERSION "unknown"
+#endif
+
+using namespace ns3;
+using namespace pandasim;
+
+namespace
+{
+
+void
+ConfigureTcp(const RunConfig& c)
+{
+    TypeId cc = c.cc == "dctcp" ? TcpDctcp::GetTypeId() : TcpCubic::GetTypeId();
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(cc));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(c.segmentSize));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(c.initCwnd));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(NanoSeconds(c.delAckNs)));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(c.delAckCount));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(c.socketBuffer));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(c.socketBuffer));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(c.minRtoNs)));
+    /* SYN timeout: Linux's 1 s on the dumbbell (Linux hosts); on the
+     * leaf-spine the data RTO_min, as a data-center stack tuned for small
+     * RTOs would have. */
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout",
+                       TimeValue(c.topology == Topology::Dumbbell ? Seconds(1)
+                                                                  : NanoSeconds(c.minRtoNs)));
+    /* TIME_WAIT (2 MSL) of a few RTOs, not RFC 793's 4 minutes: closed
+     * flows give back their sockets and ports while the run goes on. */
+    Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime",
+                       DoubleValue(2.0 * (double)c.minRtoNs * 1e-9));
+    /* ECN on for every scheme: it changes nothing where no queue marks. */
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::On));
+}
+
+long
+PeakRssKb()
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+std::string
+TopologyName(Topology t)
+{
+    return t == Topology::Dumbbell ? "dumbbell" : "leafspine";
+}
+
+void
+WriteRunJson(const RunConfig& c,
+             const MarkPolicy* policy,
+             const PortQueueFactory& queues,
+             const Network& net,
+             const World& world,
+             const Workload& wl,
+             const std::vector<Ptr<HostMarker>>& markers,
+             double wallS,
+             uint64_t events,
+             int64_t simEndNs)
+{
+    uint64_t done = 0;
+    for (const FlowRecord& f : world.rec.flows)
+    {
+        done += f.finishNs >= 0;
+    }
+    JsonWriter w;
+    w.Begin();
+    w.Str("tool", "panda-sim").Str("ns3_version", PANDA_NS3_VERSION);
+
+    w.Begin("config")
+        .Str("topology", TopologyName(c.topology))
+        .Str("scheme", c.scheme->name)
+        .Str("cc", c.cc)
+        .UInt("seed", c.seed)
+        .Num("load", c.load)
+        .Num("interval_us", c.intervalUs)
+        .UInt("rpc_requests", c.rpcRequests)
+        .UInt("flows", c.flows)
+        .UInt("concurrency", c.concurrency)
+        .Str("cdf", c.cdf)
+        .UInt("rpc_pairs", c.rpcPairs)
+        .Str("rpc_cdf", c.rpcCdf)
+        .Num("rpc_rate", c.rpcRate)
+        .Num("incast_rate", c.incastRate)
+        .UInt("incast_queries", c.incastQueries)
+        .UInt("incast_fanin", c.incastFanin)
+        .UInt("incast_bytes", c.incastBytes)
+        .UInt("buffer_bytes", c.bufferBytes)
+        .UInt("ecn_threshold_bytes", c.ecnBytes)
+        .UInt("guard_permille", c.guardPermille)
+        .Str("sched_extra", c.schedExtra)
+        .UInt("table_capacity", c.tableCapacity)
+        .Num("min_rto_ms", c.minRtoNs / 1e6)
+        .Num("delack_ms", c.delAckNs / 1e6)
+        .UInt("delack_count", c.delAckCount)
+        .UInt("init_cwnd", c.initCwnd)
+        .UInt("segment_size", c.segmentSize)
+        .UInt("socket_buffer", c.socketBuffer)
+        .Num("warmup_s", c.warmup)
+        .Num("max_time_s", c.maxTime)
+        .End();
+
+    w.Begin("scheme")
+        .Str("name", c.scheme->name)
+        .Str("summary", c.scheme->summary)
+        .Bool("per_flow", c.scheme->perFlow)
+        .Bool("guard", c.scheme->guard);
+    if (policy)
+    {
+        w.Str("policy", policy->Text()).UInt("levels", policy->Levels());
+    }
+    else
+    {
+        w.Null("policy");
+    }
+    std::string sched = queues.SchedText();
+    sched.empty() ? w.Null("sched_config") : w.Str("sched_config", sched);
+    w.End();
+
+    w.Begin("topology")
+        .Str("kind", TopologyName(c.topology))
+        .UInt("hosts", net.hosts.GetN())
+        .UInt("leaves", net.leaves.GetN())
+        .UInt("spines", net.spines.GetN())
+        .UInt("edge_bps", net.edgeBps)
+        .UInt("core_bps", net.coreBps)
+        .UInt("link_delay_ns", net.linkDelayNs)
+        .Int("base_rtt_ns", net.BaseRttNs())
+        .UInt("ports", net.ports.size())
+        .End();
+
+    w.Begin("workload")
+        .Num("mean_flow_bytes", wl.MeanFlowBytes())
+        .Num("arrival_rate_per_s", wl.ArrivalRate())
+        .Int("load_start_ns", wl.LoadStartNs())
+        .Int("load_end_ns", wl.LoadEndNs())
+        .Int("rpc_from_ns", wl.LoadStartNs() + (int64_t)(c.warmup * 1e9))
+        .End();
+
+    w.Begin("run")
+        .UInt("flows_total", world.rec.flows.size())
+        .UInt("flows_done", done)
+        .UInt("rpc_requests", world.rec.rpcs.size())
+        .Int("sim_end_ns", simEndNs)
+        .Str("stopped_by", world.stopReason)
+        .Num("wall_s", wallS)
+        .UInt("events", events)
+        .Int("peak_rss_kb", PeakRssKb())
+        .End();
+
+    w.Begin("tcp")
+        .UInt("sockets_watched", world.sockets)
+        .UInt("rto", world.rtoCount)
+        .UInt("fast_recovery", world.recoveryCount)
+        .End();
+
+    queues.WriteJson(w);
+
+    if (!markers.empty() && markers[0]->Table())
+    {
+        ConnTable::Stats sum{};
+        sum.packets.assign(8, 0);
+        for (const auto& m : markers)
+        {
+            ConnTable::Stats s = m->Table()->GetStats();
+            sum.connections += s.connections;
+            sum.inserted += s.inserted;
+            sum.removed += s.removed;
+            sum.evicted += s.evicted;
+            sum.expired += s.expired;
+            sum.bytes += s.bytes;
+            for (size_t i = 0; i < s.packets.size() && i < 8; i++)
+            {
+                sum.packets[i] += s.packets[i];
+            }
+        }
+        w.Begin("marking")
+            .UInt("live_connections", sum.connections)
+            .UInt("inserted", sum.inserted)
+            .UInt("removed", sum.removed)
+            .UInt("evicted", sum.evicted)
+            .UInt("expired", sum.expired)
+            .UInt("table_bytes", sum.bytes)
+            .BeginArray("packets_per_level");
+        for (size_t i = 0; i < (policy ? policy->Levels() : 0); i++)
+        {
+            w.UInt(nullptr, sum.packets[i]);
+        }
+        w.EndArray();
+        /* Where each RPC connection's responses ended up (the testbed
+         * reads the same from ovs-appctl panda/show). */
+        w.BeginArray("rpc_connections");
+        for (const World::RpcConn& rc : world.rpcConns)
+        {
+            TcpSegmentFacts seg{net.hostAddr[rc.server].Get(), net.hostAddr[rc.client].Get(),
+                                kRpcPort, rc.clientPort, 0, 0};
+            int64_t counter;
+            w.Begin().UInt("pair", rc.pair);
+            if (markers[rc.server]->Table()->Lookup(seg, &counter))
+            {
+                w.Int("counter", counter).UInt("level", policy->LevelOf(counter));
+            }
+            else
+            {
+                w.Null("counter").Null("level");
+            }
+            w.End();
+        }
+        w.EndArray().End();
+    }
+    else
+    {
+        w.Null("marking");
+    }
+    w.End();
+    WriteFile(c.outDir, "run.json", w.Text());
+}
+
+int
+Run(int argc, char** argv)
+{
+    RunConfig cfg = ParseConfig(argc, argv);
+
+    std::unique_ptr<MarkPolicy> policy;
+    if (cfg.scheme->policyKind)
+    {
+        std::string err;
+        policy = MarkPolicy::Parse(cfg.policy, &err);
+        if (!policy)
+        {
+            throw ConfigError("--policy: " + err);
+        }
+        bool wantPias = std::string(cfg.scheme->policyKind) == "pias";
+        if (policy->IsPias() != wantPias)
+        {
+            throw ConfigError(std::string("--scheme=") + cfg.scheme->name + " needs a " +
+                              cfg.scheme->policyKind + " policy, --policy is a " +
+                              (policy->IsPias() ? "pias" : "panda") + " one");
+        }
+    }
+    PortQueueFactory queues(cfg, policy.get());
+    std::filesystem::create_directories(cfg.outDir);
+
+    RngSeedManager::SetSeed(1);
+    RngSeedManager::SetRun(cfg.seed);
+    ConfigureTcp(cfg);
+
+    Network net = BuildNetwork(cfg, [&queues](const Port& p) { queues.Install(p); });
+    if (cfg.printRoutes)
+    {
+        Ipv4RoutingHelper::PrintRoutingTableAllAt(Seconds(0), Create<OutputStreamWrapper>(&std::cout));
+    }
+
+    MessageBook book;
+    SizeCollector collector(kRpcPort, kFlowPort);
+    World world(net);
+    std::vector<Ptr<HostMarker>> markers;
+    if (cfg.scheme->marking != Marking::None || cfg.collect)
+    {
+        for (uint32_t h = 0; h < net.hosts.GetN(); h++)
+        {
+            Ptr<HostMarker> m = CreateObject<HostMarker>();
+            if (cfg.scheme->marking == Marking::Policy)
+            {
+                m->SetPolicy(policy.get(), cfg.tableCapacity);
+            }
+            else if (cfg.scheme->marking == Marking::Oracle)
+            {
+                m->SetOracle(&book);
+            }
+            if (cfg.collect)
+            {
+                m->SetCollector(&collector);
+            }
+            m->Install(net.hosts.Get(h));
+            markers.push_back(m);
+        }
+    }
+    if (cfg.scheme->marking == Marking::Oracle)
+    {
+        world.book = &book;
+    }
+
+    std::vector<Ptr<HostApp>> apps;
+    for (uint32_t h = 0; h < net.hosts.GetN(); h++)
+    {
+        Ptr<HostApp> app = CreateObject<HostApp>();
+        app->Setup(&world, h);
+        net.hosts.Get(h)->AddApplication(app);
+        app->SetStartTime(Seconds(0));
+        apps.push_back(app);
+    }
+    Workload wl(cfg, world, apps);
+    wl.Start();
+
+    Simulator::Stop(Seconds(cfg.maxTime));
+    auto t0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    int64_t simEnd = Simulator::Now().GetNanoSeconds();
+    uint64_t events = Simulator::GetEventCount();
+
+    WriteRecords(cfg.outDir, world.rec);
+    if (cfg.collect)
+    {
+        collector.Write(cfg.outDir);
+    }
+    WriteRunJson(cfg, policy.get(), queues, net, world, wl, markers, wall, events, simEnd);
+
+    uint64_t done = 0;
+    for (const FlowRecord& f : world.rec.flows)
+    {
+        done += f.finishNs >= 0;
+    }
+    std::cout << "panda-sim: " << cfg.scheme->name << " " << cfg.cc << ": " << done << "/"
+              << world.rec.flows.size() << " flows, " << world.rec.rpcs.size()
+              << " requests, simulated " << simEnd / 1e9 << " s in " << wall << " s wall, "
+              << events << " events, peak RSS " << PeakRssKb() / 1024 << " MB\n";
+    Simulator::Destroy();
+    return 0;
+}
+
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    for (int i = 1; i < argc; i++)
+    {
+        if (std::string(argv[i]) == "--features")
+        {
+            /* What this build can run (the tests and sim/run.py ask). */
+            std::cout << "ns3=" << PANDA_NS3_VERSION << "\nscheduler="
+                      << (PortQueueFactory::HaveScheduler() ? "yes" : "no") << "\n";
+            return 0;
+        }
+    }
+    try
+    {
+        return Run(argc, argv);
+    }
+    catch (const ConfigError& e)
+    {
+        std::cerr << "panda-sim: " << e.what() << "\n";
+        return 2;
+    }
+    catch (const std::exception& e)
+    {
+        std::cerr << "panda-sim: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,105 @@
+/*
+ * State shared by the applications of one run: the records, the oracle's
+ * message book, the table that tells a flow sink which flow an accepted
+ * connection carries, and TCP event counters.  One per run, owned by main.
+ */
+#ifndef PANDA_SIM_WORLD_H
+#define PANDA_SIM_WORLD_H
+
+#include "network.h"
+#include "oracle.h"
+#include "records.h"
+
+#include "ns3/socket.h"
+#include "ns3/tcp-socket-state.h"
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace pandasim
+{
+
+constexpr uint16_t kFlowPort = 5001;
+constexpr uint16_t kRpcPort = 11211;
+
+struct World
+{
+    explicit World(const Network& n)
+        : net(n)
+    {
+    }
+
+    const Network& net;
+    RunRecords rec;
+    MessageBook* book = nullptr; /* Oracle only. */
+
+    /* Flow sinks learn the flow of a connection from its source address
+     * and port, registered by the sender before it connects. */
+    void Expect(uint32_t srcAddr, uint16_t srcPort, uint32_t flowId)
+    {
+        m_expected[(uint64_t)srcAddr << 16 | srcPort] = flowId;
+    }
+    /* Returns the flow id, or UINT32_MAX if unknown. */
+    uint32_t Claim(uint32_t srcAddr, uint16_t srcPort)
+    {
+        auto it = m_expected.find((uint64_t)srcAddr << 16 | srcPort);
+        if (it == m_expected.end())
+        {
+            return UINT32_MAX;
+        }
+        uint32_t id = it->second;
+        m_expected.erase(it);
+        return id;
+    }
+
+    /* Called by the sink when a flow's last byte arrived. */
+    std::function<void(uint32_t flowId)> onFlowDone;
+
+    /* RPC clients issue requests while this is true, and at most
+     * rpcLimit requests in all when it is nonzero; onRpcLimit is called
+     * when the last of them has been answered. */
+    bool rpcActive = false;
+    uint64_t rpcLimit = 0, rpcIssued = 0, rpcAnswered = 0;
+    std::function<void()> onRpcLimit;
+
+    /* The RPC connections, for their final level in the output. */
+    struct RpcConn
+    {
+        uint32_t pair, server, client;
+        uint16_t clientPort;
+    };
+    std::vector<RpcConn> rpcConns;
+
+    /* Why the run ended (set by whoever stops it; else the time limit). */
+    std::string stopReason = "max-time";
+
+    /* TCP events of data senders: RTOs (entries into CA_LOSS) and fast
+     * recoveries. */
+    uint64_t rtoCount = 0, recoveryCount = 0, sockets = 0;
+    void Watch(ns3::Ptr<ns3::Socket> s)
+    {
+        sockets++;
+        s->TraceConnectWithoutContext("CongState", ns3::MakeCallback(&World::OnCongState, this));
+    }
+
+  private:
+    void OnCongState(ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t now)
+    {
+        if (now == ns3::TcpSocketState::CA_LOSS)
+        {
+            rtoCount++;
+        }
+        else if (now == ns3::TcpSocketState::CA_RECOVERY)
+        {
+            recoveryCount++;
+        }
+    }
+
+    std::unordered_map<uint64_t, uint32_t> m_expected;
+};
+
+} // namespace pandasim
+
+#endif

@@ -1,0 +1,132 @@
+"""The simulator beyond the quick check: a small leaf-spine (flow-hash
+ECMP), incast queries, and panda-sim's refusal of bad input.  Each run
+takes seconds; skipped without the simulator (sim/ns3-status says why).
+"""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BUILD = os.environ.get("PANDA_BUILD_DIR") or os.path.join(TOP, "_build")
+SIM = os.path.join(BUILD, "sim", "panda-sim")
+CDF = os.path.join(TOP, "load_generator", "cdf", "web-search.cdf")
+VALUES = os.path.join(TOP, "load_generator", "cdf", "memcached-values.cdf")
+
+
+def _no_sim_reason():
+    status = os.path.join(BUILD, "sim", "ns3-status")
+    if os.path.exists(status):
+        with open(status) as f:
+            return "simulator %s" % f.read().strip()
+    return "no build tree in %s (run ./build.sh)" % BUILD
+
+
+pytestmark = pytest.mark.skipif(not os.access(SIM, os.X_OK),
+                                reason=_no_sim_reason())
+
+
+def point(tmp_path, *args):
+    """Runs one point through sim/run.py; returns its point.json."""
+    res = subprocess.run(
+        ["/usr/bin/python3", os.path.join(TOP, "sim", "run.py"), "point",
+         "--out", str(tmp_path), "--run-id", "p", "--build-dir", BUILD,
+         "--no-plots"] + list(args),
+        capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    with open(tmp_path / "p" / "result.json") as f:
+        doc = json.load(f)
+    assert doc["errors"] == {} and len(doc["points"]) == 1
+    return doc["points"][0]
+
+
+def test_leafspine_ecmp_keeps_each_flow_on_one_path(tmp_path):
+    """2 leaves x 4 hosts, 4 spines, DCTCP with ECN marking at load 0.3.
+    Every uplink carries traffic, but unevenly - a leaf's uplinks share
+    flows, not packets (per-packet spraying of ~10^4 packets would put
+    each within a few percent of the mean) - and no TCP flow ever
+    entered fast recovery or timed out: nothing was reordered or lost."""
+    r = point(tmp_path, "--topology", "leafspine", "--leaves", "2",
+              "--hosts-per-leaf", "4", "--spines", "4", "--scheme",
+              "fifo-ecn", "--cc", "dctcp", "--load", "0.3", "--flows", "60",
+              "--rpc-pairs", "0")
+    assert r["fct"]["all"]["completed"] == 60
+    run = r["run"]
+    assert run["topology"]["hosts"] == 8 and run["topology"]["ports"] == 32
+    ups = run["queues"]["leaf-up"]["enqueued_per_port"]
+    assert len(ups) == 8 and all(n > 0 for n in ups), ups
+    for leaf in (ups[:4], ups[4:]):
+        assert max(leaf) > 2 * min(leaf), leaf
+    assert run["tcp"]["rto"] == 0 and run["tcp"]["fast_recovery"] == 0, \
+        run["tcp"]
+    assert sum(q["dropped_packets"] for q in run["queues"].values()) == 0
+    # Across racks the ideal FCT crosses four links, so the base RTT is
+    # 8 link delays plus serialisation.
+    assert 80000 <= run["topology"]["base_rtt_ns"] < 90000
+
+
+def test_incast_queries_complete(tmp_path):
+    """Five incast queries of six 20 KB responses each: every response
+    arrives and each query's completion time is at least the time to
+    deliver its 120 KB on the aggregator's 10 Gbit/s link."""
+    r = point(tmp_path, "--topology", "leafspine", "--leaves", "2",
+              "--hosts-per-leaf", "4", "--spines", "2", "--scheme",
+              "fifo-ecn", "--cc", "dctcp", "--flows", "0", "--rpc-pairs",
+              "0", "--incast-rate", "200", "--incast-queries", "5",
+              "--incast-fanin", "6", "--incast-bytes", "20000")
+    inc = r["incast"]
+    assert inc["queries"] == 5 and inc["completed"] == 5, inc
+    assert inc["qct_p50_ms"] >= 6 * 20000 * 8 / 10e9 * 1e3, inc
+    assert r["fct"]["all"]["flows"] == 0  # incast flows are not background
+
+
+BAD = [
+    (["--load=1.5"], "--load: in (0, 1)"),
+    (["--scheme=bogus"], "--scheme: unknown 'bogus'"),
+    (["--topology=ring"], "--topology: 'ring'"),
+    (["--cc=reno"], "--cc: 'reno'"),
+    (["--edge-rate=fast"], "--edge-rate: 'fast' is not a rate"),
+    (["--cdf=/nonexistent.cdf"], "--cdf: cannot read '/nonexistent.cdf'"),
+    (["--scheme=oracle", "--delack-ms=300"], "--delack-ms: positive and below"),
+    (["--scheme=panda"], "--scheme=panda needs --policy"),
+    (["--scheme=oracle", "--ecn-pkts=2000"], "--ecn-pkts: 0 (off) or below"),
+    (["--topology=leafspine", "--leaves=2", "--hosts-per-leaf=2",
+      "--incast-rate=10", "--incast-fanin=9", "--incast-bytes=100"],
+     "--incast-fanin: 1 .. hosts - 1 (3)"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD)
+def test_bad_input_is_refused_naming_the_option(tmp_path, args, message):
+    base = ["--cdf=" + CDF, "--rpc-cdf=" + VALUES, "--flows=5", "--load=0.5",
+            "--out=" + str(tmp_path / "o")]
+    res = subprocess.run([SIM] + base + args, capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    assert message in res.stderr, res.stderr
+    assert not (tmp_path / "o" / "run.json").exists()
+
+
+def test_bad_policy_text_gets_lib_panda_message(tmp_path):
+    res = subprocess.run(
+        [SIM, "--cdf=" + CDF, "--rpc-cdf=" + VALUES, "--flows=5",
+         "--load=0.5", "--out=" + str(tmp_path), "--scheme=pias",
+         "--policy=id=2,kind=pias,thresholds=300/100"],
+        capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert "--policy: thresholds" in res.stderr and "ascending" in \
+        res.stderr, res.stderr
+
+
+def test_policy_kind_must_match_scheme(tmp_path):
+    res = subprocess.run(
+        [SIM, "--cdf=" + CDF, "--rpc-cdf=" + VALUES, "--flows=5",
+         "--load=0.5", "--out=" + str(tmp_path), "--scheme=pias",
+         "--policy=id=1,threshold=1448,thresholds=21415"],
+        capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert "--scheme=pias needs a pias policy, --policy is a panda one" in \
+        res.stderr, res.stderr
