@@ -212,6 +212,11 @@ def test_args_errors(capsys):
     assert a.reps == 10 and a.queue_pkts == 100 and not a.plots
     assert a.schemes == ("fifo", "panda")       # in the table's order
     assert a.calibrate == (25.0, 50.0) and a.modeled_schemes == ["panda"]
+    assert (a.fct_window_s, a.fct_grace_s) == (60.0, 30.0)
+    a = config.parse_args(["--full", "--fct-window", "20"])
+    assert (a.fct_window_s, a.fct_grace_s) == (20.0, 10.0)
+    with pytest.raises(SystemExit):
+        config.parse_args(["--fct-window", "0"])
 
 
 def test_scheme_egress_settings():

@@ -34,6 +34,8 @@ class RunConfig:
                                 # port
     qos: QosConfig              # the egress (schemes.py)
     warmup_s: float
+    fct_window_s: float         # experiment (c)'s FCT window; the load is
+    fct_grace_s: float          # kept up the grace after it
     run_id: Optional[str]
     plots: bool
     calibrate: Optional[Tuple[float, ...]]  # rates, Mbit/s
@@ -115,6 +117,9 @@ def parser():
                    "scaled with the rate, 1000 at 1 Gbit/s)")
     p.add_argument("--warmup", type=float, help="seconds of load before "
                    "the memcached client starts")
+    p.add_argument("--fct-window", type=float, metavar="SECONDS",
+                   help="experiment (c)'s FCT window (default: quick 20, "
+                   "full 60); the load is kept up half as long again")
     p.add_argument("--run-id", help="name of the run directory")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--calibrate", metavar="RATES",
@@ -168,6 +173,11 @@ def parse_args(argv):
                     queue_pkts=queue_pkts,
                     ecn_threshold=a.ecn_threshold if a.qos == "panda-sched"
                     else 0, guard_permille=a.guard)
+    if a.fct_window is not None and a.fct_window <= 0:
+        p.error("--fct-window must be positive")
+    window = a.fct_window or MODES[mode]["fct_window_s"]
+    grace = (window / 2 if a.fct_window
+             else MODES[mode]["fct_grace_s"])
     calibrate = None
     if a.calibrate:
         try:
@@ -180,5 +190,6 @@ def parse_args(argv):
         policy=a.policy, profile=a.profile,
         ccs=tuple(c.strip() for c in a.cc.split(",") if c.strip()),
         load=a.load, queue_pkts=queue_pkts, qos=qos,
-        warmup_s=a.warmup or MODES[mode]["warmup_s"], run_id=a.run_id,
+        warmup_s=a.warmup or MODES[mode]["warmup_s"], fct_window_s=window,
+        fct_grace_s=grace, run_id=a.run_id,
         plots=not a.no_plots, calibrate=calibrate, argv=tuple(argv))

@@ -137,8 +137,12 @@ def table(result):
                       " ".join("%9s" % _m(fct.get(b)) for b in buckets),
                       r["reps_ok"], (" (+%d failed)" % r["reps_failed"])
                       if r["reps_failed"] else ""))
+    # One line per congestion control the kernel lacks, not per scheme.
+    why = {}
     for u in result.get("unavailable") or []:
-        out.append("%-5s %-14s  %s" % (u["cc"], u["scheme"], u["status"]))
+        why.setdefault((u["cc"], u["status"]), []).append(u["scheme"])
+    for (cc, status), schemes in why.items():
+        out.append("%-5s %s: %s" % (cc, ",".join(schemes), status))
     for r in rows:
         for f in r["failures"]:
             out.append("FAILED %s %s flows %d requests %d: %s" % (

@@ -153,6 +153,8 @@ class Run:
             "seed": c.seed,
             "reps": c.reps,
             "warmup_s": c.warmup_s,
+            "fct_window_s": c.fct_window_s,
+            "fct_grace_s": c.fct_grace_s,
             "load_rho_for_model": c.load,
             "memcached_version": _cmd_out(["memcached", "-V"]),
             "schemes": list(c.schemes),
@@ -366,13 +368,12 @@ class Run:
         wdir = os.path.join(self.dir, "trials", "%s-%s-c%d-r%d-rep%d" % (
             t["cc"], t["scheme"], t["concurrency"], t["requests"],
             t["rep"] + 1))
-        mode = experiments.MODES[c.mode]
         tcfg = TrialConfig(warmup_s=c.warmup_s)
         if "c" in t.get("experiments", ()):
             # Experiment (c): a fixed FCT window, the same for every scheme.
             tcfg = TrialConfig(warmup_s=c.warmup_s,
-                               fct_window_s=mode["fct_window_s"],
-                               fct_grace_s=mode["fct_grace_s"])
+                               fct_window_s=c.fct_window_s,
+                               fct_grace_s=c.fct_grace_s)
         res = run_trial(tb, tcfg, t["scheme"], t["concurrency"],
                         t["requests"], c.seed + t["rep"], wdir,
                         policy=policy, collect=t.get("collect", False),
