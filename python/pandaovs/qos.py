@@ -29,9 +29,10 @@ packet it puts there, for pipelines that pick queues with set_queue.
     panda-qos show PORT
     panda-qos del PORT
 
-add waits until ovs-vswitchd reports the new QoS in the QoS record's status
-column (ovs-patches 0010): "active", or "refused" with an error naming the
-key; a refused QoS is taken back and the port keeps what it had.  The
+add (panda-sched) waits until ovs-vswitchd reports the new QoS in the QoS
+record's status column (ovs-patches 0010): "active", or "refused" with an
+error naming the key; a refused QoS is taken back and the port keeps what it
+had.  For htb the status is read once, not waited for.  The
 panda-sched keys are checked by the scheduler's own parser in ovs-vswitchd
 (lib/panda/scheduler.c), the one place that knows their ranges; this tool
 checks only what it needs to write the records (numbers, the rate).
@@ -288,7 +289,14 @@ def do_add(vsctl, port, qos_type, create, wait):
     if vsctl.dry_run:
         return {}
     new = port_qos(vsctl, port)
-    st = wait_status(vsctl, new, wait) if wait else {}
+    if qos_type == "panda-sched" and wait:
+        st = wait_status(vsctl, new, wait)
+    else:
+        # linux-htb: ovs-vswitchd may publish no status at all for the
+        # first QoS of a port (seen on netdev-linux ports), so the status
+        # is read once, for a refusal, and not waited for; the kernel's
+        # classes (tc class show) are what shows it applied.
+        st = qos_status(vsctl, new)
     if st is None and qos_type == "panda-sched":
         st = {"state": "refused", "error": "this Open vSwitch reports no "
               "QoS status: it is not built with ovs-patches/sched.series"}

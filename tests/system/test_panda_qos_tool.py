@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from pandaovs import paths
-from pandaovs.lab import Lab
+from pandaovs.lab import Lab, wait_until
 from pandaovs.sandbox import is_root
 
 BUILD = paths.BuildTree()
@@ -104,10 +104,13 @@ def test_switch_between_types(lab):
     rc, out, err = qos_tool(lab, "add", port, "--type", "htb", "--rate",
                             "50M", "--levels", "2")
     assert rc == 0, err
-    assert "linux-htb QoS" in out and "(active)" in out
-    # The kernel classes are there, the datapath scheduler is not, and the
-    # panda-sched records were destroyed.
-    assert {"1:1", "1:2"} <= set(lab.tc_classes(port))
+    assert "linux-htb QoS" in out
+    # The kernel classes come (OVS applies QoS asynchronously), the
+    # datapath scheduler is gone, and so are the panda-sched records.
+    wait_until(lambda: {"1:1", "1:2"} <= set(lab.tc_classes(port)), 30,
+               "the HTB classes")
+    with pytest.raises(RuntimeError, match="no panda-sched scheduler"):
+        lab.sched_show(port)
     assert records(lab) == (1, 2)
     assert qos_tool(lab, "add", port, "--rate", "50M", "--levels", "3")[0] \
         == 0
