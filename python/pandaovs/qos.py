@@ -207,8 +207,8 @@ def port_qos(vsctl, port):
 
 
 def qos_queues(vsctl, qos):
-    return re.findall(r"=([0-9a-f-]{36})", vsctl("get", "QoS", qos,
-                                                  "queues"))
+    return re.findall(r"=([0-9a-f-]{36})",
+                      vsctl("get", "QoS", qos, "queues"))
 
 
 def parse_status(text):
@@ -428,8 +428,8 @@ def check_options(args):
 def add(vsctl, args):
     check_options(args)
     if not 1 <= args.levels <= MAX_LEVELS:
-        raise UsageError("--levels %d: must be 1..%d" % (args.levels,
-                                                          MAX_LEVELS))
+        raise UsageError("--levels %d: must be 1..%d"
+                         % (args.levels, MAX_LEVELS))
     rate = parse_rate(args.rate)
     if args.no_dscp or not args.dscp:
         dscp = None

@@ -74,7 +74,8 @@ def parser():
     p.add_argument("--schemes",
                    help="comma-separated, from %s (default: %s on "
                    "panda-sched, quick runs adding %s; %s on htb)"
-                   % (",".join(ORDER), ",".join(DEFAULT_SCHEMES["panda-sched"]),
+                   % (",".join(ORDER),
+                      ",".join(DEFAULT_SCHEMES["panda-sched"]),
                       ",".join(ABLATIONS), ",".join(DEFAULT_SCHEMES["htb"])))
     p.add_argument("--qos", choices=QOS_TYPES, default="panda-sched",
                    help="egress QoS of the bottleneck: panda-sched (the "

@@ -20,7 +20,7 @@ from ..sandbox import is_root
 from . import experiments, model, report, targets
 from .config import TrialConfig, parse_args
 from .profiles import PROFILES
-from .schemes import SCHEMES
+from .schemes import FRAME, SCHEMES
 from .topology import Testbed, TestbedError
 from .trial import run_trial
 
@@ -172,18 +172,18 @@ class Run:
                       "the port's txqueuelen)" % q.queue_pkts,
                       ecn="none: linux-htb never marks; drop-tail")
         else:
-            md.update(
-                buffer="%d packets / %d bytes for the port, shared by the "
-                       "levels" % (q.queue_pkts, q.queue_pkts * 1514),
-                ecn_threshold_bytes=q.ecn_threshold,
-                guard_permille_of_guarded_schemes=q.guard_permille,
-                ecn=("port ECN threshold %d bytes with ECN-capable senders "
-                     "(net.ipv4.tcp_ecn=1 in PM1 and PM2) as the thesis's "
-                     "DCTCP substitute: this kernel has no DCTCP, so CUBIC "
-                     "answers a CE mark as a loss (RFC 3168: one window "
-                     "reduction per RTT), not in proportion to the marks as "
-                     "DCTCP would" % q.ecn_threshold) if q.marks
-                else "off (--ecn-threshold 0): drop-tail")
+            ecn = ("port ECN threshold %d bytes with ECN-capable senders "
+                   "(net.ipv4.tcp_ecn=1 in PM1 and PM2) as the thesis's "
+                   "DCTCP substitute: this kernel has no DCTCP, so CUBIC "
+                   "answers a CE mark as a loss (RFC 3168: one window "
+                   "reduction per RTT), not in proportion to the marks as "
+                   "DCTCP would" % q.ecn_threshold if q.marks
+                   else "off (--ecn-threshold 0): drop-tail")
+            md.update(buffer="%d packets / %d bytes for the port, shared by "
+                      "the levels" % (q.queue_pkts, q.queue_pkts * FRAME),
+                      ecn_threshold_bytes=q.ecn_threshold,
+                      guard_permille_of_guarded_schemes=q.guard_permille,
+                      ecn=ecn)
         return md
 
     def save(self):
