@@ -184,7 +184,10 @@ def test_args_errors(capsys):
     assert isinstance(a, config.RunConfig)
     assert a.mode == "quick" and a.rate_mbit == 50 and a.reps == 1
     assert a.queue_pkts == 50 and a.warmup_s == 3.0 and a.plots
-    # panda-sched by default, the quick run with the targets' ablations.
+    # htb by default (see config.py: until panda-sched meets the bar).
+    assert a.qos.type == "htb" and a.schemes == ("fifo", "pias", "panda")
+    # panda-sched: the quick run with the targets' ablations.
+    a = config.parse_args(["--qos", "panda-sched"])
     assert a.qos.type == "panda-sched" and a.qos.marks
     assert a.qos.ecn_threshold == 30000 and a.qos.guard_permille == 50
     assert a.schemes == ("fifo", "pias", "fish", "fq", "panda",
@@ -198,14 +201,15 @@ def test_args_errors(capsys):
         config.parse_args(["--qos", "htb", "--schemes", "panda,fq"])
     assert "fq needs --qos panda-sched" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        config.parse_args(["--ecn-threshold", "80000"])
+        config.parse_args(["--qos", "panda-sched", "--ecn-threshold",
+                           "80000"])
     assert "below the buffer, 50 packets = 75700 bytes" in \
         capsys.readouterr().err
     with pytest.raises(SystemExit):
-        config.parse_args(["--guard", "600"])
+        config.parse_args(["--qos", "panda-sched", "--guard", "600"])
     assert "--guard 600" in capsys.readouterr().err
     # Without ECN there is nothing to compare drop-tail with.
-    a = config.parse_args(["--ecn-threshold", "0"])
+    a = config.parse_args(["--qos", "panda-sched", "--ecn-threshold", "0"])
     assert "panda-droptail" not in a.schemes and not a.qos.marks
     a = config.parse_args(["--full", "--rate-mbit", "100", "--no-plots",
                            "--calibrate", "25,50", "--schemes", "panda,fifo"])
@@ -222,7 +226,7 @@ def test_args_errors(capsys):
 def test_scheme_egress_settings():
     """Each scheme's panda-sched settings: one buffer for all, ECN, guard
     and per-flow queues only where the scheme asks for them."""
-    q = config.parse_args([]).qos
+    q = config.parse_args(["--qos", "panda-sched"]).qos
     s = {n: dict(q.sched_settings(n)) for n in schemes.SCHEMES}
     for d in s.values():
         assert d["limit-packets"] == "50" and d["limit-bytes"] == "75700"

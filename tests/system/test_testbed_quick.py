@@ -1,5 +1,5 @@
-"""The testbed's quick run (testbed/run.py --quick, panda-sched), end to
-end, checked for the robust facts only (issues 6 and 13):
+"""The testbed's quick run on panda-sched (testbed/run.py --quick --qos
+panda-sched), end to end, checked for the robust facts only (issues 6 and 13):
 
 * every scheme (fifo, pias, fish, fq, panda and the ablations panda-guard
   and panda-droptail) finished its trial, with the memcached window inside
@@ -46,7 +46,8 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("testbed")
-    res = subprocess.run([paths.PY, RUN, "--quick", "--out",
+    res = subprocess.run([paths.PY, RUN, "--quick", "--qos", "panda-sched",
+                          "--out",
                           str(out), "--run-id", "quick", "--build-dir",
                           BUILD, "--no-plots"],
                          capture_output=True, text=True, timeout=1800)

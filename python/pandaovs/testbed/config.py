@@ -77,10 +77,18 @@ def parser():
                    % (",".join(ORDER),
                       ",".join(DEFAULT_SCHEMES["panda-sched"]),
                       ",".join(ABLATIONS), ",".join(DEFAULT_SCHEMES["htb"])))
-    p.add_argument("--qos", choices=QOS_TYPES, default="panda-sched",
-                   help="egress QoS of the bottleneck: panda-sched (the "
-                   "userspace datapath's scheduler, default) or htb (kernel "
-                   "linux-htb through the netdev-linux patches)")
+    # htb stays the default until panda-sched meets the issue-13 bar on
+    # this testbed's ports: measured, panda's loaded memcached p99 is
+    # 1.9-2.4x the floor on panda-sched (veth ports are served by
+    # ovs-vswitchd's main thread, woken on millisecond timers) against
+    # 0.93x on htb (testbed/README.md, "Results").  The default should not
+    # make the headline result worse; --qos panda-sched runs the new
+    # schemes (fish, fq) and the targets.
+    p.add_argument("--qos", choices=QOS_TYPES, default="htb",
+                   help="egress QoS of the bottleneck: htb (kernel "
+                   "linux-htb through the netdev-linux patches, default) "
+                   "or panda-sched (the userspace datapath's scheduler, "
+                   "which fish and fq need)")
     p.add_argument("--ecn-threshold", type=int,
                    default=DEFAULT_ECN_THRESHOLD, metavar="BYTES",
                    help="panda-sched port ECN threshold, with ECN-capable "
