@@ -61,7 +61,7 @@ FUZZ_TARGETS += $(FUZZ_OVS_TARGETS)
 OVS_SRCDIR = $(abs_top_builddir)/ovs/src
 OVS_LIBA = ovs/build/lib/.libs/libopenvswitch.a
 # OVS's own link libraries, from its Makefile (known once it is configured).
-OVS_FUZZ_LIBS = $(shell sed -n 's/^\(LIBS\|SSL_LIBS\|CAPNG_LIBS\) = //p' \
+OVS_FUZZ_LIBS = $(shell sed -n 's/^\(LIBS\|SSL_LIBS\|CAPNG_LDADD\) = //p' \
 	ovs/build/Makefile 2>/dev/null)
 $(FUZZ_OVS_TARGETS): tests/fuzz/%: $(top_srcdir)/tests/fuzz/%.c $(OVS_LIBA)
 	@$(MKDIR_P) tests/fuzz
