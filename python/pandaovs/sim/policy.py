@@ -12,7 +12,9 @@ simulator and the other way round.
 
 import json
 import os
-import subprocess
+
+from .. import modeltool
+from ..modeltool import ModelToolError
 
 # The simulator's TCP segments: 1448 bytes of payload, 52 bytes of TCP
 # (with the timestamp option) and IPv4 headers.
@@ -47,18 +49,13 @@ def run_model(build_dir, collect_dir, cdf, load, out_dir, levels=8):
         "pias": [tool, "--pias", "--id", str(PIAS_ID), "-q",
                  "-o", os.path.join(out_dir, "pias-policy.json")] + common,
     }
-    doc = {}
-    for kind, cmd in cmds.items():
-        res = subprocess.run(cmd, capture_output=True, text=True,
-                             timeout=600)
-        if res.returncode:
-            raise PolicyError("panda-model (%s) failed: %s"
-                              % (kind, (res.stderr or res.stdout).strip()))
-        with open(cmd[cmd.index("-o") + 1]) as f:
-            model = json.load(f)
-        if not model.get("action"):
-            raise PolicyError("panda-model (%s) wrote no action" % kind)
-        doc[kind] = {"action": model["action"], "command": " ".join(cmd)}
+    out_json = {kind: cmd[cmd.index("-o") + 1] for kind, cmd in cmds.items()}
+    try:
+        record, _ = modeltool.run(cmds, out_json)
+    except ModelToolError as e:
+        raise PolicyError(str(e))
+    doc = {kind: {"action": r["action"], "command": r["command"]}
+           for kind, r in record.items()}
     with open(os.path.join(out_dir, "policy.json"), "w") as f:
         json.dump(doc, f, indent=2)
     return doc

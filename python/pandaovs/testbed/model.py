@@ -11,10 +11,10 @@ ids and DSCP maps come from the policies themselves)."""
 import collections
 import json
 import os
-import subprocess
 
-from .. import loadgen
+from .. import loadgen, modeltool
 from ..lab import FG_PORT, MEMCACHED_PORT
+from ..modeltool import ModelToolError
 from ..policy import Policy, PolicyError
 from . import pcap
 from .topology import PM2_IP
@@ -80,25 +80,15 @@ def run_model(build, flt_pcap, fht_pcap, load, levels, outdir, log=None):
         "pias": [tool, "--pias", "--id", str(MODEL_IDS["pias"]),
                  "-o", out_json["pias"]] + common,
     }
-    out = {}
-    for name, cmd in cmds.items():
-        res = subprocess.run(cmd, capture_output=True, text=True,
-                             timeout=600)
-        if res.returncode:
-            raise ModelError("panda-model (%s) failed: %s"
-                             % (name, (res.stderr or res.stdout).strip()))
-        with open(out_json[name]) as f:
-            doc = json.load(f)
-        try:
-            policy, warnings = Policy.from_json(doc, out_json[name])
-        except PolicyError as e:
-            raise ModelError("panda-model (%s) wrote a policy that cannot "
-                             "be used: %s" % (name, e))
-        if warnings:
-            raise ModelError("panda-model (%s): %s" % (name, warnings[0]))
-        out[name] = {"action": policy.text(), "model": doc,
-                     "command": " ".join(cmd)}
-        log("  %s policy: %s" % (name, policy.text()))
+    try:
+        out, warnings = modeltool.run(cmds, out_json)
+    except ModelToolError as e:
+        raise ModelError(str(e))
+    for name in cmds:
+        if warnings[name]:
+            raise ModelError("panda-model (%s): %s"
+                             % (name, warnings[name][0]))
+        log("  %s policy: %s" % (name, out[name]["action"]))
     return out
 
 
