@@ -208,6 +208,23 @@ panda_cdf_load(struct panda_cdf *cdf, const char *file)
     return err;
 }
 
+/* The point at 'num'/'den' of the way from 'a0' to 'a1' (a0 <= a1,
+ * 0 <= num <= den, den > 0).  The fraction is taken first and both it and
+ * the result are clamped: computed as (a1 - a0) * num / den, a product that
+ * underflows into the subnormal range loses its precision and the quotient
+ * overshoots a1 (found by tests/fuzz/fuzz-cdf: a quantile above the CDF's
+ * last value, and quantiles that were not monotonic). */
+static double
+lerp(double a0, double a1, double num, double den)
+{
+    double frac = num / den;
+    double r;
+
+    frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
+    r = a0 + (a1 - a0) * frac;
+    return r < a0 ? a0 : r > a1 ? a1 : r;
+}
+
 double
 panda_cdf_quantile(const struct panda_cdf *cdf, double u)
 {
@@ -234,7 +251,7 @@ panda_cdf_quantile(const struct panda_cdf *cdf, double u)
         double p0 = cdf->prob[lo - 1], p1 = cdf->prob[lo];
         double v0 = cdf->value[lo - 1], v1 = cdf->value[lo];
 
-        return p1 > p0 ? v0 + (v1 - v0) * (u - p0) / (p1 - p0) : v1;
+        return p1 > p0 ? lerp(v0, v1, u - p0, p1 - p0) : v1;
     }
 }
 
@@ -251,7 +268,12 @@ panda_cdf_eval(const struct panda_cdf *cdf, double x)
             double v0 = cdf->value[i - 1], v1 = cdf->value[i];
             double p0 = cdf->prob[i - 1], p1 = cdf->prob[i];
 
-            return v1 > v0 ? p0 + (p1 - p0) * (x - v0) / (v1 - v0) : p0;
+            /* The last probability may be up to 1e-6 above 1 (rounding
+             * in the files); what is returned is a probability, so at most
+             * 1. */
+            double p = v1 > v0 ? lerp(p0, p1, x - v0, v1 - v0) : p0;
+
+            return p > 1 ? 1 : p;
         }
     }
     return 1.0;

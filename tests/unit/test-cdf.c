@@ -51,6 +51,33 @@ test_parse_and_eval(void **state)
     panda_cdf_destroy(&cdf);
 }
 
+/* Segments whose width underflows into the subnormal range: the quantile
+ * stays within its segment (the fuzzer found one above the last value). */
+static void
+test_tiny_segments(void **state)
+{
+    struct panda_cdf cdf;
+    double prev = 0;
+    char *err;
+    int i;
+
+    (void) state;
+    err = panda_cdf_parse(&cdf, "0 0\n5.441770474293208e-301 "
+                          "0.8749999999999999\n1.0462443396743566e-300 "
+                          "0.875\n1.0462443396743566e-300 1.0000005\n",
+                          "t.cdf");
+    assert_null(err);
+    for (i = 0; i <= 16; i++) {
+        double q = panda_cdf_quantile(&cdf, i / 16.0);
+
+        assert_true(q >= prev && q <= cdf.value[cdf.n - 1]);
+        prev = q;
+        assert_true(panda_cdf_eval(&cdf, q) <= 1);
+    }
+    assert_true(panda_cdf_eval(&cdf, 1e-300) <= 1);
+    panda_cdf_destroy(&cdf);
+}
+
 static void
 test_bad_files(void **state)
 {
@@ -142,6 +169,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_and_eval),
+        cmocka_unit_test(test_tiny_segments),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_sampling_follows_cdf),
         cmocka_unit_test(test_rng_deterministic),
