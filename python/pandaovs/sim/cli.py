@@ -6,6 +6,7 @@
   crosscheck   the testbed's quick point (50 Mbit/s, 14 flows, memcached
                GETs) with the testbed's policy file
   scale        wall time and memory against hosts and flows
+  profile      one point under perf: where the CPU time goes
   point        one point with every parameter on the command line
   plot         figures again from a run directory's result.json
 
@@ -402,17 +403,43 @@ def scale_table(rows):
 
 # ----------------------------------------------------------------- point
 
+def _point_of(args):
+    """The Point of the point/profile options (unset: Point's default)."""
+    fields = {f.name for f in dataclasses.fields(pts.Point)}
+    return pts.Point(**{k: v for k, v in vars(args).items()
+                        if k in fields and v is not None})
+
+
 def cmd_point(args):
     ctx = _ctx(args, args.run_id or "point")
-    fields = {f.name for f in dataclasses.fields(pts.Point)}
-    kw = {k: v for k, v in vars(args).items()
-          if k in fields and v is not None}
-    p = pts.Point(**kw)
+    p = _point_of(args)
     results, errors, _ = sweep.run_sweep(ctx, [p], 1, args.policy)
     if p.name() in results:
         print(_table([results[p.name()]]))
     return _finish(ctx, {n: r for n, r in results.items()
                          if n == p.name()}, errors)
+
+
+def cmd_profile(args):
+    """One point under perf: where panda-sim's CPU time goes."""
+    from . import policy as pol
+    from . import profile
+    ctx = _ctx(args, args.run_id or "profile")
+    p = _point_of(args)
+    try:
+        doc = pol.load_policy(args.policy) if args.policy else None
+        parts, funcs, path = profile.run(ctx, p, doc, args.freq)
+    except (pol.PolicyError, profile.ProfileError) as e:
+        sys.exit("sim/run.py profile: %s" % e)
+    print("%s (%s): own time per part of the simulation" % (p.name(),
+                                                            ctx.malloc))
+    for name, pct in parts:
+        print("  %5.1f%%  %s" % (pct, name))
+    print("top functions:")
+    for pct, dso, sym in funcs[:args.top]:
+        print("  %5.2f%%  %-28s %s" % (pct, dso[:28], sym[:90]))
+    print("perf report: %s" % path)
+    return 0
 
 
 def cmd_plot(args):
@@ -519,15 +546,26 @@ def parser():
                    "and print the CPU time ratio")
     s.set_defaults(func=cmd_scale)
 
+    def point_options(p):
+        """Every Point field as an option (--seed is common's)."""
+        common(p)
+        for f in dataclasses.fields(pts.Point):
+            if f.name in ("seed",):
+                continue
+            typ = {int: int, float: float, str: str}.get(f.type, str)
+            p.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
+                           type=typ, default=None)
+
     p = sub.add_parser("point", help="one point")
-    common(p)
-    for f in dataclasses.fields(pts.Point):
-        if f.name in ("seed",):
-            continue
-        typ = {int: int, float: float, str: str}.get(f.type, str)
-        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
-                       type=typ, default=None)
+    point_options(p)
     p.set_defaults(func=cmd_point)
+
+    pr = sub.add_parser("profile", help="one point under perf: where the "
+                        "CPU time goes")
+    point_options(pr)
+    pr.add_argument("--freq", type=int, default=499, help="samples/s")
+    pr.add_argument("--top", type=int, default=25, help="functions shown")
+    pr.set_defaults(func=cmd_profile)
 
     pl = sub.add_parser("plot", help="figures from a run directory")
     pl.add_argument("dir")
