@@ -3,8 +3,9 @@ its result, point.json:
 
   {"complete": true, "name", "point": {parameters},
    "metadata": {ns3_version, git_commit, git_dirty, seed, wall_s,
-                peak_rss_kb, events, sim_end_s, loadavg_before/after, cpus,
-                command},
+                process_wall_s, cpu_user_s, cpu_sys_s, malloc, peak_rss_kb,
+                events,
+                sim_end_s, loadavg_before/after, cpus, command},
    "fct": {bucket: {flows, completed, unfinished, mean_ms, p50_ms,
                     p99_ms, max_ms, slowdown_mean/p50/p99}},
    "rpc": {requests, completed, unfinished, mean/p50/p90/p99/p999/max_ms}
@@ -16,12 +17,14 @@ A point whose point.json exists with "complete": true is not run again
 (resume); a failed point leaves no point.json and runs again next time.
 """
 
+import ctypes.util
 import dataclasses
 import hashlib
 import json
 import os
 import shlex
 import subprocess
+import threading
 import time
 
 from .. import paths
@@ -149,12 +152,45 @@ class Context:
     out_dir: str        # Points go to out_dir/points/<name>/.
     git: dict = None    # {"commit", "dirty"} of the code.
     timeout: float = 6 * 3600
+    malloc: str = "libc"  # "tcmalloc": panda-sim runs with it preloaded.
 
     def binary(self):
         return paths.BuildTree(self.build_dir).path(paths.BuildTree.SIM)
 
     def point_dir(self, point):
         return os.path.join(self.out_dir, "points", point.name())
+
+
+# ns-3 allocates for every packet, header, tag and event: glibc's malloc
+# and free are about 14% of panda-sim's CPU (sim/README.md, "Speed").
+# tcmalloc takes about 18% off its CPU time with identical results
+# (allocation addresses decide nothing in the simulation).  It is
+# preloaded, not linked, so that the same binary runs with either and
+# 'sim/run.py scale --malloc-baseline' compares them in one run.
+TCMALLOC = "libtcmalloc_minimal.so.4"
+
+
+def malloc_choice(wanted="auto"):
+    """The allocator for panda-sim: 'tcmalloc' when wanted and its library
+    is installed (libtcmalloc-minimal4), else 'libc'.  Raises PointError
+    when tcmalloc is asked for explicitly and missing."""
+    if wanted == "libc":
+        return "libc"
+    if ctypes.util.find_library("tcmalloc_minimal"):
+        return "tcmalloc"
+    if wanted == "tcmalloc":
+        raise PointError("--malloc=tcmalloc: %s not found (install "
+                         "libtcmalloc-minimal4)" % TCMALLOC)
+    return "libc"
+
+
+def malloc_env(malloc):
+    """The environment panda-sim runs in with allocator 'malloc'."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if malloc == "tcmalloc":
+        env["LD_PRELOAD"] = TCMALLOC
+    return env
 
 
 def git_state(top):
@@ -202,22 +238,44 @@ def run_point(ctx, point, policy=None):
     with open(log_path, "w") as log:
         log.write("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
         log.flush()
-        try:
-            res = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                 timeout=ctx.timeout)
-        except subprocess.TimeoutExpired:
-            raise PointError("%s: timed out after %g s" % (point.name(),
-                                                           ctx.timeout))
+        rc, usage, timed_out = _run_measured(cmd, log, ctx.timeout,
+                                             malloc_env(ctx.malloc))
+    if timed_out:
+        raise PointError("%s: timed out after %g s" % (point.name(),
+                                                       ctx.timeout))
     wall = time.monotonic() - t0
-    if res.returncode != 0:
+    if rc != 0:
         with open(log_path) as f:
             tail = f.read()[-1000:].strip()
         raise PointError("%s: panda-sim exit %d: %s" % (
-            point.name(), res.returncode, tail))
-    return summarize(ctx, point, d, cmd, wall, load_before)
+            point.name(), rc, tail))
+    return summarize(ctx, point, d, cmd, wall, load_before, usage)
 
 
-def summarize(ctx, point, d, cmd, wall, load_before):
+def _run_measured(cmd, log, timeout, env):
+    """Runs cmd with its output to 'log'; returns (exit status, its own
+    rusage, timed out).  os.wait4 gives this child's CPU time and peak RSS
+    alone (RUSAGE_CHILDREN would mix the points a sweep runs at once):
+    with other jobs on the machine, wall time measures contention, CPU
+    time the work."""
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                            env=env)
+    expired = threading.Event()
+
+    def kill():
+        expired.set()
+        proc.kill()
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage, expired.is_set()
+
+
+def summarize(ctx, point, d, cmd, wall, load_before, usage=None):
     with open(os.path.join(d, "run.json")) as f:
         run = json.load(f)
     flows = metrics.read_flows(os.path.join(d, "flows.csv"))
@@ -235,6 +293,9 @@ def summarize(ctx, point, d, cmd, wall, load_before):
             "seed": point.seed,
             "wall_s": run["run"]["wall_s"],
             "process_wall_s": wall,
+            "cpu_user_s": usage.ru_utime if usage else None,
+            "cpu_sys_s": usage.ru_stime if usage else None,
+            "malloc": ctx.malloc,
             "peak_rss_kb": run["run"]["peak_rss_kb"],
             "events": run["run"]["events"],
             "sim_end_s": run["run"]["sim_end_ns"] / 1e9,

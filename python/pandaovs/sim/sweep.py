@@ -150,8 +150,8 @@ CSV_FIELDS = ["name", "topology", "hosts", "workload", "scheme", "cc", "load",
               "all_mean_ms", "small_slowdown_mean", "all_slowdown_mean",
               "flows_completed", "flows_unfinished", "rpc_requests",
               "rpc_p50_ms", "rpc_p99_ms", "rpc_p999_ms", "incast_qct_p99_ms",
-              "rto", "drops", "marks", "wall_s", "peak_rss_mb", "events",
-              "ns3_version", "git_commit"]
+              "rto", "drops", "marks", "wall_s", "cpu_s", "peak_rss_mb",
+              "events", "malloc", "ns3_version", "git_commit"]
 
 
 def row(r):
@@ -181,20 +181,52 @@ def row(r):
         "rto": run["tcp"]["rto"],
         "drops": sum(v["dropped_packets"] for v in q.values()),
         "marks": sum(v["marked_packets"] for v in q.values()),
-        "wall_s": m["wall_s"], "peak_rss_mb": m["peak_rss_kb"] / 1024.0,
-        "events": m["events"], "ns3_version": m["ns3_version"],
+        "wall_s": m["wall_s"],
+        "cpu_s": (m["cpu_user_s"] + m["cpu_sys_s"]
+                  if m.get("cpu_user_s") is not None else None),
+        "peak_rss_mb": m["peak_rss_kb"] / 1024.0,
+        "events": m["events"], "malloc": m.get("malloc"),
+        "ns3_version": m["ns3_version"],
         "git_commit": m["git_commit"],
     }
 
 
+def run_metadata(results, argv=None):
+    """What a set of results was made with: the command, ns-3 version(s),
+    code commit(s) and whether the tree was dirty, seeds, allocators, and
+    the machine time spent (CPU is the work; wall time also counts the
+    other load, loadavg before each point)."""
+    ms = [r["metadata"] for r in results]
+
+    def values(key):
+        return sorted({m.get(key) for m in ms if m.get(key) is not None},
+                      key=str)
+    cpu = [m["cpu_user_s"] + m["cpu_sys_s"] for m in ms
+           if m.get("cpu_user_s") is not None]
+    if argv is None:
+        argv = ["sim/run.py"] + sys.argv[1:]
+    return {"command": " ".join(argv),
+            "points": len(ms), "ns3_version": values("ns3_version"),
+            "git_commit": values("git_commit"),
+            "git_dirty": values("git_dirty"), "seeds": values("seed"),
+            "malloc": values("malloc"), "cpus": values("cpus"),
+            "cpu_s_total": sum(cpu) if cpu else None,
+            "point_wall_s_total": sum(m["wall_s"] for m in ms),
+            "loadavg_before": [min(values("loadavg_before") or [0]),
+                               max(values("loadavg_before") or [0])]}
+
+
 def write_outputs(out_dir, results, errors, extra=None):
-    """result.json (every point, errors, extra) and result.csv (one row
-    per point)."""
+    """result.json (every point, errors, extra, run metadata), result.csv
+    (one row per point) and metadata.json (run_metadata)."""
     ordered = sorted(results.values(), key=lambda r: r["name"])
-    doc = {"points": ordered, "errors": errors}
+    meta = run_metadata(ordered)
+    doc = {"metadata": meta, "points": ordered, "errors": errors}
     doc.update(extra or {})
     with open(os.path.join(out_dir, "result.json"), "w") as f:
         json.dump(doc, f, indent=1)
+    with open(os.path.join(out_dir, "metadata.json"), "w") as f:
+        json.dump(meta, f, indent=1)
     with open(os.path.join(out_dir, "result.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         w.writeheader()
