@@ -6,8 +6,8 @@ so the tests import pandaovs as product code does.  The build tree is
 pandaovs.paths' ($PANDA_BUILD_DIR, which tests/run.sh sets, else
 <repo>/_build).
 
-Fixtures: build (a paths.BuildTree), lg_bin (the load generator's
-programs), fg_server (starts panda-fg-servers on loopback), memcached (one
+Fixtures: build (a paths.BuildTree), panda_sim (the ns-3 simulator's
+program), lg_bin (the load generator's programs), fg_server (starts panda-fg-servers on loopback), memcached (one
 on a free loopback port), free_port; policy_vector (each block of
 tests/vectors/policies.txt).
 """
@@ -35,6 +35,19 @@ def build():
     if not os.path.isdir(b.root):
         pytest.skip("build tree %s not found (run ./build.sh)" % b.root)
     return b
+
+
+@pytest.fixture(scope="session")
+def panda_sim(build):
+    """Path of sim/panda-sim.  Skipped with configure's reason when the
+    build has no simulator (ns-3 absent); a failure when configure found
+    ns-3 but the program is missing and the tree was named explicitly."""
+    why, expected = build.sim_missing()
+    if why:
+        if expected and os.environ.get("PANDA_BUILD_DIR"):
+            pytest.fail(why)
+        pytest.skip(why)
+    return build.path(build.SIM)
 
 
 class LoadgenPrograms:

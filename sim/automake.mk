@@ -5,13 +5,6 @@
 EXTRA_DIST += \
 	sim/README.md \
 	sim/run.py \
-	sim/pandasim/__init__.py \
-	sim/pandasim/cli.py \
-	sim/pandasim/metrics.py \
-	sim/pandasim/plots.py \
-	sim/pandasim/points.py \
-	sim/pandasim/policy.py \
-	sim/pandasim/sweep.py \
 	sim/ns3-status.in
 
 SIM_SOURCES = \

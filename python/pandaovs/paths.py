@@ -5,7 +5,8 @@ testbed, the benchmarks and the launchers all ask here).
 The build tree is the one ./build.sh makes (default <repo>/_build), or the
 one named by $PANDA_BUILD_DIR (tests/run.sh sets it) or by an explicit
 argument (--build-dir).  Inside it: ovs/build/... (the patched OVS),
-load_generator/panda-*, tools/panda-model.
+load_generator/panda-*, tools/panda-model, sim/panda-sim (the ns-3
+simulator, when configure found ns-3; sim/ns3-status says why not).
 """
 
 import os
@@ -39,6 +40,7 @@ class BuildTree:
     """Paths of the programs in one build tree."""
 
     LOADGEN = ("panda-fg-server", "panda-fg-client", "panda-mc-client")
+    SIM = "sim/panda-sim"
 
     def __init__(self, root=None):
         self.root = build_dir(root)
@@ -72,17 +74,20 @@ class BuildTree:
     def missing(self, rels):
         return [r for r in rels if not self.has(r)]
 
-
-def module_env(env=None):
-    """'env' (default os.environ) with python/ on PYTHONPATH, so that a
-    child '/usr/bin/python3 -m pandaovs.X' finds the package."""
-    env = dict(os.environ if env is None else env)
-    old = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = PYTHON_DIR + (os.pathsep + old if old else "")
-    return env
-
-
-def module_cmd(module, *args):
-    """argv that runs pandaovs.<module> with Debian's interpreter (use with
-    module_env())."""
-    return [PY, "-m", "pandaovs." + module] + [str(a) for a in args]
+    def sim_missing(self):
+        """(None, False) if the simulator is built, else (why not, whether
+        the build should have it): configure's reason from sim/ns3-status
+        (ns-3 absent, --without-ns3: not expected), or that make has not
+        built it though configure found ns-3 (expected: an error)."""
+        if self.has(self.SIM):
+            return None, False
+        try:
+            with open(self.path("sim/ns3-status")) as f:
+                status = f.read().strip()
+        except OSError:
+            return "%s: no build tree (run ./build.sh)" % self.root, False
+        if status.startswith("built"):
+            return ("%s is missing though configure found ns-3 (%s): run "
+                    "make in %s" % (self.path(self.SIM), status, self.root),
+                    True)
+        return "simulator %s" % status, False

@@ -1,6 +1,7 @@
 """The simulator beyond the quick check: a small leaf-spine (flow-hash
 ECMP), incast queries, and panda-sim's refusal of bad input.  Each run
-takes seconds; skipped without the simulator (sim/ns3-status says why).
+takes seconds; skipped without the simulator (the panda_sim fixture of
+the root conftest.py gives configure's reason).
 """
 
 import json
@@ -9,32 +10,18 @@ import subprocess
 
 import pytest
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-BUILD = os.environ.get("PANDA_BUILD_DIR") or os.path.join(TOP, "_build")
-SIM = os.path.join(BUILD, "sim", "panda-sim")
-CDF = os.path.join(TOP, "load_generator", "cdf", "web-search.cdf")
-VALUES = os.path.join(TOP, "load_generator", "cdf", "memcached-values.cdf")
+from pandaovs import paths
+
+CDF = paths.cdf("web-search.cdf")
+VALUES = paths.cdf("memcached-values.cdf")
+RUN_PY = os.path.join(paths.TOP, "sim", "run.py")
 
 
-def _no_sim_reason():
-    status = os.path.join(BUILD, "sim", "ns3-status")
-    if os.path.exists(status):
-        with open(status) as f:
-            return "simulator %s" % f.read().strip()
-    return "no build tree in %s (run ./build.sh)" % BUILD
-
-
-pytestmark = pytest.mark.skipif(not os.access(SIM, os.X_OK),
-                                reason=_no_sim_reason())
-
-
-def point(tmp_path, *args):
+def point(build, tmp_path, *args):
     """Runs one point through sim/run.py; returns its point.json."""
     res = subprocess.run(
-        ["/usr/bin/python3", os.path.join(TOP, "sim", "run.py"), "point",
-         "--out", str(tmp_path), "--run-id", "p", "--build-dir", BUILD,
-         "--no-plots"] + list(args),
+        [paths.PY, RUN_PY, "point", "--out", str(tmp_path), "--run-id", "p",
+         "--build-dir", build.root, "--no-plots"] + list(args),
         capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     with open(tmp_path / "p" / "result.json") as f:
@@ -43,13 +30,14 @@ def point(tmp_path, *args):
     return doc["points"][0]
 
 
-def test_leafspine_ecmp_keeps_each_flow_on_one_path(tmp_path):
+def test_leafspine_ecmp_keeps_each_flow_on_one_path(build, panda_sim,
+                                                    tmp_path):
     """2 leaves x 4 hosts, 4 spines, DCTCP with ECN marking at load 0.3.
     Every uplink carries traffic, but unevenly - a leaf's uplinks share
     flows, not packets (per-packet spraying of ~10^4 packets would put
     each within a few percent of the mean) - and no TCP flow ever
     entered fast recovery or timed out: nothing was reordered or lost."""
-    r = point(tmp_path, "--topology", "leafspine", "--leaves", "2",
+    r = point(build, tmp_path, "--topology", "leafspine", "--leaves", "2",
               "--hosts-per-leaf", "4", "--spines", "4", "--scheme",
               "fifo-ecn", "--cc", "dctcp", "--load", "0.3", "--flows", "60",
               "--rpc-pairs", "0")
@@ -68,11 +56,11 @@ def test_leafspine_ecmp_keeps_each_flow_on_one_path(tmp_path):
     assert 80000 <= run["topology"]["base_rtt_ns"] < 90000
 
 
-def test_incast_queries_complete(tmp_path):
+def test_incast_queries_complete(build, panda_sim, tmp_path):
     """Five incast queries of six 20 KB responses each: every response
     arrives and each query's completion time is at least the time to
     deliver its 120 KB on the aggregator's 10 Gbit/s link."""
-    r = point(tmp_path, "--topology", "leafspine", "--leaves", "2",
+    r = point(build, tmp_path, "--topology", "leafspine", "--leaves", "2",
               "--hosts-per-leaf", "4", "--spines", "2", "--scheme",
               "fifo-ecn", "--cc", "dctcp", "--flows", "0", "--rpc-pairs",
               "0", "--incast-rate", "200", "--incast-queries", "5",
@@ -100,19 +88,20 @@ BAD = [
 
 
 @pytest.mark.parametrize("args,message", BAD)
-def test_bad_input_is_refused_naming_the_option(tmp_path, args, message):
+def test_bad_input_is_refused_naming_the_option(panda_sim, tmp_path, args,
+                                                message):
     base = ["--cdf=" + CDF, "--rpc-cdf=" + VALUES, "--flows=5", "--load=0.5",
             "--out=" + str(tmp_path / "o")]
-    res = subprocess.run([SIM] + base + args, capture_output=True, text=True,
+    res = subprocess.run([panda_sim] + base + args, capture_output=True, text=True,
                          timeout=60)
     assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
     assert message in res.stderr, res.stderr
     assert not (tmp_path / "o" / "run.json").exists()
 
 
-def test_bad_policy_text_gets_lib_panda_message(tmp_path):
+def test_bad_policy_text_gets_lib_panda_message(panda_sim, tmp_path):
     res = subprocess.run(
-        [SIM, "--cdf=" + CDF, "--rpc-cdf=" + VALUES, "--flows=5",
+        [panda_sim, "--cdf=" + CDF, "--rpc-cdf=" + VALUES, "--flows=5",
          "--load=0.5", "--out=" + str(tmp_path), "--scheme=pias",
          "--policy=id=2,kind=pias,thresholds=300/100"],
         capture_output=True, text=True, timeout=60)
@@ -121,9 +110,9 @@ def test_bad_policy_text_gets_lib_panda_message(tmp_path):
         res.stderr, res.stderr
 
 
-def test_policy_kind_must_match_scheme(tmp_path):
+def test_policy_kind_must_match_scheme(panda_sim, tmp_path):
     res = subprocess.run(
-        [SIM, "--cdf=" + CDF, "--rpc-cdf=" + VALUES, "--flows=5",
+        [panda_sim, "--cdf=" + CDF, "--rpc-cdf=" + VALUES, "--flows=5",
          "--load=0.5", "--out=" + str(tmp_path), "--scheme=pias",
          "--policy=id=1,threshold=1448,thresholds=21415"],
         capture_output=True, text=True, timeout=60)

@@ -9,7 +9,7 @@ of the machine's speed; the margins are those of the measured values
 (sim/README.md has the table).  Takes 1-2 minutes on 2 cores.
 
 Skipped when the build has no simulator (ns-3 not found at configure
-time: sim/ns3-status says why).  Without the lib/panda scheduler core in
+time: the panda_sim fixture of the root conftest.py says why).  Without the lib/panda scheduler core in
 the build, the scheduler-based schemes (pias, fish, panda, panda-pf) are
 skipped with that reason and the rest is still checked.
 """
@@ -22,42 +22,28 @@ import sys
 
 import pytest
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-BUILD = os.environ.get("PANDA_BUILD_DIR") or os.path.join(TOP, "_build")
-SIM = os.path.join(BUILD, "sim", "panda-sim")
+from pandaovs import paths
+
 SCHED_SCHEMES = ("pias", "fish", "panda", "panda-pf")
 ALL_SCHEMES = ("fifo", "fifo-ecn", "pias", "fish", "panda", "panda-pf",
                "oracle")
 
 
-def _no_sim_reason():
-    status = os.path.join(BUILD, "sim", "ns3-status")
-    if os.path.exists(status):
-        with open(status) as f:
-            return "simulator %s" % f.read().strip()
-    return "no build tree in %s (run ./build.sh)" % BUILD
-
-
-pytestmark = pytest.mark.skipif(not os.access(SIM, os.X_OK),
-                                reason=_no_sim_reason())
-
-
-def features():
-    out = subprocess.run([SIM, "--features"], capture_output=True,
+def features(panda_sim):
+    out = subprocess.run([panda_sim, "--features"], capture_output=True,
                          text=True, check=True).stdout
     return dict(line.split("=", 1) for line in out.split())
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    have_sched = features().get("scheduler") == "yes"
+def quick(build, panda_sim, tmp_path_factory):
+    have_sched = features(panda_sim).get("scheduler") == "yes"
     schemes = [s for s in ALL_SCHEMES
                if have_sched or s not in SCHED_SCHEMES]
     out = tmp_path_factory.mktemp("sim")
     res = subprocess.run(
-        ["/usr/bin/python3", os.path.join(TOP, "sim", "run.py"), "quick",
-         "--out", str(out), "--run-id", "q", "--build-dir", BUILD,
+        [paths.PY, os.path.join(paths.TOP, "sim", "run.py"), "quick",
+         "--out", str(out), "--run-id", "q", "--build-dir", build.root,
          "--schemes", ",".join(schemes)],
         capture_output=True, text=True, timeout=1800)
     sys.stdout.write(res.stdout[-3000:])
@@ -92,7 +78,7 @@ def test_every_point_ran_and_every_flow_completed(quick):
         assert rpc["unfinished"] <= 1, (s, rpc)
 
 
-def test_point_json_schema(quick):
+def test_point_json_schema(quick, panda_sim):
     by = quick[2]
     hexsha = re.compile(r"^[0-9a-f]{40}$")
     for s, r in by.items():
@@ -106,7 +92,7 @@ def test_point_json_schema(quick):
         for k in ("p50_ms", "p99_ms", "p999_ms", "requests"):
             assert isinstance(r["rpc"][k], (int, float)), (s, k)
         md = r["metadata"]
-        assert md["ns3_version"] == features()["ns3"]
+        assert md["ns3_version"] == features(panda_sim)["ns3"]
         assert hexsha.match(md["git_commit"] or ""), md["git_commit"]
         assert md["seed"] == 1 and md["wall_s"] > 0 and md["peak_rss_kb"] > 0
         # Slowdown is FCT over the FCT alone in the network: never below 1.

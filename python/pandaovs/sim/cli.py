@@ -21,27 +21,23 @@ import os
 import sys
 import time
 
+from .. import paths
 from . import plots
 from . import points as pts
 from . import sweep
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+TOP = paths.TOP
 
 
 def _ctx(args, run_id):
-    build = args.build_dir or os.environ.get("PANDA_BUILD_DIR") \
-        or os.path.join(TOP, "_build")
+    build = paths.BuildTree(args.build_dir)
+    why, _ = build.sim_missing()
+    if why:
+        sys.exit("sim/run.py: %s" % why)
     out = os.path.join(args.out, run_id)
     os.makedirs(out, exist_ok=True)
-    ctx = pts.Context(top=TOP, build_dir=build, out_dir=out,
-                      git=pts.git_state(TOP))
-    if not os.access(ctx.binary(), os.X_OK):
-        status = os.path.join(build, "sim", "ns3-status")
-        why = open(status).read().strip() if os.path.exists(status) \
-            else "no build tree (run ./build.sh)"
-        sys.exit("sim/run.py: %s is not built: %s" % (ctx.binary(), why))
-    return ctx
+    return pts.Context(top=TOP, build_dir=build.root, out_dir=out,
+                       git=pts.git_state(TOP))
 
 
 def _finish(ctx, results, errors, extra=None):

@@ -24,6 +24,7 @@ import shlex
 import subprocess
 import time
 
+from .. import paths
 from . import metrics
 
 SCHEMES = ("fifo", "fifo-ecn", "pias", "fish", "panda", "panda-pf", "oracle")
@@ -150,7 +151,7 @@ class Context:
     timeout: float = 6 * 3600
 
     def binary(self):
-        return os.path.join(self.build_dir, "sim", "panda-sim")
+        return paths.BuildTree(self.build_dir).path(paths.BuildTree.SIM)
 
     def point_dir(self, point):
         return os.path.join(self.out_dir, "points", point.name())
