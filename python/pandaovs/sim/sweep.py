@@ -24,10 +24,14 @@ def _log(msg):
 
 
 def run_parallel(ctx, todo, jobs, policies=None, log=_log,
-                 group_of=pts.Point.group):
+                 group_of=pts.Point.group, run=None, describe=None):
     """Runs the points of 'todo' ([Point]); returns ({name: result},
     {name: error}).  'policies' maps the name of a point's group (see
-    run_sweep) to its policy."""
+    run_sweep) to its policy.  Other simulators' points (tsl-sim's,
+    incast.py) bring their own 'run(ctx, point, policy)' and
+    'describe(result)' (one line of headline numbers)."""
+    run = run or pts.run_point
+    describe = describe or brief
     results, errors = {}, {}
     pending = []
     for p in todo:
@@ -45,7 +49,7 @@ def run_parallel(ctx, todo, jobs, policies=None, log=_log,
         futs = {}
         for p in pending:
             pol_doc = (policies or {}).get(group_of(p).name())
-            futs[ex.submit(pts.run_point, ctx, p, pol_doc)] = p
+            futs[ex.submit(run, ctx, p, pol_doc)] = p
         for i, f in enumerate(concurrent.futures.as_completed(futs), 1):
             p = futs[f]
             try:
@@ -58,7 +62,7 @@ def run_parallel(ctx, todo, jobs, policies=None, log=_log,
             el = time.monotonic() - t0
             eta = el / i * (len(pending) - i)
             log("[%d/%d] %s: %s (%.0f s wall, %d MB; elapsed %.0f s, eta "
-                "%.0f s)" % (i, len(pending), p.name(), brief(r),
+                "%.0f s)" % (i, len(pending), p.name(), describe(r),
                              r["metadata"]["wall_s"],
                              r["metadata"]["peak_rss_kb"] // 1024, el, eta))
     return results, errors
