@@ -11,15 +11,6 @@ namespace pandasim
 
 namespace
 {
-void
-Require(bool ok, const std::string& msg)
-{
-    if (!ok)
-    {
-        throw ConfigError(msg);
-    }
-}
-
 /* The scheduler core as TCP SkyLine's switch queue: one level, one FIFO,
  * no port ECN threshold; label-aware WRED from --sched-extra. */
 const Scheme kWredScheme = {"tsl-wred", Marking::None, QueueKind::Sched, false, false, nullptr,

@@ -24,8 +24,6 @@
 #include "ns3/tcp-cubic.h"
 #include "ns3/tcp-dctcp.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -78,14 +76,6 @@ ConfigureTcp(const TslConfig& c)
     Config::SetDefault("ns3::TcpSocketBase::UseEcn",
                        EnumValue(c.scheme == TslScheme::Tsl ? TcpSocketState::On
                                                             : TcpSocketState::Off));
-}
-
-long
-PeakRssKb()
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
 }
 
 const char*

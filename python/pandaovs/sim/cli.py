@@ -355,8 +355,8 @@ def _tsl_run(args, run_id, todo, extra=None):
         ctx, todo, args.jobs, group_of=lambda p: p, run=incast.run_point,
         describe=incast.describe)
     mine = [results[p.name()] for p in todo if p.name() in results]
-    doc = incast.write_outputs(ctx.out_dir, mine, errors, extra)
-    print(incast.table(doc["summary"]))
+    summary = incast.write_outputs(ctx.out_dir, mine, errors, extra)
+    print(incast.table(summary))
     if mine and not args.no_plots:
         print("\n".join(incast.figures(mine, ctx.out_dir)))
     print("results: %s (result.json, result.csv, figures)" % ctx.out_dir)
@@ -374,9 +374,13 @@ def cmd_tsl_quick(args):
 
 def cmd_tsl(args):
     """TCP SkyLine's experiments (python/pandaovs/sim/incast.py)."""
-    settings = [(b * incast.KB, r * incast.KB) for b, r in args.settings]
+    settings = [(b * incast.KB, r * incast.KB)
+                for b, r in args.settings] if args.settings else None
     todo = []
     for part in args.parts:
+        if part != "fairness" and part not in incast.PART_SETTINGS:
+            parser().error("--parts: unknown %r (incast, rounds, wred, "
+                           "cawa, ablation, fairness)" % part)
         if part == "fairness":
             todo.append(incast.fairness_point(args.seed))
         else:
@@ -532,9 +536,8 @@ def parser():
     t.add_argument("--grid", type=_list(int), default=list(incast.N_GRID),
                    help="numbers of senders N")
     t.add_argument("--settings", type=_settings,
-                   default=[(b // incast.KB, r // incast.KB)
-                            for b, r in incast.SETTINGS],
-                   help="BUFFER_KB:SRU_KB,... (default the paper's four)")
+                   help="BUFFER_KB:SRU_KB,... (default: each experiment's, "
+                   "incast.PART_SETTINGS)")
     t.set_defaults(func=cmd_tsl)
 
     pl = sub.add_parser("plot", help="figures from a run directory")

@@ -32,10 +32,9 @@ import hashlib
 import json
 import os
 import shlex
-import subprocess
-import time
 
 from . import points as pts
+from . import sweep
 
 SCHEMES = ("tsl", "dctcp", "newreno", "cubic")
 KB = 1024
@@ -133,23 +132,7 @@ def run_point(ctx, point, policy=None):
     d = ctx.point_dir(point)
     os.makedirs(d, exist_ok=True)
     cmd = [ctx.binary()] + point.args() + ["--out=" + d]
-    load_before = os.getloadavg()
-    t0 = time.monotonic()
-    log_path = os.path.join(d, "log.txt")
-    with open(log_path, "w") as log:
-        log.write("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
-        log.flush()
-        try:
-            res = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                 timeout=ctx.timeout)
-        except subprocess.TimeoutExpired:
-            raise pts.PointError("%s: timed out after %g s"
-                                 % (point.name(), ctx.timeout))
-    if res.returncode != 0:
-        with open(log_path) as f:
-            tail = f.read()[-1000:].strip()
-        raise pts.PointError("%s: tsl-sim exit %d: %s" % (
-            point.name(), res.returncode, tail))
+    wall, load_before = pts.run_logged(ctx, point, cmd, d)
     with open(os.path.join(d, "run.json")) as f:
         run = json.load(f)
     res_ = run["result"]
@@ -164,7 +147,7 @@ def run_point(ctx, point, policy=None):
             "git_dirty": (ctx.git or {}).get("dirty"),
             "seed": point.seed,
             "wall_s": run["run"]["wall_s"],
-            "process_wall_s": time.monotonic() - t0,
+            "process_wall_s": wall,
             "peak_rss_kb": run["run"]["peak_rss_kb"],
             "events": run["run"]["events"],
             "sim_end_s": run["run"]["sim_end_s"],
@@ -210,10 +193,25 @@ def baselines(**kw):
         for s in ("newreno", "cubic") for d in (False, True)]
 
 
-def experiment(part, grid=N_GRID, settings=SETTINGS, seed=1):
-    """The points of one experiment (module docstring)."""
+# Buffer/SRU settings of each experiment: the paper's (Figs 10 and 13a over
+# all four; 12 and 13b at 256 KB / 256 KB), and 128 KB / 256 KB for the
+# 4 rounds as well (Fig. 3) and for the ablation.
+PART_SETTINGS = {
+    "incast": SETTINGS,
+    "rounds": ((128 * KB, 256 * KB), (256 * KB, 256 * KB)),
+    "wred": SETTINGS,
+    "cawa": ((256 * KB, 256 * KB),),
+    "ablation": ((128 * KB, 256 * KB),),
+}
+
+
+def experiment(part, grid=N_GRID, settings=None, seed=1):
+    """The points of one experiment (module docstring); 'settings'
+    (buffer, SRU) pairs default to PART_SETTINGS[part]."""
+    if part not in PART_SETTINGS:
+        raise ValueError("unknown experiment %r" % part)
     out = []
-    for buf, sru in settings:
+    for buf, sru in settings or PART_SETTINGS[part]:
         kw = dict(buffer=buf, sru=sru, seed=seed)
         for n in grid:
             if part == "incast":
@@ -234,18 +232,16 @@ def experiment(part, grid=N_GRID, settings=SETTINGS, seed=1):
                 out += [TslPoint(workers=n, tag="ablation", **kw)] + [
                     TslPoint(workers=n, tag="ablation", **{f: False}, **kw)
                     for f in ("signal", "label_rtx", "protect", "cawa")]
-            else:
-                raise ValueError("unknown experiment %r" % part)
     return out
 
 
 def fairness_point(seed=1):
     """§5.7 at 256 KB: 5 long flows, one joining every stagger, all five
     for 'hold', leaving in order.  The paper's 5 s steps (45 s at 10
-    Gbit/s: about 4e7 packets) are scaled to 50 ms: TCP converges in a few
+    Gbit/s: about 4e7 packets) are scaled to 20 ms: TCP converges in a few
     hundred RTTs of 8 us, far below either."""
     return TslPoint(scheme="tsl", mode="fairness", workers=5,
-                    buffer=256 * KB, stagger=0.05, hold=0.05, sample=0.001,
+                    buffer=256 * KB, stagger=0.02, hold=0.02, sample=0.001,
                     seed=seed, max_time=5)
 
 
@@ -477,17 +473,10 @@ def row(r):
 
 
 def write_outputs(out_dir, results, errors, extra=None):
-    """result.json (points, errors, summary, extra) and result.csv."""
-    import csv
-    ordered = sorted(results, key=lambda r: r["name"])
-    doc = {"points": ordered, "errors": errors,
-           "summary": summarize(ordered)}
-    doc.update(extra or {})
-    with open(os.path.join(out_dir, "result.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    with open(os.path.join(out_dir, "result.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
-        w.writeheader()
-        for r in ordered:
-            w.writerow(row(r))
-    return doc
+    """result.json (points, errors, summary, extra) and result.csv;
+    returns the summary."""
+    summary = summarize(results)
+    sweep.write_outputs(out_dir, {r["name"]: r for r in results}, errors,
+                        dict(extra or {}, summary=summary),
+                        fields=CSV_FIELDS, row_of=row)
+    return summary

@@ -179,6 +179,32 @@ def load_result(ctx, point):
     return doc if doc.get("complete") else None
 
 
+def run_logged(ctx, point, cmd, d):
+    """Runs the simulator's 'cmd' for 'point' with its output in
+    d/log.txt (progress lines can be followed there during a long point);
+    returns (wall seconds, load average before).  Raises PointError with
+    the log's tail on failure or timeout."""
+    load_before = os.getloadavg()
+    t0 = time.monotonic()
+    log_path = os.path.join(d, "log.txt")
+    with open(log_path, "w") as log:
+        log.write("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
+        log.flush()
+        try:
+            res = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                 timeout=ctx.timeout)
+        except subprocess.TimeoutExpired:
+            raise PointError("%s: timed out after %g s" % (point.name(),
+                                                           ctx.timeout))
+    wall = time.monotonic() - t0
+    if res.returncode != 0:
+        with open(log_path) as f:
+            tail = f.read()[-1000:].strip()
+        raise PointError("%s: %s exit %d: %s" % (
+            point.name(), os.path.basename(cmd[0]), res.returncode, tail))
+    return wall, load_before
+
+
 def run_point(ctx, point, policy=None):
     """Runs 'point' unless its result exists; returns the result.
     'policy' is {"panda": {"action"}, "pias": {"action"}} for the schemes
@@ -194,26 +220,7 @@ def run_point(ctx, point, policy=None):
             raise PointError("%s: no policy" % point.name())
         action = policy[POLICY_KIND[point.scheme]]["action"]
     cmd = [ctx.binary()] + point.args(ctx.top, action) + ["--out=" + d]
-    load_before = os.getloadavg()
-    t0 = time.monotonic()
-    # panda-sim's output goes straight to log.txt: its progress lines can
-    # be followed there during a long point.
-    log_path = os.path.join(d, "log.txt")
-    with open(log_path, "w") as log:
-        log.write("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
-        log.flush()
-        try:
-            res = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                 timeout=ctx.timeout)
-        except subprocess.TimeoutExpired:
-            raise PointError("%s: timed out after %g s" % (point.name(),
-                                                           ctx.timeout))
-    wall = time.monotonic() - t0
-    if res.returncode != 0:
-        with open(log_path) as f:
-            tail = f.read()[-1000:].strip()
-        raise PointError("%s: panda-sim exit %d: %s" % (
-            point.name(), res.returncode, tail))
+    wall, load_before = run_logged(ctx, point, cmd, d)
     return summarize(ctx, point, d, cmd, wall, load_before)
 
 

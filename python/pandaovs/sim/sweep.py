@@ -191,16 +191,17 @@ def row(r):
     }
 
 
-def write_outputs(out_dir, results, errors, extra=None):
+def write_outputs(out_dir, results, errors, extra=None, fields=CSV_FIELDS,
+                  row_of=row):
     """result.json (every point, errors, extra) and result.csv (one row
-    per point)."""
+    per point: 'fields', from 'row_of(result)')."""
     ordered = sorted(results.values(), key=lambda r: r["name"])
     doc = {"points": ordered, "errors": errors}
     doc.update(extra or {})
     with open(os.path.join(out_dir, "result.json"), "w") as f:
         json.dump(doc, f, indent=1)
     with open(os.path.join(out_dir, "result.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         for r in ordered:
-            w.writerow(row(r))
+            w.writerow(row_of(r))
