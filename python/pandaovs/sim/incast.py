@@ -275,9 +275,31 @@ def largest_n(curve, target=TARGET):
     return held, anyn
 
 
+def fairness(result):
+    """Jain's index of the flows' throughput per sample while all of them
+    run, from one stagger after the last joined (time to converge) until
+    the first leaves; its mean, minimum, and the mean total throughput."""
+    cfg = result["run"]["config"]
+    n, dt = cfg["workers"], cfg["sample_s"]
+    start = (n - 1) * cfg["stagger_s"] + cfg["stagger_s"]
+    stop = (n - 1) * cfg["stagger_s"] + cfg["hold_s"]
+    rows = [row for j, row in enumerate(result["run"]["result"]
+                                        ["samples_bytes"])
+            if start <= j * dt and (j + 1) * dt <= stop + cfg["stagger_s"]]
+    jain = [sum(r) ** 2 / (n * sum(x * x for x in r))
+            for r in rows if sum(r)]
+    if not jain:
+        return None
+    return {"samples": len(jain), "jain_mean": sum(jain) / len(jain),
+            "jain_min": min(jain),
+            "total_gbps": sum(sum(r) for r in rows) * 8 / dt / 1e9
+            / len(rows)}
+
+
 def summarize(results):
     """Per experiment setting and scheme: largest N at >= 80% of the link,
-    the RTOs there and beyond, and the paper's ordering at high N."""
+    the RTOs there and beyond, and the paper's ordering at high N; Jain's
+    index of the fairness run."""
     rows = []
     by_setting = {}
     for key, curve in sorted(curves(results).items(),
@@ -311,8 +333,9 @@ def summarize(results):
             "tsl_gt_dctcp": n["tsl"] > n["dctcp"],
             "dctcp_gt_tcp": n["dctcp"] > tcp_best,
             "paper_ordering_holds": n["tsl"] > n["dctcp"] > tcp_best})
+    fair = [fairness(r) for r in results if r["point"]["mode"] == "fairness"]
     return {"target_link_fraction": TARGET, "rows": rows,
-            "ordering": ordering}
+            "ordering": ordering, "fairness": fair[0] if fair else None}
 
 
 def table(summary):
@@ -330,6 +353,12 @@ def table(summary):
                          "yes" if o["paper_ordering_holds"] else "NO",
                          ", ".join("%s %s" % kv for kv in
                                    sorted(o["n_max_80pct"].items()))))
+    f = summary.get("fairness")
+    if f:
+        lines.append("fairness: Jain's index with all flows running %.3f "
+                     "(min %.3f over %d samples), total %.2f Gbit/s" % (
+                         f["jain_mean"], f["jain_min"], f["samples"],
+                         f["total_gbps"]))
     return "\n".join(lines)
 
 
