@@ -380,7 +380,7 @@ def cmd_tsl(args):
     for part in args.parts:
         if part != "fairness" and part not in incast.PART_SETTINGS:
             parser().error("--parts: unknown %r (incast, rounds, wred, "
-                           "cawa, ablation, fairness)" % part)
+                           "cawa, ablation, timer, fairness)" % part)
         if part == "fairness":
             todo.append(incast.fairness_point(args.seed))
         else:
@@ -532,7 +532,8 @@ def parser():
     t = sub.add_parser("tsl", help="TCP SkyLine's experiments (sim/TSL.md)")
     common(t, ())
     t.add_argument("--parts", type=_list(str), default=["incast"],
-                   help="incast, rounds, wred, cawa, ablation, fairness")
+                   help="incast, rounds, wred, cawa, ablation, timer, "
+                   "fairness")
     t.add_argument("--grid", type=_list(int), default=list(incast.N_GRID),
                    help="numbers of senders N")
     t.add_argument("--settings", type=_settings,

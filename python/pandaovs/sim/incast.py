@@ -20,6 +20,7 @@ The experiments (paper figure in brackets), each a list of points:
   wred      TSL against N for maxTh_unlabel 0.3 .. 0.9 [Fig 10]
   cawa      TSL with CAWA, without it, and without delayed ACKs [Fig 12]
   ablation  TSL with one mechanism off at a time
+  timer     TSL with the host timer's accuracy t_minAcc 1 us .. 5 ms [Fig 11]
   fairness  5 long flows joining and leaving [Fig 14]
 
 summarize() gives, per setting and scheme, the largest N that keeps at
@@ -202,6 +203,7 @@ PART_SETTINGS = {
     "wred": SETTINGS,
     "cawa": ((256 * KB, 256 * KB),),
     "ablation": ((128 * KB, 256 * KB),),
+    "timer": ((256 * KB, 256 * KB),),
 }
 
 
@@ -228,6 +230,9 @@ def experiment(part, grid=N_GRID, settings=None, seed=1):
                 out += [TslPoint(workers=n, tag="cawa", **kw),
                         TslPoint(workers=n, cawa=False, tag="cawa", **kw),
                         TslPoint(workers=n, delack=False, tag="cawa", **kw)]
+            elif part == "timer":
+                out += [TslPoint(workers=n, timer_us=t, tag="timer", **kw)
+                        for t in (1, 5, 50, 500, 5000)]
             elif part == "ablation":
                 out += [TslPoint(workers=n, tag="ablation", **kw)] + [
                     TslPoint(workers=n, tag="ablation", **{f: False}, **kw)
@@ -463,6 +468,9 @@ def figures(results, out_dir):
         _plot_panels(results, os.path.join(out_dir, "ablation-goodput.png"),
                      "TSL with one mechanism off", gp, "goodput, Gbit/s",
                      tag="ablation", hline=line),
+        _plot_panels(results, os.path.join(out_dir, "timer-goodput.png"),
+                     "TSL: host timer accuracy t_minAcc (Fig. 11)", gp,
+                     "goodput, Gbit/s", tag="timer", hline=line),
         _plot_fairness(results, os.path.join(out_dir, "fairness.png")),
     ]
     return [m for m in made if m]
