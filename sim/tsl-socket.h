@@ -6,34 +6,45 @@
  * counters, so that RTOs and delayed-ACK timeouts are counted the same way
  * for every scheme).
  *
+ * sim/TSL.md gives each decision below with the measurement behind it.
+ *
  * Sender side:
- *  - Signal packets (§3.1).  A data segment is an SP when it is the last
- *    one the window lets the sender send now and the previous SP has been
- *    acknowledged (one SP per window round: the paper estimates the sender's
- *    window from the distance between adjacent SPs, §3.3.2, so SPs are one
- *    per window, not one per ACK-clocked burst), and always when it ends a
- *    message (EndMessage).  The last segment of a round is a TSP (§3.4).
+ *  - Signal packets (§3.1).  A data segment (retransmissions included) is
+ *    an SP when it is the last one the window lets the sender send now and
+ *    the previous SP has been acknowledged: one SP per window round (the
+ *    paper estimates the sender's window from the distance between
+ *    adjacent SPs, §3.3.2; labelling every window-filling segment,
+ *    spEveryBurst, labels so much under incast that labels overrun their
+ *    share of the buffer).  Always an SP: the last segment of a message
+ *    (EndMessage); of a round's, a TSP (§3.4).
  *  - On a signal ACK (SA: the receiver saw an SP with data missing before
  *    it): with the sliding window W <= S (3 MSS) the sender retransmits at
  *    once (fast recovery); with W > S the SA counts as a duplicate ACK, and
  *    while fewer than N (3) have come and no new data can be sent, the
  *    sender sends a dummy signal packet (DSP) for the next SA (§3.1, Fig. 5)
  *    - so that a reordered packet still in flight is not taken for a loss.
+ *    In recovery an SA retransmits the head once if it was not already
+ *    (ns-3's SACK scoreboard needs three SACKed segments above a hole).
  *  - Retransmissions carry the RTX label (§3.2): the switches' WRED keeps
  *    labelled packets up to the full buffer.
  *  - Window alignment (§3.4): the least cwnd of a round (after its initial
  *    value) and the least ssthresh become the next round's, on the TSA.
+ *  - ECE is ignored in fast recovery and after an RTO (Linux; ns-3.37
+ *    would enter CWR and abandon the recovery).
  *
  * Receiver side:
  *  - An SP (or TSP, or DSP) with data missing before it is answered at once
  *    with an SA.
  *  - CAWA (§3.3.2), with delayed ACKs on, for an SP with nothing missing:
- *    no CE-marked data since the previous SP -> ACK at once; CE seen and the
+ *    no CE-marked data since the previous SP -> ACK at once; CE seen: the
  *    estimated window (end of this SP - end of the previous SP) above one
- *    MSS -> the usual delayed ACK; at most one MSS -> ACK after
- *    t_del = min(max(t_sp, t_minAcc), t_DRO), t_sp the time since the
- *    previous SP (or since the round's first data: the idle time between
- *    rounds is not transmission time), t_DRO the delayed-ACK timeout.
+ *    MSS -> the usual delayed-ACK count, at most one MSS -> no count; in
+ *    both the ACK goes at the latest after t_del = min(max(t_sp, t_minAcc),
+ *    t_DRO), t_sp the time since the previous SP (or since the round's
+ *    first data: the idle time between rounds is not transmission time),
+ *    t_DRO the delayed-ACK timeout.  (The paper bounds only the second
+ *    case; in the first a lost segment after the SP left the ACK for 40 ms
+ *    with the sender blocked.)
  *  - A TSA, at once, when a round's data (up to its TSP) has all arrived.
  */
 #ifndef PANDA_SIM_TSL_SOCKET_H
