@@ -129,11 +129,12 @@ TslSocket::SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck)
         }
     }
     if (m_opt.signal && !(flags & kTslSignal) &&
-        (m_opt.spEveryBurst || !m_spSent || m_txBuffer->HeadSequence() >= m_spEnd))
+        (m_opt.spEveryBurst || !m_spSent || m_spAnswered || m_txBuffer->HeadSequence() >= m_spEnd))
     {
         /* The last segment the window lets out now (SendPendingData's own
          * test for another segment: window left, data left, no silly
-         * window), once a window round (tsl-socket.h). */
+         * window), once a window round: the previous SP acknowledged, or
+         * answered by an SA (tsl-socket.h). */
         uint32_t avail = AvailableWindow();
         uint32_t left = avail > sz ? avail - sz : 0;
         uint32_t more = m_txBuffer->SizeFromSequence(end);
@@ -142,8 +143,9 @@ TslSocket::SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck)
     }
     if (flags & kTslSignal)
     {
-        m_spEnd = m_spSent ? std::max(m_spEnd, end) : end;
+        m_spEnd = end; /* The latest SP's, retransmitted ones too. */
         m_spSent = true;
+        m_spAnswered = false;
         m_stats.spSent++;
     }
     m_stats.tspSent += (flags & kTslTail) != 0;
@@ -296,6 +298,7 @@ void
 TslSocket::OnSignalAck(uint32_t dupBefore, SequenceNumber32 highBefore)
 {
     m_stats.saReceived++;
+    m_spAnswered = true;
     TcpSocketState::TcpCongState_t st = m_tcb->m_congState;
     NS_LOG_DEBUG("SA: una " << m_txBuffer->HeadSequence() << " high " << m_tcb->m_highTxMark
                             << " window " << Window() << " dupacks " << m_dupAckCount << " state "

@@ -11,7 +11,9 @@
  * Sender side:
  *  - Signal packets (§3.1).  A data segment (retransmissions included) is
  *    an SP when it is the last one the window lets the sender send now and
- *    the previous SP has been acknowledged: one SP per window round (the
+ *    the previous SP has been acknowledged or answered by an SA (in loss
+ *    recovery the cumulative ACK stays below it, and a window of new
+ *    segments after it would go unprotected): one SP per window round (the
  *    paper estimates the sender's window from the distance between
  *    adjacent SPs, §3.3.2; labelling every window-filling segment,
  *    spEveryBurst, labels so much under incast that labels overrun their
@@ -156,6 +158,7 @@ class TslSocket : public ns3::TcpSocketBase
     std::deque<MessageEnd> m_msgEnds;     /* Not yet sent in full. */
     ns3::SequenceNumber32 m_spEnd{0};     /* End of the last SP sent. */
     bool m_spSent = false;
+    bool m_spAnswered = false;            /* An SA came after the last SP. */
     uint32_t m_cwndMin = UINT32_MAX, m_ssthMin = UINT32_MAX;
     uint32_t m_roundStartCwnd = 0;
     bool m_cwndMoved = false;
