@@ -11,7 +11,7 @@
   tsl-quick    TCP SkyLine: 64 senders through a 128 KB port, per scheme
                (the test suite runs it)
   tsl          TCP SkyLine's experiments: incast, rounds, wred, cawa,
-               ablation, fairness (sim/TSL.md)
+               ablation, timer, fairness (sim/TSL.md)
 
 Every command writes OUT/<run-id>/: points/<name>/ (panda-sim's records
 and point.json), policies/, result.json, result.csv, PNG figures.
@@ -35,17 +35,16 @@ TOP = paths.TOP
 
 
 def _ctx(args, run_id, context=pts.Context):
-    build = paths.BuildTree(args.build_dir)
-    why, _ = build.sim_missing()
-    if why:
-        sys.exit("sim/run.py: %s" % why)
+    build = paths.build_dir(args.build_dir)
     out = os.path.join(args.out, run_id)
     os.makedirs(out, exist_ok=True)
-    ctx = context(top=TOP, build_dir=build.root, out_dir=out,
+    ctx = context(top=TOP, build_dir=build, out_dir=out,
                   git=pts.git_state(TOP))
     if not os.access(ctx.binary(), os.X_OK):
-        sys.exit("sim/run.py: %s is not built (make in %s)"
-                 % (ctx.binary(), build.root))
+        status = os.path.join(build, "sim", "ns3-status")
+        why = open(status).read().strip() if os.path.exists(status) \
+            else "no build tree (run ./build.sh)"
+        sys.exit("sim/run.py: %s is not built: %s" % (ctx.binary(), why))
     return ctx
 
 
