@@ -375,7 +375,7 @@ COLORS = {"tsl": "#d62728", "dctcp": "#1f77b4", "newreno": "#7f7f7f",
 
 
 def _plot_panels(results, path, title, metric, ylabel, rounds=1, tag="",
-                 hline=None, logy=False):
+                 hline=None):
     """One panel per buffer/SRU setting, one line per scheme label:
     'metric' of each point against N (the paper's Figs 2, 10, 12, 13)."""
     import matplotlib
@@ -398,8 +398,6 @@ def _plot_panels(results, path, title, metric, ylabel, rounds=1, tag="",
                     color=COLORS.get(k[5]))
         if hline is not None:
             ax.axhline(hline, color="k", linestyle=":", linewidth=0.8)
-        if logy:
-            ax.set_yscale("symlog", linthresh=1)
         ax.set_title("buffer %d KB, SRU %d KB" % (buf // KB, sru // KB),
                      fontsize=9)
         ax.set_xlabel("senders N")
@@ -452,7 +450,7 @@ def figures(results, out_dir):
                      "goodput, Gbit/s", hline=line),
         _plot_panels(results, os.path.join(out_dir, "incast-rto.png"),
                      "largest RTO count of a sender, one round", rto,
-                     "RTOs (max per sender)", logy=True),
+                     "RTOs (max per sender)"),
         _plot_panels(results, os.path.join(out_dir, "rounds-goodput.png"),
                      "goodput vs senders, 4 rounds (Figs 3, 13b)", gp,
                      "goodput, Gbit/s", rounds=4, hline=line),
@@ -464,7 +462,7 @@ def figures(results, out_dir):
                      "goodput, Gbit/s", tag="cawa", hline=line),
         _plot_panels(results, os.path.join(out_dir, "cawa-rto.png"),
                      "TSL with/without CAWA: max RTOs (Fig. 12b)", rto,
-                     "RTOs (max per sender)", tag="cawa", logy=True),
+                     "RTOs (max per sender)", tag="cawa"),
         _plot_panels(results, os.path.join(out_dir, "ablation-goodput.png"),
                      "TSL with one mechanism off", gp, "goodput, Gbit/s",
                      tag="ablation", hline=line),
