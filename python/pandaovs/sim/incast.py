@@ -32,7 +32,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shlex
 
 from . import points as pts
 from . import sweep
@@ -142,21 +141,8 @@ def run_point(ctx, point, policy=None):
         "name": point.name(),
         "point": dataclasses.asdict(point),
         "label": point.label(),
-        "metadata": {
-            "ns3_version": run.get("ns3_version"),
-            "git_commit": (ctx.git or {}).get("commit"),
-            "git_dirty": (ctx.git or {}).get("dirty"),
-            "seed": point.seed,
-            "wall_s": run["run"]["wall_s"],
-            "process_wall_s": wall,
-            "peak_rss_kb": run["run"]["peak_rss_kb"],
-            "events": run["run"]["events"],
-            "sim_end_s": run["run"]["sim_end_s"],
-            "loadavg_before": load_before[0],
-            "loadavg_after": os.getloadavg()[0],
-            "cpus": os.cpu_count(),
-            "command": " ".join(shlex.quote(c) for c in cmd),
-        },
+        "metadata": pts.metadata(ctx, point, run, cmd, wall, load_before,
+                                 sim_end_s=run["run"]["sim_end_s"]),
         # An unfinished run (rounds not done by --max-time) has goodput 0:
         # it delivered less than asked in longer than the run.
         "goodput_gbps": (res_["goodput_bps"] or 0) / 1e9,

@@ -224,6 +224,28 @@ def run_point(ctx, point, policy=None):
     return summarize(ctx, point, d, cmd, wall, load_before)
 
 
+def metadata(ctx, point, run, cmd, wall, load_before, **extra):
+    """A point.json's "metadata": what ran (code, simulator, command), and
+    what it cost (the simulator's own wall time, memory and events, the
+    machine's load before and after); 'extra' keys are the simulator's."""
+    m = {
+        "ns3_version": run.get("ns3_version"),
+        "git_commit": (ctx.git or {}).get("commit"),
+        "git_dirty": (ctx.git or {}).get("dirty"),
+        "seed": point.seed,
+        "wall_s": run["run"]["wall_s"],
+        "process_wall_s": wall,
+        "peak_rss_kb": run["run"]["peak_rss_kb"],
+        "events": run["run"]["events"],
+        "loadavg_before": load_before[0],
+        "loadavg_after": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
+        "command": " ".join(shlex.quote(c) for c in cmd),
+    }
+    m.update(extra)
+    return m
+
+
 def summarize(ctx, point, d, cmd, wall, load_before):
     with open(os.path.join(d, "run.json")) as f:
         run = json.load(f)
@@ -235,22 +257,9 @@ def summarize(ctx, point, d, cmd, wall, load_before):
         "complete": True,
         "name": point.name(),
         "point": dataclasses.asdict(point),
-        "metadata": {
-            "ns3_version": run.get("ns3_version"),
-            "git_commit": (ctx.git or {}).get("commit"),
-            "git_dirty": (ctx.git or {}).get("dirty"),
-            "seed": point.seed,
-            "wall_s": run["run"]["wall_s"],
-            "process_wall_s": wall,
-            "peak_rss_kb": run["run"]["peak_rss_kb"],
-            "events": run["run"]["events"],
-            "sim_end_s": run["run"]["sim_end_ns"] / 1e9,
-            "stopped_by": run["run"]["stopped_by"],
-            "loadavg_before": load_before[0],
-            "loadavg_after": os.getloadavg()[0],
-            "cpus": os.cpu_count(),
-            "command": " ".join(shlex.quote(c) for c in cmd),
-        },
+        "metadata": metadata(ctx, point, run, cmd, wall, load_before,
+                             sim_end_s=run["run"]["sim_end_ns"] / 1e9,
+                             stopped_by=run["run"]["stopped_by"]),
         "fct": metrics.fct_summary(flows),
         "rpc": rpc,
         "incast": metrics.incast_summary(flows),
