@@ -9,6 +9,10 @@
   profile      one point under perf: where the CPU time goes
   point        one point with every parameter on the command line
   plot         figures again from a run directory's result.json
+  tsl-quick    TCP SkyLine: 64 senders through a 128 KB port, per scheme
+               (the test suite runs it)
+  tsl          TCP SkyLine's experiments: incast, rounds, wred, cawa,
+               ablation, timer, fairness (sim/TSL.md)
 
 Every command writes OUT/<run-id>/: points/<name>/ (panda-sim's records
 and point.json), policies/, result.json, result.csv, PNG figures.
@@ -23,6 +27,7 @@ import sys
 import time
 
 from .. import paths
+from . import incast
 from . import plots
 from . import points as pts
 from . import sweep
@@ -30,19 +35,24 @@ from . import sweep
 TOP = paths.TOP
 
 
-def _ctx(args, run_id):
+def _ctx(args, run_id, context=pts.Context):
+    """The run's context ('context': pts.Context for panda-sim, a subclass
+    for another simulator program); exits with the reason when that program
+    is not built."""
     build = paths.BuildTree(args.build_dir)
-    why, _ = build.sim_missing()
-    if why:
-        sys.exit("sim/run.py: %s" % why)
     try:
         malloc = pts.malloc_choice(args.malloc)
     except pts.PointError as e:
         sys.exit("sim/run.py: %s" % e)
     out = os.path.join(args.out, run_id)
+    ctx = context(top=TOP, build_dir=build.root, out_dir=out,
+                  git=pts.git_state(TOP), malloc=malloc)
+    if not os.access(ctx.binary(), os.X_OK):
+        why, _ = build.sim_missing()
+        sys.exit("sim/run.py: %s is not built: %s" % (
+            ctx.binary(), why or "run make in %s" % build.root))
     os.makedirs(out, exist_ok=True)
-    return pts.Context(top=TOP, build_dir=build.root, out_dir=out,
-                       git=pts.git_state(TOP), malloc=malloc)
+    return ctx
 
 
 def _finish(ctx, results, errors, extra=None):
@@ -401,6 +411,68 @@ def scale_table(rows):
     return "\n".join(out)
 
 
+# ------------------------------------------------------------ TCP SkyLine
+
+TSL_QUICK = [incast.TslPoint(scheme="tsl", workers=64),
+             incast.TslPoint(scheme="tsl", workers=64, signal=False),
+             incast.TslPoint(scheme="newreno", workers=64),
+             incast.TslPoint(scheme="dctcp", workers=64),
+             incast.TslPoint(scheme="tsl", workers=16, rounds=4)]
+
+
+def _tsl_run(args, run_id, todo, extra=None):
+    ctx = _ctx(args, run_id, incast.TslContext)
+    results, errors = sweep.run_parallel(
+        ctx, todo, args.jobs, group_of=lambda p: p, run=incast.run_point,
+        describe=incast.describe)
+    mine = [results[p.name()] for p in todo if p.name() in results]
+    summary = incast.write_outputs(ctx.out_dir, mine, errors, extra)
+    print(incast.table(summary))
+    if mine and not args.no_plots:
+        print("\n".join(incast.figures(mine, ctx.out_dir)))
+    print("results: %s (result.json, result.csv, figures)" % ctx.out_dir)
+    for name, e in sorted(errors.items()):
+        print("FAILED %s: %s" % (name, e))
+    return 1 if errors else 0
+
+
+def cmd_tsl_quick(args):
+    """TCP SkyLine's quick incast check (the test suite runs it): 64
+    senders of 256 KB through a 128 KB port at 10 Gbit/s - TSL, TSL
+    without signal packets, NewReno, DCTCP - and TSL over 4 rounds."""
+    return _tsl_run(args, args.run_id or "tsl-quick", TSL_QUICK)
+
+
+def cmd_tsl(args):
+    """TCP SkyLine's experiments (python/pandaovs/sim/incast.py)."""
+    settings = [(b * incast.KB, r * incast.KB)
+                for b, r in args.settings] if args.settings else None
+    todo = []
+    for part in args.parts:
+        if part != "fairness" and part not in incast.PART_SETTINGS:
+            parser().error("--parts: unknown %r (incast, rounds, wred, "
+                           "cawa, ablation, timer, fairness)" % part)
+        if part == "fairness":
+            todo.append(incast.fairness_point(args.seed))
+        else:
+            todo += incast.experiment(part, args.grid, settings, args.seed)
+    print("tsl: %d points (%s)" % (len(todo), ", ".join(args.parts)))
+    return _tsl_run(args, args.run_id or "tsl", todo,
+                    {"parts": args.parts, "grid": args.grid})
+
+
+def _settings(s):
+    out = []
+    for item in s.split(","):
+        try:
+            b, r = item.split(":")
+            out.append((int(b), int(r)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                "%r: BUFFER_KB:SRU_KB[,...] (e.g. 128:256)" % item)
+    return out
+
+
 # ----------------------------------------------------------------- point
 
 def _point_of(args):
@@ -446,8 +518,11 @@ def cmd_plot(args):
     with open(os.path.join(args.dir, "result.json")) as f:
         doc = json.load(f)
     rs = doc["points"]
-    paths = plots.vs_load(rs, args.dir) + plots.at_load(rs, args.dir) \
-        + plots.fish(rs, args.dir)
+    if rs and "label" in rs[0]:
+        paths = incast.figures(rs, args.dir)   # tsl-sim's points
+    else:
+        paths = plots.vs_load(rs, args.dir) + plots.at_load(rs, args.dir) \
+            + plots.fish(rs, args.dir)
     print("\n".join(paths) or "nothing to plot")
     return 0
 
@@ -468,8 +543,8 @@ def _schemes(s):
     bad = [x for x in out if x not in pts.SCHEMES]
     if bad:
         raise argparse.ArgumentTypeError(
-            "unknown scheme(s) %s (known: %s)" % (", ".join(bad),
-                                                 ", ".join(pts.SCHEMES)))
+            "unknown scheme(s) %s (known: %s)"
+            % (", ".join(bad), ", ".join(pts.SCHEMES)))
     return out
 
 
@@ -492,7 +567,7 @@ def parser():
         p.add_argument("--no-plots", action="store_true")
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--malloc", choices=("auto", "tcmalloc", "libc"),
-                       default="auto", help="panda-sim's allocator (auto: "
+                       default="auto", help="the simulator's allocator (auto: "
                        "tcmalloc if installed; results are the same)")
 
     q = sub.add_parser("quick", help="a dumbbell point per scheme")
@@ -566,6 +641,23 @@ def parser():
     pr.add_argument("--freq", type=int, default=499, help="samples/s")
     pr.add_argument("--top", type=int, default=25, help="functions shown")
     pr.set_defaults(func=cmd_profile)
+
+    tq = sub.add_parser("tsl-quick", help="TCP SkyLine: a quick incast "
+                        "point per scheme")
+    common(tq, ())
+    tq.set_defaults(func=cmd_tsl_quick)
+
+    t = sub.add_parser("tsl", help="TCP SkyLine's experiments (sim/TSL.md)")
+    common(t, ())
+    t.add_argument("--parts", type=_list(str), default=["incast"],
+                   help="incast, rounds, wred, cawa, ablation, timer, "
+                   "fairness")
+    t.add_argument("--grid", type=_list(int), default=list(incast.N_GRID),
+                   help="numbers of senders N")
+    t.add_argument("--settings", type=_settings,
+                   help="BUFFER_KB:SRU_KB,... (default: each experiment's, "
+                   "incast.PART_SETTINGS)")
+    t.set_defaults(func=cmd_tsl)
 
     pl = sub.add_parser("plot", help="figures from a run directory")
     pl.add_argument("dir")

@@ -215,25 +215,14 @@ def load_result(ctx, point):
     return doc if doc.get("complete") else None
 
 
-def run_point(ctx, point, policy=None):
-    """Runs 'point' unless its result exists; returns the result.
-    'policy' is {"panda": {"action"}, "pias": {"action"}} for the schemes
-    that mark.  Raises PointError with panda-sim's message on failure."""
-    done = load_result(ctx, point)
-    if done:
-        return done
-    d = ctx.point_dir(point)
-    os.makedirs(d, exist_ok=True)
-    action = None
-    if point.scheme in POLICY_KIND:
-        if not policy:
-            raise PointError("%s: no policy" % point.name())
-        action = policy[POLICY_KIND[point.scheme]]["action"]
-    cmd = [ctx.binary()] + point.args(ctx.top, action) + ["--out=" + d]
+def run_logged(ctx, point, cmd, d):
+    """Runs the simulator's 'cmd' for 'point' (with ctx.malloc's
+    allocator) with its output in d/log.txt (progress lines can be
+    followed there during a long point); returns (wall seconds, load
+    average before, the child's own rusage).  Raises PointError with the
+    log's tail on failure or timeout."""
     load_before = os.getloadavg()
     t0 = time.monotonic()
-    # panda-sim's output goes straight to log.txt: its progress lines can
-    # be followed there during a long point.
     log_path = os.path.join(d, "log.txt")
     with open(log_path, "w") as log:
         log.write("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
@@ -247,9 +236,9 @@ def run_point(ctx, point, policy=None):
     if rc != 0:
         with open(log_path) as f:
             tail = f.read()[-1000:].strip()
-        raise PointError("%s: panda-sim exit %d: %s" % (
-            point.name(), rc, tail))
-    return summarize(ctx, point, d, cmd, wall, load_before, usage)
+        raise PointError("%s: %s exit %d: %s" % (
+            point.name(), os.path.basename(cmd[0]), rc, tail))
+    return wall, load_before, usage
 
 
 def _run_measured(cmd, log, timeout, env):
@@ -275,6 +264,51 @@ def _run_measured(cmd, log, timeout, env):
     return proc.returncode, usage, expired.is_set()
 
 
+def run_point(ctx, point, policy=None):
+    """Runs 'point' unless its result exists; returns the result.
+    'policy' is {"panda": {"action"}, "pias": {"action"}} for the schemes
+    that mark.  Raises PointError with panda-sim's message on failure."""
+    done = load_result(ctx, point)
+    if done:
+        return done
+    d = ctx.point_dir(point)
+    os.makedirs(d, exist_ok=True)
+    action = None
+    if point.scheme in POLICY_KIND:
+        if not policy:
+            raise PointError("%s: no policy" % point.name())
+        action = policy[POLICY_KIND[point.scheme]]["action"]
+    cmd = [ctx.binary()] + point.args(ctx.top, action) + ["--out=" + d]
+    wall, load_before, usage = run_logged(ctx, point, cmd, d)
+    return summarize(ctx, point, d, cmd, wall, load_before, usage)
+
+
+def metadata(ctx, point, run, cmd, wall, load_before, usage=None, **extra):
+    """A point.json's "metadata": what ran (code, simulator, command,
+    allocator), and what it cost (the simulator's own wall time, memory
+    and events, the child's CPU time, the machine's load before and
+    after); 'extra' keys are the simulator's."""
+    m = {
+        "ns3_version": run.get("ns3_version"),
+        "git_commit": (ctx.git or {}).get("commit"),
+        "git_dirty": (ctx.git or {}).get("dirty"),
+        "seed": point.seed,
+        "wall_s": run["run"]["wall_s"],
+        "process_wall_s": wall,
+        "cpu_user_s": usage.ru_utime if usage else None,
+        "cpu_sys_s": usage.ru_stime if usage else None,
+        "malloc": ctx.malloc,
+        "peak_rss_kb": run["run"]["peak_rss_kb"],
+        "events": run["run"]["events"],
+        "loadavg_before": load_before[0],
+        "loadavg_after": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
+        "command": " ".join(shlex.quote(c) for c in cmd),
+    }
+    m.update(extra)
+    return m
+
+
 def summarize(ctx, point, d, cmd, wall, load_before, usage=None):
     with open(os.path.join(d, "run.json")) as f:
         run = json.load(f)
@@ -286,25 +320,9 @@ def summarize(ctx, point, d, cmd, wall, load_before, usage=None):
         "complete": True,
         "name": point.name(),
         "point": dataclasses.asdict(point),
-        "metadata": {
-            "ns3_version": run.get("ns3_version"),
-            "git_commit": (ctx.git or {}).get("commit"),
-            "git_dirty": (ctx.git or {}).get("dirty"),
-            "seed": point.seed,
-            "wall_s": run["run"]["wall_s"],
-            "process_wall_s": wall,
-            "cpu_user_s": usage.ru_utime if usage else None,
-            "cpu_sys_s": usage.ru_stime if usage else None,
-            "malloc": ctx.malloc,
-            "peak_rss_kb": run["run"]["peak_rss_kb"],
-            "events": run["run"]["events"],
-            "sim_end_s": run["run"]["sim_end_ns"] / 1e9,
-            "stopped_by": run["run"]["stopped_by"],
-            "loadavg_before": load_before[0],
-            "loadavg_after": os.getloadavg()[0],
-            "cpus": os.cpu_count(),
-            "command": " ".join(shlex.quote(c) for c in cmd),
-        },
+        "metadata": metadata(ctx, point, run, cmd, wall, load_before,
+                             usage, sim_end_s=run["run"]["sim_end_ns"] / 1e9,
+                             stopped_by=run["run"]["stopped_by"]),
         "fct": metrics.fct_summary(flows),
         "rpc": rpc,
         "incast": metrics.incast_summary(flows),

@@ -24,10 +24,14 @@ def _log(msg):
 
 
 def run_parallel(ctx, todo, jobs, policies=None, log=_log,
-                 group_of=pts.Point.group):
+                 group_of=pts.Point.group, run=None, describe=None):
     """Runs the points of 'todo' ([Point]); returns ({name: result},
     {name: error}).  'policies' maps the name of a point's group (see
-    run_sweep) to its policy."""
+    run_sweep) to its policy.  Other simulators' points (tsl-sim's,
+    incast.py) bring their own 'run(ctx, point, policy)' and
+    'describe(result)' (one line of headline numbers)."""
+    run = run or pts.run_point
+    describe = describe or brief
     results, errors = {}, {}
     pending = []
     for p in todo:
@@ -45,7 +49,7 @@ def run_parallel(ctx, todo, jobs, policies=None, log=_log,
         futs = {}
         for p in pending:
             pol_doc = (policies or {}).get(group_of(p).name())
-            futs[ex.submit(pts.run_point, ctx, p, pol_doc)] = p
+            futs[ex.submit(run, ctx, p, pol_doc)] = p
         for i, f in enumerate(concurrent.futures.as_completed(futs), 1):
             p = futs[f]
             try:
@@ -58,7 +62,7 @@ def run_parallel(ctx, todo, jobs, policies=None, log=_log,
             el = time.monotonic() - t0
             eta = el / i * (len(pending) - i)
             log("[%d/%d] %s: %s (%.0f s wall, %d MB; elapsed %.0f s, eta "
-                "%.0f s)" % (i, len(pending), p.name(), brief(r),
+                "%.0f s)" % (i, len(pending), p.name(), describe(r),
                              r["metadata"]["wall_s"],
                              r["metadata"]["peak_rss_kb"] // 1024, el, eta))
     return results, errors
@@ -136,7 +140,8 @@ def _model_load(point, fifo_result):
         return point.load
     run = fifo_result["run"]
     flows = fifo_result["fct"]["all"]
-    window = (run["workload"]["load_end_ns"] - run["workload"]["load_start_ns"]) / 1e9
+    window = (run["workload"]["load_end_ns"]
+              - run["workload"]["load_start_ns"]) / 1e9
     hosts = run["topology"]["hosts"] if point.topology != "dumbbell" else 1
     offered = run["workload"]["mean_flow_bytes"] * flows["flows"] * 8
     rho = offered / max(window, 1e-9) / (run["topology"]["edge_bps"] * hosts)
@@ -216,9 +221,11 @@ def run_metadata(results, argv=None):
                                max(values("loadavg_before") or [0])]}
 
 
-def write_outputs(out_dir, results, errors, extra=None):
+def write_outputs(out_dir, results, errors, extra=None, fields=CSV_FIELDS,
+                  row_of=row):
     """result.json (every point, errors, extra, run metadata), result.csv
-    (one row per point) and metadata.json (run_metadata)."""
+    (one row per point: 'fields', from 'row_of(result)') and metadata.json
+    (run_metadata)."""
     ordered = sorted(results.values(), key=lambda r: r["name"])
     meta = run_metadata(ordered)
     doc = {"metadata": meta, "points": ordered, "errors": errors}
@@ -228,7 +235,7 @@ def write_outputs(out_dir, results, errors, extra=None):
     with open(os.path.join(out_dir, "metadata.json"), "w") as f:
         json.dump(meta, f, indent=1)
     with open(os.path.join(out_dir, "result.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         for r in ordered:
-            w.writerow(row(r))
+            w.writerow(row_of(r))
