@@ -8,6 +8,7 @@ AM_TESTS_ENVIRONMENT = CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT; 
 if HAVE_CMOCKA
 UNIT_TESTS = \
 	tests/unit/test-cdf \
+	tests/unit/test-classifier \
 	tests/unit/test-cli \
 	tests/unit/test-conn-table \
 	tests/unit/test-lg-common \
@@ -24,6 +25,9 @@ UNIT_LDADD = $(PANDA_LIBADD) $(CMOCKA_LIBS)
 tests_unit_test_cdf_SOURCES = tests/unit/test-cdf.c
 tests_unit_test_cdf_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cdf_LDADD = $(UNIT_LDADD)
+tests_unit_test_classifier_SOURCES = tests/unit/test-classifier.c
+tests_unit_test_classifier_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_classifier_LDADD = $(UNIT_LDADD)
 tests_unit_test_cli_SOURCES = tests/unit/test-cli.c
 tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cli_LDADD = $(CLI_LIBADD) $(CMOCKA_LIBS)
