@@ -150,7 +150,7 @@ def test_from_json():
      "f: weights[0][1]: nan is not a finite number"),
     ({"id": 1, "weights": [[100, float("inf")]]},
      "f: weights[0][1]: inf is not a finite number"),
-    ({"id": 1, "kind": "fifo"}, "f: kind: \"fifo\" is not panda or pias"),
+    ({"id": 1, "kind": "fifo"}, "f: kind: \"fifo\" is not panda, pias, app, match, length or compose"),
     ({"id": 7, "thresholds": [500000, 50000]},
      "f: policy id 7: thresholds: not strictly ascending (50000 after "
      "500000)"),

@@ -280,7 +280,7 @@ def test_check_refuses_bad_structure(tmp_path):
         ({"id": "1"}, "id: expected an integer"),
         ({"id": 1, "weights": [[100, 1.234]]},
          "weights[0][1]: 1.234 has more than two decimals"),
-        ({"id": 1, "kind": "fifo"}, "kind: \"fifo\" is not panda or pias"),
+        ({"id": 1, "kind": "fifo"}, "kind: \"fifo\" is not panda, pias, app, match, length or compose"),
         ({"threshold": 5}, "neither a controller configuration"),
         ({"id": 1, "controller": {"next": "goto_table:0"}},
          "goto_table:0 must go to a later table"),
