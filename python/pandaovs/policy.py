@@ -243,7 +243,7 @@ class Policy:
             if self.default_level != self.n_levels - 1:
                 d["default_level"] = self.default_level
         if self.rules:
-            d["rules"] = [{r.type: format_keyword(r.value)
+            d["priority_rules"] = [{r.type: format_keyword(r.value)
                            if r.type == "match" else r.value,
                            "level": r.level} for r in self.rules]
         d["action"] = self.text()
@@ -821,7 +821,7 @@ def _parse_text(text):
 # -- JSON ----------------------------------------------------------------------
 POLICY_KEYS = ("id", "kind", "threshold", "weights", "thresholds", "dscp",
                "queues", "ctl_level", "untracked_level", "floor",
-               "idle_reset", "levels", "default_level", "rules")
+               "idle_reset", "levels", "default_level", "priority_rules")
 # Keys panda-model writes that are not part of the policy.
 INFO_KEYS = ("version", "action", "model", "inputs", "flt", "fht",
              "comment", "controller")
@@ -871,14 +871,16 @@ def _json_hundredths(src, field, v):
 
 
 def _json_rules(src, rules):
-    """'rules': a list of {"app"|"match"|"length": value, "level": L};
-    a match value is the keyword as the text syntax writes it."""
+    """'priority_rules': a list of {"app"|"match"|"length": value,
+    "level": L}; a match value is the keyword as the text syntax writes it.
+    (Not "rules": in the controller's configuration that names its flow
+    rules.)"""
     if not isinstance(rules, list) or len(rules) > MAX_RULES:
         raise PolicyError("%s: expected a list of at most %d rules"
-                          % (_where(src, "rules"), MAX_RULES))
+                          % (_where(src, "priority_rules"), MAX_RULES))
     out = []
     for i, r in enumerate(rules):
-        f = "rules[%d]" % i
+        f = "priority_rules[%d]" % i
         types = [t for t in RULE_TYPES if isinstance(r, dict) and t in r]
         if not isinstance(r, dict) or len(types) != 1 or \
                 set(r) != {types[0], "level"}:
@@ -944,7 +946,7 @@ def _from_json(cls, obj, src):
     kw["thresholds"] = _json_int_list(src, "thresholds",
                                       obj.get("thresholds", []), 0, U64,
                                       MAX_LEVELS - 1)
-    kw["rules"] = _json_rules(src, obj.get("rules", []))
+    kw["rules"] = _json_rules(src, obj.get("priority_rules", []))
     for key in ("levels", "default_level"):
         if key in obj:
             kw[key] = json_int(src, key, obj[key], 0, U8)
