@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <panda/rng.h>
@@ -389,7 +390,7 @@ main(int argc, char *argv[])
     double max_lag = 0;
     socklen_t len;
     char *err;
-    int epfd;
+    int epfd, tfd;
 
     cli_log_set_program("panda-adp-client");
     parse_options(argc, argv);
@@ -420,7 +421,22 @@ main(int argc, char *argv[])
     if (err) {
         cli_log_fatal("--host/--port: %s", err);
     }
+    /* Sends are timed by a timerfd (nanoseconds), not by epoll_wait()'s
+     * millisecond timeout, so that the client sleeps between sends instead
+     * of spinning on a CPU that the server needs. */
     epfd = epoll_create1(EPOLL_CLOEXEC);
+    tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (epfd < 0 || tfd < 0) {
+        cli_log_fatal("epoll/timerfd: %s", strerror(errno));
+    }
+    {
+        struct epoll_event ev;
+
+        memset(&ev, 0, sizeof ev);
+        ev.events = EPOLLIN;
+        ev.data.ptr = NULL;
+        epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &ev);
+    }
     for (k = 0; k < opts.conns; k++) {
         struct epoll_event ev;
         int one = 1;
@@ -468,18 +484,27 @@ main(int argc, char *argv[])
         }
         if (next < n) {
             uint64_t due = start + at_ns[next];
+            struct itimerspec its;
 
-            /* Below a millisecond, poll without sleeping: epoll_wait's
-             * timeout is in milliseconds. */
-            timeout = due > now + 1000000 ? (int) ((due - now) / 1000000)
-                                          : 0;
+            memset(&its, 0, sizeof its);
+            its.it_value.tv_sec = due / 1000000000;
+            its.it_value.tv_nsec = due % 1000000000;
+            timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+            timeout = -1;
         } else {
             timeout = 10;
         }
         m = epoll_wait(epfd, evs, 256, timeout);
         for (e = 0; e < m; e++) {
             struct conn *c = evs[e].data.ptr;
+            uint64_t expirations;
 
+            if (!c) {
+                if (read(tfd, &expirations, sizeof expirations) < 0) {
+                    /* EAGAIN: already read. */
+                }
+                continue;
+            }
             if (!conn_read(c, sent_ns, lat_ns, &n_answered)) {
                 cli_log_fatal("the server closed a connection");
             }
@@ -491,6 +516,7 @@ main(int argc, char *argv[])
         close(conns[k].fd);
     }
     close(epfd);
+    close(tfd);
     free(at_ns);
     free(sent_ns);
     free(lat_ns);
