@@ -726,6 +726,35 @@ fmt_put(struct fmt *f, const char *format, ...)
 }
 
 int
+panda_rule_format_value(const struct panda_rule *r, char *buf, size_t size)
+{
+    struct fmt f = { buf, buf ? size : 0, 0 };
+    int j;
+
+    if (buf && size) {
+        buf[0] = '\0';
+    }
+    switch (r->type) {
+    case PANDA_RULE_APP:
+        fmt_put(&f, "%d", r->dscp);
+        break;
+    case PANDA_RULE_MATCH:
+        for (j = 0; j < r->len; j++) {
+            if (keyword_plain(r->keyword[j])) {
+                fmt_put(&f, "%c", r->keyword[j]);
+            } else {
+                fmt_put(&f, "\\x%02x", r->keyword[j]);
+            }
+        }
+        break;
+    case PANDA_RULE_LENGTH:
+        fmt_put(&f, "%d", r->min_payload);
+        break;
+    }
+    return f.len;
+}
+
+int
 panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
 {
     struct fmt f = { buf, buf ? size : 0, 0 };
@@ -760,31 +789,15 @@ panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
     }
     for (i = 0; i < p->n_rules; i++) {
         const struct panda_rule *r = &p->rules[i];
-        int j;
+        char value[PANDA_MAX_KEYWORD * 4 + 1];
 
         if (i && r->type == p->rules[i - 1].type) {
             fmt_put(&f, "/");
         } else {
             fmt_put(&f, ",%s=", panda_rule_type_name(r->type));
         }
-        switch (r->type) {
-        case PANDA_RULE_APP:
-            fmt_put(&f, "%d", r->dscp);
-            break;
-        case PANDA_RULE_MATCH:
-            for (j = 0; j < r->len; j++) {
-                if (keyword_plain(r->keyword[j])) {
-                    fmt_put(&f, "%c", r->keyword[j]);
-                } else {
-                    fmt_put(&f, "\\x%02x", r->keyword[j]);
-                }
-            }
-            break;
-        case PANDA_RULE_LENGTH:
-            fmt_put(&f, "%d", r->min_payload);
-            break;
-        }
-        fmt_put(&f, ":%d", r->level);
+        panda_rule_format_value(r, value, sizeof value);
+        fmt_put(&f, "%s:%d", value, r->level);
     }
     for (i = 0; i < p->n_levels; i++) {
         fmt_put(&f, "%s%d", i ? "/" : ",dscp=", p->dscp[i]);

@@ -196,6 +196,13 @@ char *panda_policy_parse(const char *s, struct panda_policy *p);
  * string needs (like snprintf). */
 int panda_policy_format(const struct panda_policy *p, char *buf, size_t size);
 
+/* Formats the value of rule 'r' as the text syntax writes it (the part
+ * before ":LEVEL": a DSCP, an escaped keyword, a minimum payload).
+ * Returns the number of characters the full string needs (like snprintf);
+ * PANDA_MAX_KEYWORD * 4 + 1 bytes are always enough. */
+int panda_rule_format_value(const struct panda_rule *r, char *buf,
+                            size_t size);
+
 /* Compares the fields that are in use (entries past n_levels/n_weights are
  * ignored). */
 bool panda_policy_equal(const struct panda_policy *a,

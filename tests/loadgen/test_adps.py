@@ -40,7 +40,11 @@ class Server:
              "--port-file", port_file, "--json", self.json] + list(args),
             stderr=subprocess.PIPE)
         # It writes the port file, then says it is listening.
-        wait_output(self.proc.stderr, "listening on")
+        try:
+            wait_output(self.proc.stderr, "listening on")
+        except BaseException:
+            end_process(self.proc)
+            raise
         with open(port_file) as f:
             self.port = int(f.read())
 
