@@ -725,15 +725,25 @@ fmt_put(struct fmt *f, const char *format, ...)
     }
 }
 
-int
-panda_rule_format_value(const struct panda_rule *r, char *buf, size_t size)
+/* A formatter writing into the 'size' bytes at 'buf' (an empty string so
+ * far; 'buf' may be NULL to measure). */
+static struct fmt
+fmt_start(char *buf, size_t size)
 {
     struct fmt f = { buf, buf ? size : 0, 0 };
-    int j;
 
     if (buf && size) {
         buf[0] = '\0';
     }
+    return f;
+}
+
+int
+panda_rule_format_value(const struct panda_rule *r, char *buf, size_t size)
+{
+    struct fmt f = fmt_start(buf, size);
+    int j;
+
     switch (r->type) {
     case PANDA_RULE_APP:
         fmt_put(&f, "%d", r->dscp);
@@ -757,12 +767,9 @@ panda_rule_format_value(const struct panda_rule *r, char *buf, size_t size)
 int
 panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
 {
-    struct fmt f = { buf, buf ? size : 0, 0 };
+    struct fmt f = fmt_start(buf, size);
     int i;
 
-    if (buf && size) {
-        buf[0] = '\0';
-    }
     fmt_put(&f, "id=%" PRIu32, p->id);
     if (p->kind != PANDA_KIND_PANDA) {
         fmt_put(&f, ",kind=%s", panda_policy_kind_name(p->kind));
