@@ -4,7 +4,7 @@ ingress priority (issue 17; ovs-patches 0013,
 Interface other_config:panda-ingress-priority).
 
     sudo bench/bench-ingress.py [--build DIR] [--seconds S] [--reps N]
-                                [--frame BYTES]
+                                [--frame BYTES] [--policy length|match]
 
 Method.  A Lab (pandaovs.lab): the patched OVS with datapath_type=netdev
 in a private namespace, hosts cli (10.0.0.1, port 1) and srv (10.0.0.2,
@@ -24,6 +24,13 @@ Rows, --reps times each in ABBA order:
                panda-ingress-priority=id=1,kind=length,length=500:1,
                default_level=0 (payloads of 500 bytes or more are low;
                a GET, and everything else small, is high)
+
+--policy match is ADPS's experiment (3), keyword classification end to
+end through OVS: the blast frames are "heartbeats", small (default 100
+bytes) TCP segments whose payload starts with "HB", which a length rule
+cannot tell from a GET, and the port's ingress priority is
+id=2,kind=match,match=HB:1,levels=2,default_level=0 (heartbeats low,
+everything else high).
 
 Prints the GET latency (p50, p99, max; medians over the repetitions), the
 GETs completed, the blast rate offered and forwarded, the forwarding
@@ -54,7 +61,12 @@ from pandaovs.lab import MEMCACHED_PORT, Lab  # noqa: E402
 from pandaovs.sandbox import is_root  # noqa: E402
 
 HOSTS = [("cli", "10.0.0.1", 1), ("srv", "10.0.0.2", 2)]
-INGRESS = "id=1,kind=length,length=500:1,default_level=0"
+POLICIES = {
+    "length": "id=1,kind=length,length=500:1,default_level=0",
+    "match": "id=2,kind=match,match=HB:1,levels=2,default_level=0",
+}
+# The blast's payload prefix per --policy: heartbeats for the keyword rule.
+PAYLOAD = {"length": "", "match": "HB"}
 COUNTERS = ("panda_ingress_high", "panda_ingress_deferred",
             "panda_ingress_dropped")
 
@@ -69,7 +81,8 @@ def run_row(lab, blaster, workdir, mode, args):
     port = lab.cli.port
     if mode == "priority":
         lab.sb.vsctl("set", "interface", port,
-                     "other_config:panda-ingress-priority=" + INGRESS)
+                     "other_config:panda-ingress-priority="
+                     + POLICIES[args.policy])
     else:
         lab.sb.vsctl("remove", "interface", port, "other_config",
                      "panda-ingress-priority")
@@ -80,7 +93,8 @@ def run_row(lab, blaster, workdir, mode, args):
         def run_blast():
             sent["n"] = int(lab.cli.run(
                 blaster, "eth0", args.frame, 1000, args.seconds + 2,
-                SINK_MAC, timeout=args.seconds + 60))
+                SINK_MAC, 0, 0, PAYLOAD[args.policy],
+                timeout=args.seconds + 60))
         blast = threading.Thread(target=run_blast)
         blast.start()
         time.sleep(1)               # The switch is saturated.
@@ -107,9 +121,13 @@ def main():
     ap.add_argument("--build", default=None)
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--frame", type=int, default=1000,
-                    help="blast frame size, bytes without FCS")
+    ap.add_argument("--frame", type=int, default=None,
+                    help="blast frame size, bytes without FCS (default "
+                    "1000, 100 with --policy match)")
+    ap.add_argument("--policy", choices=sorted(POLICIES), default="length")
     args = ap.parse_args()
+    if args.frame is None:
+        args.frame = 100 if args.policy == "match" else 1000
     if not is_root():
         sys.exit("bench-ingress: needs root (namespaces)")
     modes = ("unloaded", "saturated", "priority")
@@ -134,8 +152,11 @@ def main():
                           r["cpu"], r["counters"]), flush=True)
     print()
     print("memcached GETs through the bridge, %gs per row, blast of %d-byte "
-          "frames; medians of %d runs" % (args.seconds, args.frame,
-                                           args.reps))
+          "frames%s; medians of %d runs; ingress priority %s" % (
+              args.seconds, args.frame,
+              " (payload \"%s...\")" % PAYLOAD[args.policy]
+              if PAYLOAD[args.policy] else "", args.reps,
+              POLICIES[args.policy]))
     print("%-10s %10s %10s %10s %8s %12s %12s" % (
         "row", "p50 us", "p99 us", "max us", "GETs", "offered pps",
         "fwd pps"))
