@@ -41,7 +41,7 @@ import subprocess
 import tempfile
 import time
 
-from .paths import BuildTree
+from .paths import TOP, BuildTree
 
 QUEUEING = {
     "name": "queueing",
@@ -163,7 +163,8 @@ def metadata(argv, build=None):
     def git(*args):
         try:
             return subprocess.run(["git"] + list(args), capture_output=True,
-                                  text=True, timeout=10).stdout.strip()
+                                  text=True, timeout=10,
+                                  cwd=TOP).stdout.strip()
         except OSError:
             return None
     return {
