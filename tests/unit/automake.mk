@@ -12,6 +12,7 @@ UNIT_TESTS = \
 	tests/unit/test-cli \
 	tests/unit/test-conn-table \
 	tests/unit/test-lg-common \
+	tests/unit/test-lg-evloop \
 	tests/unit/test-model \
 	tests/unit/test-policy \
 	tests/unit/test-scheduler \
@@ -39,6 +40,11 @@ tests_unit_test_lg_common_CPPFLAGS = $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/load_generator
 tests_unit_test_lg_common_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_lg_common_LDADD = $(LG_LIBADD) $(CMOCKA_LIBS)
+tests_unit_test_lg_evloop_SOURCES = tests/unit/test-lg-evloop.c
+tests_unit_test_lg_evloop_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/load_generator
+tests_unit_test_lg_evloop_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_lg_evloop_LDADD = $(LG_LIBADD) $(CMOCKA_LIBS)
 tests_unit_test_model_SOURCES = tests/unit/test-model.c
 tests_unit_test_model_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_model_LDADD = $(UNIT_LDADD)
