@@ -101,7 +101,7 @@ def run_row(lab, blaster, workdir, mode, args):
     r0, c0, t0 = rx_packets(lab.srv), cpu_ns(pid), time.monotonic()
     rc, mc = loadgen.run_mc_client(
         lab.build, lab.srv.ip, MEMCACHED_PORT, workdir, host=lab.cli,
-        tag="mc-%s" % mode, value_size=100, keys=1, requests=10 ** 9,
+        tag="mc-%s" % mode, value_size=100, keys=1, requests=10 ** 7,
         duration=args.seconds, quiet=True, timeout=args.seconds + 600)
     r1, c1, t1 = rx_packets(lab.srv), cpu_ns(pid), time.monotonic()
     if blast:
