@@ -1,10 +1,11 @@
-"""One Panda/PIAS scheduling policy: the Python twin of lib/panda's
+"""One scheduling policy (Panda, PIAS or a rule kind): the Python twin of lib/panda's
 'struct panda_policy' (lib/panda/policy.c) and of its wire body.
 
     Policy.from_text("id=1,threshold=1460,thresholds=100000/1000000")
     Policy.from_json(obj, src)          # panda-model's JSON
     policy.text()                       # == panda_policy_format()
-    policy.nx_action()                  # the 160-byte NXAST_PANDA action
+    policy.nx_action()                  # the NXAST_PANDA action (160 bytes,
+                                        # more with rules)
     Policy.from_nx_action(action)       # and back
 
 Units are lib/panda's: weights are integers in hundredths (1 = 100), never
@@ -42,7 +43,7 @@ OFPAT_VENDOR = 0xffff
 NX_VENDOR_ID = 0x00002320
 NXAST_PANDA = 240
 NX_HEADER_LEN = 10          # type, len, vendor, subtype
-NX_ACTION_LEN = 160
+NX_ACTION_LEN = 160         # without rules; 160 + 8n with them
 WIRE_LEN = NX_ACTION_LEN - NX_HEADER_LEN
 
 MAX_LEVELS = 8              # PANDA_MAX_LEVELS
