@@ -3,6 +3,8 @@
 # Debian 12 (bookworm).  Safe to run again; needs root.
 # libbpf-dev and libxdp-dev: Open vSwitch's configure finds them and builds
 # AF_XDP ports (type=afxdp), which the panda-sched system test uses.
+# valgrind: the benchmarks' --instructions modes (exact instruction counts,
+# independent of the machine's load).
 set -e
 
 APT_PACKAGES="
@@ -15,6 +17,7 @@ APT_PACKAGES="
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
   ansible ansible-lint
   clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl
+  valgrind
 "
 
 if [ "$(id -u)" != 0 ]; then
