@@ -240,8 +240,10 @@ lg_ev_listen(struct lg_ev_loop *loop, int fd,
         return ENOMEM;
     }
     if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        int error = errno;
+
         free(l);
-        return errno;
+        return error;
     }
     l->fd = fd;
     l->cls = cls;
