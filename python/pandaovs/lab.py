@@ -18,7 +18,7 @@ import re
 import subprocess
 import time
 
-from . import paths
+from . import paths, qos
 from .loadgen import FgServer
 from .sandbox import OvsSandbox, end_process, parse_tc_classes, run
 
@@ -42,6 +42,27 @@ def wait_until(cond, timeout, what, interval=0.1):
             raise LabError("timed out after %g s waiting for %s"
                            % (timeout, what))
         time.sleep(interval)
+
+
+def parse_sched_show(text):
+    """panda-sched/show output (one port) -> {"config", "port", "levels"}
+    (Lab.sched_show)."""
+    def pairs(line):
+        d = {}
+        for k, v in re.findall(r"([\w-]+)=([\d/pB]+)(?=\s|$)", line):
+            m = re.match(r"(\d+)p/(\d+)B$", v)
+            if m:
+                d[k + "_p"], d[k + "_b"] = int(m.group(1)), int(m.group(2))
+            elif re.match(r"\d+[Bp]?$", v):
+                d[k] = int(v.rstrip("Bp"))
+        return d
+    cfg = re.search(r"^  config: (.*)$", text, re.M)
+    port = re.search(r"^  backlog=.*$", text, re.M)
+    if not cfg or not port:
+        raise LabError("not panda-sched/show output: %r" % text[:200])
+    return {"config": cfg.group(1).strip(), "port": pairs(port.group(0)),
+            "levels": [pairs(m.group(1)) for m in
+                       re.finditer(r"^  level \d+: (.*)$", text, re.M)]}
 
 
 class Lab:
@@ -157,21 +178,31 @@ class Lab:
             "qos", *args, "--vsctl", self.sb.bin("utilities/ovs-vsctl"))),
             env=paths.module_env(self.sb.env))
 
-    def shape(self, port, rate_bps, levels, dscp=None, queue_pkts=None):
-        """K-level linux-htb QoS on switch port 'port' (panda-qos add) at
-        'rate_bps'; dscp: None (queues leave the DSCP alone: what the panda
-        action needs, it writes each level's DSCP itself), "default" or a
-        "46/26/.../0" map.  queue_pkts: buffer of each queue in packets
-        (the HTB leaves get a pfifo as long as the device's txqueuelen
-        when they are made, so it is set first).  Waits until OVS (which
-        applies QoS asynchronously) has made every class."""
-        if queue_pkts:
+    def shape(self, port, rate_bps, levels, dscp=None, queue_pkts=None,
+              qos_type="htb", sched=()):
+        """K-level QoS of 'qos_type' ("htb" or "panda-sched", panda-qos
+        --type) on switch port 'port' (panda-qos add) at 'rate_bps'; dscp:
+        None (queues leave the DSCP alone: what the panda action needs, it
+        writes each level's DSCP itself), "default" or a "46/26/.../0" map.
+        htb (the default here: the HTB tests and bench-qos measure it):
+        queue_pkts is the buffer of each queue in packets (the HTB leaves get
+        a pfifo as long as the device's txqueuelen when they are made, so it
+        is set first), and this waits until OVS (which applies QoS
+        asynchronously) has made every class.  panda-sched: 'sched' is
+        [(key, value)] of its other_config (limits, ECN threshold, guard,
+        per-flow...); panda-qos itself waits until the datapath runs it, or
+        fails with the key it refused."""
+        if queue_pkts and qos_type == "htb":
             self.sb.ns.run("ip", "link", "set", port, "txqueuelen",
                            queue_pkts)
-        args = ["add", port, "--rate", str(int(rate_bps)), "--levels",
-                str(levels)]
+        args = ["add", port, "--type", qos_type, "--rate",
+                str(int(rate_bps)), "--levels", str(levels)]
         args += ["--dscp", dscp] if dscp else ["--no-dscp"]
+        for kv in sched:
+            args += ["--set", "%s=%s" % kv]
         self.panda_qos(*args)
+        if qos_type != "htb":
+            return
         want = {"1:%x" % (q + 1) for q in range(levels)}
         try:
             wait_until(lambda: want <= set(self.tc_classes(port)), 30,
@@ -200,6 +231,19 @@ class Lab:
         """{classid: {"bytes", "packets", "dropped"[, "backlog"]}}."""
         return parse_tc_classes(self.tc_text(port))
 
+    def sched_show(self, port):
+        """ovs-appctl panda-sched/show PORT, parsed: {"config": text,
+        "port": {key: int}, "levels": [{key: int}]}; a value "12p/1500B"
+        gives key_p and key_b, "1500B" gives key."""
+        return parse_sched_show(self.sb.appctl("panda-sched/show", port))
+
+    def qos_status(self, port):
+        """The status column of the QoS record of 'port' ({} if none)."""
+        uuid = self.sb.vsctl("get", "Port", port, "qos").strip()
+        if uuid in ("[]", ""):
+            return {}
+        return qos.parse_status(self.sb.vsctl("get", "QoS", uuid, "status"))
+
     def tx_dropped(self, port):
         """The port's tx_dropped, read live (ovs-ofctl dump-ports; the
         database's statistics column lags by up to 5 s)."""
@@ -211,10 +255,19 @@ class Lab:
 
     @staticmethod
     def nstat(host, counter="TcpRetransSegs"):
-        """Absolute value of an SNMP counter in 'host''s namespace (nstat
-        -a: absolute, -s: do not touch nstat's history file)."""
-        data = json.loads(host.run("nstat", "-asz", "--json", counter))
-        for v in data.values():
-            if isinstance(v, dict) and counter in v:
-                return int(v[counter])
-        return int(data.get(counter, 0))
+        """Absolute value of an SNMP counter in 'host''s namespace."""
+        return Lab.nstat_counters(host, counter)[counter]
+
+    @staticmethod
+    def nstat_counters(host, *counters):
+        """{counter: absolute value} of SNMP counters in 'host''s namespace
+        (nstat -a: absolute, -s: do not touch nstat's history file, -z:
+        zeros too)."""
+        data = json.loads(host.run("nstat", "-asz", "--json", *counters))
+        flat = {}
+        for k, v in data.items():
+            if isinstance(v, dict):
+                flat.update(v)
+            else:
+                flat[k] = v
+        return {c: int(flat.get(c, 0)) for c in counters}

@@ -1,11 +1,18 @@
-"""panda-qos: K strict-priority egress queues on an Open vSwitch port.
+"""panda-qos: K strict-priority egress levels on an Open vSwitch port.
 
-Creates, with plain ovs-vsctl, a linux-htb QoS record for PORT and K Queue
-records 0..K-1: queue i has HTB priority i (queue 0 is the top priority,
-Panda level 0), a small guaranteed rate (so that no level starves
-completely) and the whole link rate as its ceiling.  On the userspace
-datapath queue i is tc class 1:i+1 of the port (with the netdev-linux
-patches of ovs-patches/qos.series).
+Creates, with plain ovs-vsctl, one QoS record for PORT and K Queue records
+0..K-1 (queue i = Panda level i, queue 0 the top priority), of one of two
+types:
+
+  panda-sched (default)  the project's egress scheduler in the userspace
+      datapath (ovs-patches/sched.series, README "panda-sched"): K strict
+      levels, per-flow queues served round robin inside each level, port
+      ECN threshold, starvation guard, shaping to the link rate.  Works on
+      every port type of the userspace datapath.
+  htb                    kernel linux-htb (ovs-patches/qos.series): queue i
+      is tc class 1:i+1 with HTB priority i, a small guaranteed rate (so
+      that no level starves completely) and the whole link rate as its
+      ceiling; one FIFO per level, no marking.
 
 By default the queues leave the DSCP alone: the panda action writes each
 level's DSCP itself, and a Queue's DSCP would make OVS overwrite it with the
@@ -13,9 +20,22 @@ DSCP of the queue chosen at translation time.  --dscp MAP (or "default",
 level i -> DSCP i + 1) gives each queue a DSCP that OVS writes into every
 packet it puts there, for pipelines that pick queues with set_queue.
 
-    panda-qos add PORT --rate 50M [--levels 8] [--dscp 46/26/.../0|default]
+    panda-qos add PORT --rate 50M [--type panda-sched|htb] [--levels 8]
+              [--dscp 46/26/.../0|default]
+              panda-sched: [--ecn-threshold BYTES] [--guard PERMILLE]
+                           [--fifo-levels] [--limit-bytes N]
+                           [--limit-packets N] [--set KEY=VALUE ...]
+              htb:         [--min-share F] [--burst BITS]
     panda-qos show PORT
     panda-qos del PORT
+
+add (panda-sched) waits until ovs-vswitchd reports the new QoS in the QoS
+record's status column (ovs-patches 0010): "active", or "refused" with an
+error naming the key; a refused QoS is taken back and the port keeps what it
+had.  For htb the status is read once, not waited for.  The
+panda-sched keys are checked by the scheduler's own parser in ovs-vswitchd
+(lib/panda/scheduler.c), the one place that knows their ranges; this tool
+checks only what it needs to write the records (numbers, the rate).
 
 ovs-vsctl is found on PATH, or given with --vsctl (or $PANDA_VSCTL); it
 honours OVS_RUNDIR and friends, so inside a network namespace run e.g.
@@ -29,15 +49,25 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 
-MAX_LEVELS = 8          # HTB has 8 priorities (0..7); Panda's K <= 8.
+MAX_LEVELS = 8          # Panda's K <= 8 (HTB has 8 priorities, panda-sched
+                        # 8 levels).
 TAG = "panda-qos"       # external_ids key marking records we created.
+TYPES = {"panda-sched": "panda-sched", "htb": "linux-htb"}  # -> OVS type
+WAIT_S = 30             # for ovs-vswitchd to report the QoS state
 
 RATE_UNITS = {
     "": 1, "bit": 1, "bps": 1,
     "k": 10**3, "kbit": 10**3, "m": 10**6, "mbit": 10**6,
     "g": 10**9, "gbit": 10**9, "t": 10**12, "tbit": 10**12,
 }
+
+# panda-sched keys that have an option of their own: option -> key.
+SCHED_OPTIONS = (("ecn_threshold", "ecn-threshold"), ("guard", "guard"),
+                 ("limit_bytes", "limit-bytes"),
+                 ("limit_packets", "limit-packets"))
+HTB_OPTIONS = ("min_share", "burst")
 
 
 class UsageError(Exception):
@@ -70,8 +100,47 @@ def parse_dscp(text, levels):
     return out
 
 
-def plan(port, rate, levels, dscp, min_share, burst):
-    """Returns the ovs-vsctl arguments that create the QoS for 'port'."""
+def parse_setting(text):
+    """'KEY=VALUE' (a panda-sched other_config key, e.g. 'wred=0-45:...'
+    or '2.per-flow=false') -> (key, value)."""
+    key, sep, value = text.partition("=")
+    if not sep or not re.fullmatch(r"[0-9]*\.?[a-z][a-z-]*", key) \
+            or not value:
+        raise UsageError("--set %r: expected KEY=VALUE with a panda-sched "
+                         "key, e.g. burst=62500 or 2.per-flow=false" % text)
+    return key, value
+
+
+def sched_settings(args):
+    """The panda-sched other_config of 'args' (argparse namespace): the
+    options with a name of their own, then --set; a key given twice is an
+    error.  Returns [(key, value)]."""
+    out = []
+    for opt, key in SCHED_OPTIONS:
+        v = getattr(args, opt)
+        if v is not None:
+            if v < 0:
+                raise UsageError("--%s %d: must not be negative"
+                                 % (opt.replace("_", "-"), v))
+            out.append((key, str(v)))
+    if args.fifo_levels:
+        out.append(("per-flow", "false"))
+    for text in args.set or ():
+        out.append(parse_setting(text))
+    seen = set()
+    for key, _ in out:
+        if key in seen:
+            raise UsageError("panda-sched key %r given twice" % key)
+        seen.add(key)
+    if "max-rate" in seen or "levels" in seen:
+        raise UsageError("give the rate and the number of levels with "
+                         "--rate and --levels, not --set")
+    return out
+
+
+def plan_htb(port, rate, levels, dscp, min_share, burst):
+    """Returns the ovs-vsctl arguments that create the linux-htb QoS for
+    'port', and each queue's guaranteed rate."""
     min_rate = max(rate * min_share // levels, 8 * 1514)
     args = ["--", "set", "Port", port, "qos=@qos",
             "--", "--id=@qos", "create", "QoS", "type=linux-htb",
@@ -88,6 +157,26 @@ def plan(port, rate, levels, dscp, min_share, burst):
         if dscp is not None:
             args.append("dscp=%d" % dscp[i])
     return args, min_rate
+
+
+def plan_sched(port, rate, levels, dscp, settings):
+    """Returns the ovs-vsctl arguments that create the panda-sched QoS for
+    'port': 'settings' [(key, value)] go into the QoS other_config as they
+    are (per-level keys too, "LEVEL.key"); the K Queue records name the
+    levels (OpenFlow queue statistics, set_queue) and carry the DSCP map."""
+    args = ["--", "set", "Port", port, "qos=@qos",
+            "--", "--id=@qos", "create", "QoS", "type=panda-sched",
+            "other_config:max-rate=%d" % rate,
+            "other_config:levels=%d" % levels]
+    args += ["other_config:%s=%s" % kv for kv in settings]
+    args += ["external_ids:%s=%d" % (TAG, levels)]
+    args += ["queues:%d=@q%d" % (i, i) for i in range(levels)]
+    for i in range(levels):
+        args += ["--", "--id=@q%d" % i, "create", "Queue",
+                 "external_ids:%s=%s" % (TAG, port)]
+        if dscp is not None:
+            args.append("dscp=%d" % dscp[i])
+    return args
 
 
 class Vsctl:
@@ -117,6 +206,60 @@ def port_qos(vsctl, port):
     return None if out in ("[]", "") else out
 
 
+def qos_queues(vsctl, qos):
+    return re.findall(r"=([0-9a-f-]{36})",
+                      vsctl("get", "QoS", qos, "queues"))
+
+
+def parse_status(text):
+    """ovs-vsctl's text of a status map, e.g. '{config="a=1,b=2",
+    state=active}' -> {"config": "a=1,b=2", "state": "active"}."""
+    return {k: v.strip('"').replace('\\"', '"') for k, v in re.findall(
+        r'([\w-]+)=("(?:[^"\\]|\\.)*"|[^,}]*)', text)}
+
+
+def qos_status(vsctl, qos):
+    """The QoS record's status column as a dict ({} while ovs-vswitchd has
+    not written it); None if this OVS has no such column (stock OVS)."""
+    try:
+        out = vsctl("get", "QoS", qos, "status")
+    except UsageError as e:
+        if "column" in str(e):
+            return None
+        raise
+    return parse_status(out)
+
+
+def wait_status(vsctl, qos, timeout):
+    """Waits until ovs-vswitchd reports the QoS active or refused; returns
+    the status (None: this OVS reports no QoS status)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        st = qos_status(vsctl, qos)
+        if st is None or st.get("state") in ("active", "refused"):
+            return st
+        if time.monotonic() >= deadline:
+            raise UsageError(
+                "ovs-vswitchd did not apply QoS %s within %g s (status %s); "
+                "is it running?  The records are left in the database"
+                % (qos, timeout, st or "empty"))
+        time.sleep(0.1)
+
+
+def owned(vsctl, qos, port):
+    ext = vsctl("get", "QoS", qos, "external_ids")
+    if TAG not in ext:
+        raise UsageError("the QoS of port %s was not created by panda-qos "
+                         "(external_ids %s); not touching it" % (port, ext))
+
+
+def destroy_args(qos, queues):
+    args = ["--", "destroy", "QoS", qos]
+    for q in queues:
+        args += ["--", "destroy", "Queue", q]
+    return args
+
+
 def do_del(vsctl, port, quiet=False):
     """Removes the QoS of 'port' and its queues (only if panda-qos made
     them); returns True if something was removed."""
@@ -125,18 +268,49 @@ def do_del(vsctl, port, quiet=False):
         if not quiet:
             print("%s: no QoS configured" % port)
         return False
-    ext = vsctl("get", "QoS", qos, "external_ids")
-    if TAG not in ext:
-        raise UsageError("the QoS of port %s was not created by panda-qos "
-                         "(external_ids %s); not touching it" % (port, ext))
-    queues = re.findall(r"=([0-9a-f-]{36})", vsctl("get", "QoS", qos,
-                                                   "queues"))
-    args = ["--", "clear", "Port", port, "qos", "--", "destroy", "QoS", qos]
-    for q in queues:
-        args += ["--", "destroy", "Queue", q]
-    vsctl(*args, write=True)
+    owned(vsctl, qos, port)
+    queues = qos_queues(vsctl, qos)
+    vsctl("--", "clear", "Port", port, "qos", *destroy_args(qos, queues),
+          write=True)
     print("%s: removed QoS %s and %d queues" % (port, qos, len(queues)))
     return True
+
+
+def do_add(vsctl, port, qos_type, create, wait):
+    """Puts the QoS that 'create' (plan_*) makes on 'port' in place of the
+    one it had (which must be ours), in one transaction; then waits for
+    ovs-vswitchd's verdict.  Refused: the old QoS (or none) is put back
+    and the new records destroyed, so nothing is lost.  Returns the new
+    QoS's status ({} when not waited for)."""
+    old = port_qos(vsctl, port)
+    if old:
+        owned(vsctl, old, port)
+    vsctl(*create, write=True)
+    if vsctl.dry_run:
+        return {}
+    new = port_qos(vsctl, port)
+    if qos_type == "panda-sched" and wait:
+        st = wait_status(vsctl, new, wait)
+    else:
+        # linux-htb: ovs-vswitchd may publish no status at all for the
+        # first QoS of a port (seen on netdev-linux ports), so the status
+        # is read once, for a refusal, and not waited for; the kernel's
+        # classes (tc class show) are what shows it applied.
+        st = qos_status(vsctl, new)
+    if st is None and qos_type == "panda-sched":
+        st = {"state": "refused", "error": "this Open vSwitch reports no "
+              "QoS status: it is not built with ovs-patches/sched.series"}
+    if st and st.get("state") == "refused":
+        back = (["--", "set", "Port", port, "qos=%s" % old] if old
+                else ["--", "clear", "Port", port, "qos"])
+        vsctl(*back, *destroy_args(new, qos_queues(vsctl, new)), write=True)
+        raise UsageError("%s: ovs-vswitchd refused the %s QoS: %s; the port "
+                         "keeps %s" % (port, qos_type, st.get("error"),
+                                       "its previous QoS" if old
+                                       else "no QoS"))
+    if old:
+        vsctl(*destroy_args(old, qos_queues(vsctl, old)), write=True)
+    return st or {}
 
 
 def do_show(vsctl, port):
@@ -144,18 +318,25 @@ def do_show(vsctl, port):
     if not qos:
         print("%s: no QoS configured" % port)
         return
+    qtype = vsctl("get", "QoS", qos, "type")
     print("%s: QoS %s type=%s %s" % (
-        port, qos, vsctl("get", "QoS", qos, "type"),
-        vsctl("get", "QoS", qos, "other_config")))
+        port, qos, qtype, vsctl("get", "QoS", qos, "other_config")))
+    st = qos_status(vsctl, qos)
+    if st:
+        print("  status: %s" % " ".join("%s=%s" % kv for kv in st.items()))
     queues = vsctl("get", "QoS", qos, "queues").strip("{}")
     for item in filter(None, (s.strip() for s in queues.split(","))):
         num, uuid = item.split("=")
-        print("  queue %s (tc class 1:%d): dscp=%s %s" % (
-            num, int(num) + 1, vsctl("get", "Queue", uuid, "dscp"),
+        where = ("level %s" % num if qtype == "panda-sched"
+                 else "tc class 1:%d" % (int(num) + 1))
+        print("  queue %s (%s): dscp=%s %s" % (
+            num, where, vsctl("get", "Queue", uuid, "dscp"),
             vsctl("get", "Queue", uuid, "other_config")))
+    if qtype == "panda-sched":
+        print("  (counters: ovs-appctl panda-sched/show %s)" % port)
 
 
-def main(argv=None):
+def parser():
     ap = argparse.ArgumentParser(
         prog="panda-qos", description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -172,6 +353,9 @@ def main(argv=None):
     a = sub.add_parser("add", parents=[common],
                        help="create (or replace) the K-level QoS")
     a.add_argument("port")
+    a.add_argument("--type", "-t", choices=sorted(TYPES),
+                   default="panda-sched", help="panda-sched (default): the "
+                   "userspace datapath's scheduler; htb: kernel linux-htb")
     a.add_argument("--rate", required=True,
                    help="link rate to shape to (e.g. 50M, 1G; bit/s)")
     a.add_argument("--levels", "-k", type=int, default=MAX_LEVELS,
@@ -185,43 +369,85 @@ def main(argv=None):
     a.add_argument("--no-dscp", action="store_true",
                    help="do not let OVS rewrite DSCP per queue (the "
                    "default)")
-    a.add_argument("--min-share", type=float, default=0.1,
+    a.add_argument("--wait", type=float, default=WAIT_S,
+                   help="seconds to wait for ovs-vswitchd to apply the QoS "
+                   "(0: do not wait; default %(default)g)")
+    s = a.add_argument_group("panda-sched (README.md, \"Egress scheduler\", "
+                             "has every key and default)")
+    s.add_argument("--ecn-threshold", type=int, metavar="BYTES",
+                   help="mark CE on ECN-capable packets when the port's "
+                   "backlog exceeds BYTES (default: off)")
+    s.add_argument("--guard", type=int, metavar="PERMILLE",
+                   help="share of the link, in 1/1000, that waiting lower "
+                   "levels get (FISH's starvation guard; default 0: strict "
+                   "priority)")
+    s.add_argument("--fifo-levels", action="store_true",
+                   help="one FIFO per level instead of per-flow queues")
+    s.add_argument("--limit-bytes", type=int, metavar="N",
+                   help="port buffer in bytes")
+    s.add_argument("--limit-packets", type=int, metavar="N",
+                   help="port buffer in packets")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="any other panda-sched key, e.g. burst=62500, "
+                   "wred=0-45:15000:700000:0.1, 2.per-flow=false "
+                   "(repeatable)")
+    h = a.add_argument_group("htb")
+    h.add_argument("--min-share", type=float,
                    help="fraction of the rate guaranteed to all levels "
                    "together, split evenly (default 0.1); the rest goes "
                    "strictly by priority")
-    a.add_argument("--burst", help="HTB burst per queue, in bits "
+    h.add_argument("--burst", help="HTB burst per queue, in bits "
                    "(default: 1 ms at the link rate, at least 2 frames)")
     d = sub.add_parser("del", parents=[common],
                        help="remove the QoS created by panda-qos")
     d.add_argument("port")
-    s = sub.add_parser("show", parents=[common],
-                       help="print the QoS of the port")
-    s.add_argument("port")
-    args = ap.parse_args(argv)
+    sh = sub.add_parser("show", parents=[common],
+                        help="print the QoS of the port")
+    sh.add_argument("port")
+    return ap
 
-    try:
-        vsctl = Vsctl(shlex.split(args.vsctl), args.dry_run)
-        if args.cmd == "show":
-            do_show(vsctl, args.port)
-            return 0
-        if args.cmd == "del":
-            do_del(vsctl, args.port)
-            return 0
 
-        if not 1 <= args.levels <= MAX_LEVELS:
-            raise UsageError("--levels %d: must be 1..%d (HTB has %d "
-                             "priorities)" % (args.levels, MAX_LEVELS,
-                                              MAX_LEVELS))
-        if not 0 < args.min_share < 1:
+def check_options(args):
+    """Options of the other type are refused rather than ignored."""
+    if args.type == "htb":
+        given = [o for o, _ in SCHED_OPTIONS if getattr(args, o) is not None]
+        given += ["fifo_levels"] if args.fifo_levels else []
+        given += ["set"] if args.set else []
+        if given:
+            raise UsageError("--%s: a panda-sched option; linux-htb has one "
+                             "FIFO per level and cannot mark ECN (use --type "
+                             "panda-sched)" % given[0].replace("_", "-"))
+    else:
+        given = [o for o in HTB_OPTIONS if getattr(args, o) is not None]
+        if given:
+            raise UsageError("--%s: an htb option (panda-sched: --set "
+                             "burst=BYTES for its token bucket)"
+                             % given[0].replace("_", "-"))
+
+
+def add(vsctl, args):
+    check_options(args)
+    if not 1 <= args.levels <= MAX_LEVELS:
+        raise UsageError("--levels %d: must be 1..%d"
+                         % (args.levels, MAX_LEVELS))
+    rate = parse_rate(args.rate)
+    if args.no_dscp or not args.dscp:
+        dscp = None
+    elif args.dscp == "default":
+        dscp = [i + 1 for i in range(args.levels)]
+    else:
+        dscp = parse_dscp(args.dscp, args.levels)
+    if args.wait < 0:
+        raise UsageError("--wait %g: must not be negative" % args.wait)
+
+    if args.type == "panda-sched":
+        settings = sched_settings(args)
+        create = plan_sched(args.port, rate, args.levels, dscp, settings)
+    else:
+        min_share = 0.1 if args.min_share is None else args.min_share
+        if not 0 < min_share < 1:
             raise UsageError("--min-share %s: must be between 0 and 1"
-                             % args.min_share)
-        rate = parse_rate(args.rate)
-        if args.no_dscp or not args.dscp:
-            dscp = None
-        elif args.dscp == "default":
-            dscp = [i + 1 for i in range(args.levels)]
-        else:
-            dscp = parse_dscp(args.dscp, args.levels)
+                             % min_share)
         if args.burst:
             if not args.burst.isdigit() or int(args.burst) < 8 * 1514:
                 raise UsageError("--burst %r: must be a number of bits, at "
@@ -229,23 +455,42 @@ def main(argv=None):
             burst = int(args.burst)
         else:
             burst = max(rate // 1000, 2 * 8 * 1514)
+        create, min_rate = plan_htb(args.port, rate, args.levels, dscp,
+                                    min_share, burst)
 
-        # The port must exist; any QoS we made before is replaced.
-        vsctl("get", "Port", args.port, "name")
-        if not args.dry_run:
-            existing = port_qos(vsctl, args.port)
-            if existing:
-                do_del(vsctl, args.port, quiet=True)
-        cmd, min_rate = plan(args.port, rate, args.levels, dscp,
-                             args.min_share, burst)
-        vsctl(*cmd, write=True)
-        print("%s: linux-htb QoS, link rate %d bit/s, %d queues"
-              % (args.port, rate, args.levels))
+    # The port must exist; a QoS we made before is replaced.
+    vsctl("get", "Port", args.port, "name")
+    st = do_add(vsctl, args.port, args.type, create, args.wait)
+    print("%s: %s QoS, link rate %d bit/s, %d %s%s" % (
+        args.port, TYPES[args.type], rate, args.levels,
+        "levels" if args.type == "panda-sched" else "queues",
+        " (%s)" % st["state"] if st.get("state") else ""))
+    if args.type == "panda-sched":
+        if st.get("config"):
+            print("  in effect: %s" % st["config"])
+        elif settings:
+            print("  other_config: %s" % ",".join("%s=%s" % kv
+                                                  for kv in settings))
+        if dscp is not None:
+            print("  dscp per level: %s" % "/".join(map(str, dscp)))
+    else:
         for i in range(args.levels):
             print("  queue %d -> tc class 1:%d  priority %d  min-rate %d  "
                   "max-rate %d  burst %d%s" % (
                       i, i + 1, i, min_rate, rate, burst,
                       "" if dscp is None else "  dscp %d" % dscp[i]))
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    try:
+        vsctl = Vsctl(shlex.split(args.vsctl), args.dry_run)
+        if args.cmd == "show":
+            do_show(vsctl, args.port)
+        elif args.cmd == "del":
+            do_del(vsctl, args.port)
+        else:
+            add(vsctl, args)
         return 0
     except UsageError as e:
         print("panda-qos: %s" % e, file=sys.stderr)

@@ -34,7 +34,8 @@ def test_parse_dscp():
 
 
 def test_plan_queues_priorities_and_dscp():
-    args, min_rate = pq.plan("p1", 50 * 10**6, 4, [1, 2, 3, 4], 0.1, 20000)
+    args, min_rate = pq.plan_htb("p1", 50 * 10**6, 4, [1, 2, 3, 4], 0.1,
+                                 20000)
     assert min_rate == 50 * 10**6 // 10 // 4
     text = " ".join(args)
     assert "set Port p1 qos=@qos" in text
@@ -44,8 +45,69 @@ def test_plan_queues_priorities_and_dscp():
         assert ("--id=@q%d create Queue other_config:priority=%d" % (i, i)
                 in text)
         assert "dscp=%d" % (i + 1) in text
-    args, _ = pq.plan("p1", 10**9, 2, None, 0.1, 20000)
+    args, _ = pq.plan_htb("p1", 10**9, 2, None, 0.1, 20000)
     assert not any(a.startswith("dscp=") for a in args)
+
+
+def test_plan_sched_records():
+    args = pq.plan_sched("p1", 50 * 10**6, 4, [1, 2, 3, 4],
+                         [("ecn-threshold", "30000"), ("2.per-flow", "false")])
+    text = " ".join(args)
+    assert ("create QoS type=panda-sched other_config:max-rate=50000000 "
+            "other_config:levels=4 other_config:ecn-threshold=30000 "
+            "other_config:2.per-flow=false external_ids:panda-qos=4") in text
+    for i in range(4):
+        assert "queues:%d=@q%d" % (i, i) in text
+        assert "dscp=%d" % (i + 1) in text
+    assert "priority" not in text and "min-rate" not in text
+
+
+def options(*argv):
+    return pq.parser().parse_args(["add", "p1", "--rate", "1G"] + list(argv))
+
+
+def test_sched_settings_from_options():
+    a = options("--ecn-threshold", "30000", "--guard", "50", "--fifo-levels",
+                "--limit-packets", "100", "--set", "burst=62500",
+                "--set", "3.quantum=3000")
+    assert pq.sched_settings(a) == [
+        ("ecn-threshold", "30000"), ("guard", "50"),
+        ("limit-packets", "100"), ("per-flow", "false"),
+        ("burst", "62500"), ("3.quantum", "3000")]
+    assert pq.sched_settings(options()) == []
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--set", "guard"], "expected KEY=VALUE"),
+    (["--set", "=5"], "expected KEY=VALUE"),
+    (["--set", "Guard=5"], "expected KEY=VALUE"),
+    (["--guard", "5", "--set", "guard=6"], "'guard' given twice"),
+    (["--fifo-levels", "--set", "per-flow=true"], "'per-flow' given twice"),
+    (["--set", "levels=4"], "--levels, not --set"),
+    (["--ecn-threshold", "-1"], "--ecn-threshold -1: must not be negative"),
+])
+def test_sched_settings_refused(argv, msg):
+    with pytest.raises(pq.UsageError, match=msg):
+        pq.sched_settings(options(*argv))
+
+
+def test_options_of_the_other_type_are_refused():
+    with pytest.raises(pq.UsageError, match="--burst: an htb option"):
+        pq.check_options(options("--burst", "20000"))
+    with pytest.raises(pq.UsageError, match="--guard: a panda-sched option"):
+        pq.check_options(options("--type", "htb", "--guard", "10"))
+    with pytest.raises(pq.UsageError, match="--set: a panda-sched option"):
+        pq.check_options(options("--type", "htb", "--set", "burst=1"))
+    pq.check_options(options("--type", "htb", "--min-share", "0.2"))
+
+
+def test_parse_status():
+    assert pq.parse_status('{config="levels=8,guard=0", state=active}') == {
+        "config": "levels=8,guard=0", "state": "active"}
+    assert pq.parse_status(
+        '{error="max-rate: \\"50MB\\": unknown unit", state=refused}') == {
+        "error": 'max-rate: "50MB": unknown unit', "state": "refused"}
+    assert pq.parse_status("{}") == {}
 
 
 def run(*args):
@@ -59,6 +121,9 @@ def test_cli_errors_are_clear():
     assert r.returncode == 2 and "bad rate 'fast'" in r.stderr
     r = run("add", "p1", "--rate", "1G", "--levels", "9", "--vsctl", "true")
     assert r.returncode == 2 and "--levels 9" in r.stderr
+    r = run("add", "p1", "--rate", "1G", "--type", "htb", "--guard", "5",
+            "--vsctl", "true")
+    assert r.returncode == 2 and "linux-htb has one FIFO" in r.stderr
     r = run("add", "p1", "--rate", "1G", "--vsctl", "/nonexistent/vsctl")
     assert r.returncode == 2 and "cannot run /nonexistent/vsctl" in r.stderr
     r = run("add", "p1", "--rate", "1G", "--vsctl", "false")
@@ -69,7 +134,17 @@ def test_dry_run_prints_command():
     # 'true' stands in for ovs-vsctl: the port lookup succeeds, and the
     # change is only printed.
     r = run("add", "p1", "--rate", "1G", "--levels", "2", "-n",
-            "--vsctl", "true")
+            "--type", "htb", "--vsctl", "true")
     assert r.returncode == 0, r.stderr
     assert "would run: true --timeout=30 -- set Port p1 qos=@qos" in r.stdout
+    assert "type=linux-htb" in r.stdout
     assert "queue 1 -> tc class 1:2  priority 1" in r.stdout
+    # panda-sched is the default.
+    r = run("add", "p1", "--rate", "50M", "--levels", "2", "-n",
+            "--ecn-threshold", "30000", "--vsctl", "true")
+    assert r.returncode == 0, r.stderr
+    assert ("create QoS type=panda-sched other_config:max-rate=50000000 "
+            "other_config:levels=2 other_config:ecn-threshold=30000"
+            in r.stdout)
+    assert "p1: panda-sched QoS, link rate 50000000 bit/s, 2 levels" \
+        in r.stdout

@@ -11,7 +11,7 @@ import pytest
 from pandaovs.policy import Policy
 from pandaovs.sandbox import parse_tc_classes
 from pandaovs.testbed import config, experiments, model, report, runner
-from pandaovs.testbed import stats
+from pandaovs.testbed import schemes, stats, targets
 from pandaovs.testbed.pcap import PcapError, tcp_packets
 from pandaovs.testbed.profiles import queue_pkts_for
 from pandaovs.testbed.topology import parse_panda_show
@@ -124,10 +124,16 @@ def test_pcap_reader_rejects_garbage(tmp_path):
 
 def test_plan_quick_and_full():
     q = experiments.plan("quick", ["fifo", "pias", "panda"], 1, ["cubic"])
+    # The floor first: unloaded memcached, plain forwarding.
     assert [(t["scheme"], t["concurrency"], t["requests"]) for t in q] == [
-        ("fifo", 14, 10000), ("pias", 14, 10000), ("panda", 14, 10000)]
-    assert q[0]["experiments"] == ["a", "c"]
-    f = experiments.plan("full", ["panda"], 2, ["cubic"])
+        ("fifo", 0, 10000), ("fifo", 14, 10000), ("pias", 14, 10000),
+        ("panda", 14, 10000)]
+    assert q[0]["experiments"] == ["floor"]
+    assert q[1]["experiments"] == ["a", "c"]
+    f = experiments.plan("full", ["panda"], 2, ["cubic", "dctcp"])
+    assert [t["cc"] for t in f if t["experiments"] == ["floor"]] == [
+        "cubic", "dctcp"]
+    f = [t for t in f if t["cc"] == "cubic"][1:]
     pts = {(t["concurrency"], t["requests"]) for t in f}
     assert (14, 100) in pts and (1, 2000) in pts and (20, 10000) in pts
     assert len(f) == 2 * len(pts)       # each point once per repetition
@@ -178,12 +184,62 @@ def test_args_errors(capsys):
     assert isinstance(a, config.RunConfig)
     assert a.mode == "quick" and a.rate_mbit == 50 and a.reps == 1
     assert a.queue_pkts == 50 and a.warmup_s == 3.0 and a.plots
-    assert a.schemes == ("fifo", "pias", "panda")
-    assert a.modeled_schemes == ["pias", "panda"]
+    # htb by default (see config.py: until panda-sched meets the bar).
+    assert a.qos.type == "htb" and a.schemes == ("fifo", "pias", "panda")
+    # panda-sched: the quick run with the targets' ablations.
+    a = config.parse_args(["--qos", "panda-sched"])
+    assert a.qos.type == "panda-sched" and a.qos.marks
+    assert a.qos.ecn_threshold == 30000 and a.qos.guard_permille == 50
+    assert a.schemes == ("fifo", "pias", "fish", "fq", "panda",
+                         "panda-guard", "panda-droptail")
+    assert a.modeled_schemes == ["pias", "fish", "panda", "panda-guard",
+                                 "panda-droptail"]
+    # HTB: today's three schemes; fish and fq cannot run on it.
+    a = config.parse_args(["--qos", "htb"])
+    assert a.schemes == ("fifo", "pias", "panda") and not a.qos.marks
+    with pytest.raises(SystemExit):
+        config.parse_args(["--qos", "htb", "--schemes", "panda,fq"])
+    assert "fq needs --qos panda-sched" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        config.parse_args(["--qos", "panda-sched", "--ecn-threshold",
+                           "80000"])
+    assert "below the buffer, 50 packets = 75700 bytes" in \
+        capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        config.parse_args(["--qos", "panda-sched", "--guard", "600"])
+    assert "--guard 600" in capsys.readouterr().err
+    # Without ECN there is nothing to compare drop-tail with.
+    a = config.parse_args(["--qos", "panda-sched", "--ecn-threshold", "0"])
+    assert "panda-droptail" not in a.schemes and not a.qos.marks
     a = config.parse_args(["--full", "--rate-mbit", "100", "--no-plots",
-                           "--calibrate", "25,50", "--schemes", "fifo"])
+                           "--calibrate", "25,50", "--schemes", "panda,fifo"])
     assert a.reps == 10 and a.queue_pkts == 100 and not a.plots
-    assert a.calibrate == (25.0, 50.0) and a.modeled_schemes == []
+    assert a.schemes == ("fifo", "panda")       # in the table's order
+    assert a.calibrate == (25.0, 50.0) and a.modeled_schemes == ["panda"]
+    assert (a.fct_window_s, a.fct_grace_s) == (60.0, 30.0)
+    a = config.parse_args(["--full", "--fct-window", "20"])
+    assert (a.fct_window_s, a.fct_grace_s) == (20.0, 10.0)
+    with pytest.raises(SystemExit):
+        config.parse_args(["--fct-window", "0"])
+
+
+def test_scheme_egress_settings():
+    """Each scheme's panda-sched settings: one buffer for all, ECN, guard
+    and per-flow queues only where the scheme asks for them."""
+    q = config.parse_args(["--qos", "panda-sched"]).qos
+    s = {n: dict(q.sched_settings(n)) for n in schemes.SCHEMES}
+    for d in s.values():
+        assert d["limit-packets"] == "50" and d["limit-bytes"] == "75700"
+    assert s["fifo"]["per-flow"] == s["pias"]["per-flow"] == "false"
+    assert s["fish"]["per-flow"] == s["fq"]["per-flow"] == "true"
+    assert s["panda"]["per-flow"] == "true"
+    assert [n for n in s if s[n]["guard"] != "0"] == ["fish", "panda-guard"]
+    assert [n for n in s if s[n]["ecn-threshold"] == "0"] == [
+        "panda-droptail"]
+    assert q.record("fq")["other_config"] == s["fq"]
+    h = config.parse_args(["--qos", "htb"]).qos
+    assert h.record("panda")["type"] == "linux-htb"
+    assert h.record("panda")["ecn_threshold_bytes"] is None
 
 
 def _trial(scheme, rep, p99, status="ok"):
@@ -213,7 +269,7 @@ def test_aggregate_table_csv(tmp_path):
     assert panda["memcached_levels"] == {"0": 360, "3": 40}
     pias = next(r for r in rows if r["scheme"] == "pias")
     assert pias["reps_failed"] == 1 and pias["failures"] == ["failed: boom"]
-    result = {"summary": rows, "unavailable": [
+    result = {"summary": {"rows": rows}, "unavailable": [
         {"cc": "dctcp", "scheme": "panda",
          "status": "unavailable: kernel has no dctcp"}],
         "policy": {"panda": {"action": "id=1"}}}
@@ -278,7 +334,7 @@ def test_plots_for_every_experiment(tmp_path):
                 t = _trial(s, rep, 1.0 + rep + conc / 10.0)
                 t.update(concurrency=conc, requests=req, experiments=exps)
                 trials.append(t)
-    result = {"summary": report.aggregate(trials)}
+    result = {"summary": {"rows": report.aggregate(trials)}}
     made = plots.plot_all(result, str(tmp_path))
     assert sorted(made) == sorted([
         "fig5.1-p90-vs-requests-cubic.png",
@@ -287,3 +343,56 @@ def test_plots_for_every_experiment(tmp_path):
         "fig5.10-fct-vs-concurrency-cubic.png"])
     for m in made:
         assert (tmp_path / m).stat().st_size > 10000
+
+
+def test_floor_and_targets():
+    """summary.floor_ms = the unloaded trial's p99 + one 1514-byte frame at
+    the link rate; each target compares the schemes' rows of the run."""
+    cfg = config.parse_args([])         # 50 Mbit/s: a frame is 0.24224 ms
+    floor = _trial("fifo", 0, 2.0)
+    floor.update(concurrency=0, experiments=["floor"])
+    trials = [floor]
+    p99 = {"fifo": 200.0, "pias": 20.0, "fish": 5.0, "fq": 4.0,
+           "panda": 2.3, "panda-guard": 2.5, "panda-droptail": 30.0}
+    for s, v in p99.items():
+        t = _trial(s, 0, v)
+        marks = 500 if s != "panda-droptail" else 0
+        drops = 0 if s != "panda-droptail" else 300
+        t["sched_levels"] = [{"mark-ecn": marks, "drop-limit": drops,
+                              "guard": 40 if s == "panda-guard" else 0}] * 2
+        t["tcp_sender"] = {"TcpRetransSegs": drops + 3,
+                           "TcpExtTCPTimeouts": 1, "TcpOutSegs": 1000}
+        t["fct"]["small"]["p99_ms"] = 50.0 if s == "panda-droptail" else 9.0
+        t["fct"]["large"]["unfinished"] = 2
+        trials.append(t)
+    # Small FCT 3% above pias's (met), medium 10% (not met).
+    trials[-3]["fct"]["small"]["mean_ms"] = 10.3
+    trials[-3]["fct"]["medium"]["mean_ms"] = 22.0
+    summ = runner.summarize(trials, cfg)
+    assert summ["floor_ms"] == pytest.approx(2.0 + 1514 * 8 / 50e6 * 1000)
+    assert summ["floor"]["cubic"]["frame_ms"] == pytest.approx(0.24224)
+    t = {x["id"]: x for x in summ["targets"]}
+    assert t["panda_p99_vs_floor"]["met"]
+    assert t["panda_p99_vs_floor"]["ratio"] == pytest.approx(
+        2.3 / summ["floor_ms"])
+    assert t["panda_p99_vs_fq"]["met"] and t["p99_order"]["met"]
+    assert t["fct_small_vs_pias"]["met"]
+    assert t["fct_small_vs_pias"]["ratio"] == pytest.approx(1.03)
+    assert t["fct_medium_vs_pias"]["met"] is False
+    assert t["ecn_vs_droptail"]["met"]
+    e = t["ecn_vs_droptail"]["schemes"]
+    assert e["panda"]["marks"] == 1000 and e["panda-droptail"]["drops"] == 600
+    assert e["panda-droptail"]["retrans_segs"] == 303
+    g = t["large_flows_guard"]
+    assert g["met"] is None and g["schemes"]["panda-guard"][
+        "guard_packets"] == 80
+    assert g["schemes"]["panda"]["large_unfinished"] == 2
+    # Worse than the floor allows, and a scheme missing: no verdict.
+    trials = [x for x in trials if x["scheme"] != "fq"]
+    trials[-3]["memcached"]["p99_ms"] = 3.0
+    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+    assert t["panda_p99_vs_floor"]["met"] is False
+    assert t["panda_p99_vs_fq"]["met"] is None
+    text = "\n".join(targets.lines(runner.summarize(trials, cfg)))
+    assert "floor (cubic): 2.24 ms = unloaded memcached p99 2.00 ms" in text
+    assert "NOT met" in text

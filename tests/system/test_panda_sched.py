@@ -42,6 +42,7 @@ import pytest
 
 from pandaovs import loadgen, paths
 from pandaovs.lab import FG_PORT, MEMCACHED_PORT, Lab, wait_until
+from pandaovs.qos import parse_status
 from pandaovs.sandbox import end_process, is_root
 
 BUILD = paths.BuildTree()
@@ -98,9 +99,7 @@ def set_sched(lab, queues=None, **cfg):
 
 
 def qos_status(lab, uuid):
-    out = lab.sb.vsctl("get", "qos", uuid, "status").strip()
-    return dict((k, v.strip('"')) for k, v in re.findall(
-        r'(\w+)=("(?:[^"\\]|\\.)*"|[^,}]*)', out))
+    return parse_status(lab.sb.vsctl("get", "qos", uuid, "status"))
 
 
 def wait_state(lab, uuid, state):
@@ -110,23 +109,11 @@ def wait_state(lab, uuid, state):
 
 
 def show(lab):
-    """panda-sched/show for srv's port: ({key: int} for the port,
-    [{key: int} per level]); "12p/1500B" values give key_p and key_b."""
-    out = lab.sb.appctl("panda-sched/show", lab.srv.port)
-
-    def pairs(text):
-        d = {}
-        for k, v in re.findall(r"([\w-]+)=([\d/pB]+)", text):
-            m = re.match(r"(\d+)p/(\d+)B$", v)
-            if m:
-                d[k + "_p"], d[k + "_b"] = int(m.group(1)), int(m.group(2))
-            elif re.match(r"\d+B?$", v):
-                d[k] = int(v.rstrip("B"))
-        return d
-    port = pairs(re.search(r"^  backlog=.*$", out, re.M).group(0))
-    levels = [pairs(m.group(1)) for m in
-              re.finditer(r"^  level \d+: (.*)$", out, re.M)]
-    return port, levels
+    """panda-sched/show for srv's port (Lab.sched_show): ({key: int} for
+    the port, [{key: int} per level]); "12p/1500B" values give key_p and
+    key_b."""
+    s = lab.sched_show(lab.srv.port)
+    return s["port"], s["levels"]
 
 
 def sent_bytes(lab):

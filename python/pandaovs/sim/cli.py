@@ -21,17 +21,16 @@ import os
 import sys
 import time
 
+from .. import paths
 from . import plots
 from . import points as pts
 from . import sweep
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+TOP = paths.TOP
 
 
 def _ctx(args, run_id):
-    build = args.build_dir or os.environ.get("PANDA_BUILD_DIR") \
-        or os.path.join(TOP, "_build")
+    build = paths.build_dir(args.build_dir)
     out = os.path.join(args.out, run_id)
     os.makedirs(out, exist_ok=True)
     ctx = pts.Context(top=TOP, build_dir=build, out_dir=out,

@@ -6,6 +6,7 @@ grows instead, the userspace datapath and the generators are fighting for
 the CPU.  The default rate is the highest one that is still clearly in the
 first regime."""
 
+import dataclasses
 import os
 import time
 
@@ -15,12 +16,15 @@ from .topology import Testbed
 from .trial import run_trial
 
 
-def calibrate(build, rates_mbit, concurrency, requests, workdir, seed=1,
+def calibrate(build, qos, rates_mbit, concurrency, requests, workdir, seed=1,
               warmup_s=3, log=print):
+    """'qos': the run's schemes.QosConfig; its rate and buffer are
+    replaced by each rate's."""
     rows = []
     for rate in rates_mbit:
-        with Testbed(build, rate * 1e6,
-                     queue_pkts=queue_pkts_for(rate * 1e6)) as tb:
+        q = dataclasses.replace(qos, rate_bps=int(rate * 1e6),
+                                queue_pkts=queue_pkts_for(rate * 1e6))
+        with Testbed(build, q) as tb:
             tb.set_scheme("prio")
             for conc in (0, concurrency):
                 t0 = time.time()
@@ -30,7 +34,8 @@ def calibrate(build, rates_mbit, concurrency, requests, workdir, seed=1,
                               "prio", conc, requests, seed,
                               os.path.join(workdir, "r%g-c%d" % (rate, conc)))
                 mc = r.get("memcached") or {}
-                row = {"rate_mbit": rate, "concurrency": conc,
+                row = {"rate_mbit": rate, "qos": q.type,
+                       "concurrency": conc,
                        "status": r["status"],
                        "p50_ms": mc.get("p50_ms"), "p90_ms": mc.get("p90_ms"),
                        "p99_ms": mc.get("p99_ms"),

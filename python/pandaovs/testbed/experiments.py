@@ -6,6 +6,9 @@
     (Figs 5.5/5.6);
 (c) web-search mean FCT per size bucket vs concurrency (Fig 5.10), from the
     load of the (b) trials.
+floor: memcached unloaded (no web-search flow), once per congestion
+    control: its p99 plus one MTU at the link rate is the latency floor
+    the loaded schemes are measured against (summary.floor_ms).
 
 A trial is (scheme, concurrency, requests, rep); trials shared by several
 experiments run once.  Within one repetition the schemes of a point run
@@ -22,6 +25,7 @@ MODES = {
         "b_requests": [],
         "c_concurrency": [14],
         "c_requests": 10000,
+        "floor_requests": 10000,
         "reps": 1,
         "warmup_s": 3.0,
         "fct_window_s": 20.0,
@@ -34,6 +38,7 @@ MODES = {
         "b_requests": [100, 2000, 10000],
         "c_concurrency": [1, 2, 4, 8, 11, 14, 17, 20],
         "c_requests": 10000,
+        "floor_requests": 10000,
         "reps": 10,
         "warmup_s": 5.0,
         "fct_window_s": 60.0,
@@ -60,12 +65,16 @@ def points(mode):
 
 
 def plan(mode, schemes, reps, ccs):
-    """Ordered list of trial dicts."""
+    """Ordered list of trial dicts: per congestion control the floor
+    (unloaded, plain forwarding), then the repetitions."""
     pts = points(mode)
     order = sorted(pts, key=lambda p: (p[0] != MODES[mode]["a_concurrency"],
                                        p[0], p[1]))
     trials = []
     for cc in ccs:
+        trials.append({"cc": cc, "scheme": "fifo", "concurrency": 0,
+                       "requests": MODES[mode]["floor_requests"], "rep": 0,
+                       "experiments": ["floor"]})
         for rep in range(reps):
             for conc, req in order:
                 for s in schemes:

@@ -10,8 +10,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"fifo": "#7f7f7f", "pias": "#d62728", "panda": "#1f77b4"}
-ORDER = ("fifo", "pias", "panda")
+from .report import rows_of  # noqa: E402
+from .schemes import ORDER  # noqa: E402
+
+COLORS = {"fifo": "#7f7f7f", "pias": "#d62728", "fish": "#ff7f0e",
+          "fq": "#2ca02c", "panda": "#1f77b4", "panda-guard": "#9467bd",
+          "panda-droptail": "#8c564b"}
 
 
 def _val(s):
@@ -156,7 +160,7 @@ def fig_fct(rows, cc, path):
 
 def plot_all(result, outdir):
     warnings.filterwarnings("ignore", message="All-NaN")
-    rows = result.get("summary") or []
+    rows = rows_of(result)
     made = []
     for cc in sorted({r["cc"] for r in rows}):
         for f in (fig_vs_requests(rows, cc, "p90_ms", "p90",

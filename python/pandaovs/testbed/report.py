@@ -2,9 +2,23 @@
 
 import csv
 
+from . import targets
 from .stats import get, trimmed
 
 MC_METRICS = ("p50_ms", "p90_ms", "p99_ms", "p99.9_ms", "mean_ms", "max_ms")
+EGRESS_COUNTERS = ("mark-ecn", "drop-limit", "guard")
+
+
+def _level_sum(trial, counter):
+    """A panda-sched counter of 'trial' summed over the levels (None on
+    linux-htb, whose class counters have drops only: tc_classes)."""
+    levels = trial.get("sched_levels")
+    if levels is None:
+        if counter == "drop-limit" and trial.get("tc_classes"):
+            return sum(c.get("dropped", 0)
+                       for c in trial["tc_classes"].values())
+        return None
+    return sum(lv.get(counter, 0) for lv in levels)
 
 
 def fct_buckets(trials):
@@ -41,11 +55,24 @@ def aggregate(trials):
         for m in MC_METRICS:
             row["memcached"][m] = trimmed(get(t, ("memcached", m))
                                           for t in ok)
+        row["fct_p99_ms"], row["fct_unfinished"] = {}, {}
         for b in ranges:
             row["fct_mean_ms"][b] = trimmed(get(t, ("fct", b, "mean_ms"))
                                             for t in ok)
+            row["fct_p99_ms"][b] = trimmed(get(t, ("fct", b, "p99_ms"))
+                                           for t in ok)
             row["fct_completed"][b] = sum(
                 get(t, ("fct", b, "completed")) or 0 for t in ok)
+            row["fct_unfinished"][b] = sum(
+                get(t, ("fct", b, "unfinished")) or 0 for t in ok)
+        # The senders' TCP (retransmissions, RTOs) and, on panda-sched, the
+        # egress's marks and drops, per trial summed over the levels.
+        row["tcp_sender"] = {k: trimmed(get(t, ("tcp_sender", k))
+                                        for t in ok)
+                             for k in sorted({k for t in ok for k in
+                                              t.get("tcp_sender") or {}})}
+        row["egress"] = {k: trimmed(_level_sum(t, k) for t in ok)
+                         for k in EGRESS_COUNTERS}
         row["fct_size_range_bytes"] = ranges
         row["goodput_mbps"] = trimmed(get(t, ("load", "goodput_mbps"))
                                       for t in ok)
@@ -83,12 +110,17 @@ def _lv(lv):
     return "%3.0f%% top, max %d" % (100 * top, deepest)
 
 
+def rows_of(result):
+    """The aggregated rows of a result ({} before the run's end)."""
+    return (result.get("summary") or {}).get("rows") or []
+
+
 def table(result):
     out = []
-    rows = result.get("summary") or []
+    rows = rows_of(result)
     buckets = _bucket_names(rows)
     names = ["FCT %s" % buckets[0]] + buckets[1:] if buckets else []
-    hdr = ("%-5s %-5s %5s %6s | %9s %9s %9s %9s | %-16s | %s | %s" % (
+    hdr = ("%-5s %-14s %5s %6s | %9s %9s %9s %9s | %-16s | %s | %s" % (
         "cc", "sch", "flows", "reqs", "mc p50", "mc p90", "mc p99",
         "mc p99.9", "mc queue", " ".join("%9s" % n for n in names),
         "reps"))
@@ -98,15 +130,19 @@ def table(result):
     out.append("-" * len(hdr))
     for r in rows:
         mc, fct = r["memcached"], r["fct_mean_ms"]
-        out.append("%-5s %-5s %5d %6d | %9s %9s %9s %9s | %-16s | %s | %d%s"
+        out.append("%-5s %-14s %5d %6d | %9s %9s %9s %9s | %-16s | %s | %d%s"
                    % (r["cc"], r["scheme"], r["concurrency"], r["requests"],
                       _m(mc["p50_ms"]), _m(mc["p90_ms"]), _m(mc["p99_ms"]),
                       _m(mc["p99.9_ms"]), _lv(r["memcached_levels"]),
                       " ".join("%9s" % _m(fct.get(b)) for b in buckets),
                       r["reps_ok"], (" (+%d failed)" % r["reps_failed"])
                       if r["reps_failed"] else ""))
+    # One line per congestion control the kernel lacks, not per scheme.
+    why = {}
     for u in result.get("unavailable") or []:
-        out.append("%-5s %-5s  %s" % (u["cc"], u["scheme"], u["status"]))
+        why.setdefault((u["cc"], u["status"]), []).append(u["scheme"])
+    for (cc, status), schemes in why.items():
+        out.append("%-5s %s: %s" % (cc, ",".join(schemes), status))
     for r in rows:
         for f in r["failures"]:
             out.append("FAILED %s %s flows %d requests %d: %s" % (
@@ -115,6 +151,7 @@ def table(result):
     for name in ("panda", "pias"):
         if name in pol:
             out.append("%s policy: %s" % (name, pol[name]["action"]))
+    out += targets.lines(result.get("summary") or {})
     return "\n".join(out)
 
 
@@ -125,7 +162,7 @@ def write_csv(result, path):
             "reps_ok", "reps_failed", "status"]
     for m in MC_METRICS:
         cols += ["mc_%s_mean" % m, "mc_%s_std" % m]
-    rows = result.get("summary") or []
+    rows = rows_of(result)
     buckets = _bucket_names(rows)
     for b in buckets:
         cols += ["fct_%s_mean_ms" % b, "fct_%s_std_ms" % b,

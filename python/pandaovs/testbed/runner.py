@@ -17,9 +17,10 @@ import time
 from .. import paths
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import is_root
-from . import experiments, model, report
+from . import experiments, model, report, targets
 from .config import TrialConfig, parse_args
 from .profiles import PROFILES
+from .schemes import FRAME, SCHEMES
 from .topology import Testbed, TestbedError
 from .trial import run_trial
 
@@ -141,6 +142,7 @@ class Run:
                               "down so the 2-core CPU is not the bottleneck "
                               "(testbed/README.md, Calibration)",
             "queue_pkts": c.queue_pkts,
+            "qos": self.qos_metadata(),
             "levels": tb.levels,
             "mtu": tb.mtu,
             "offloads": tb.offload_state(),
@@ -151,10 +153,38 @@ class Run:
             "seed": c.seed,
             "reps": c.reps,
             "warmup_s": c.warmup_s,
+            "fct_window_s": c.fct_window_s,
+            "fct_grace_s": c.fct_grace_s,
             "load_rho_for_model": c.load,
             "memcached_version": _cmd_out(["memcached", "-V"]),
             "schemes": list(c.schemes),
+            "scheme_descriptions": {s: SCHEMES[s].description
+                                    for s in c.schemes},
         }
+
+    def qos_metadata(self):
+        q = self.cfg.qos
+        md = {"type": q.type, "rate_bps": q.rate_bps, "levels": q.levels,
+              "made_by": "panda-qos add --type %s (python/pandaovs/qos.py)"
+                         % q.type}
+        if q.type == "htb":
+            md.update(buffer="%d packets per level (the leaf pfifo, from "
+                      "the port's txqueuelen)" % q.queue_pkts,
+                      ecn="none: linux-htb never marks; drop-tail")
+        else:
+            ecn = ("port ECN threshold %d bytes with ECN-capable senders "
+                   "(net.ipv4.tcp_ecn=1 in PM1 and PM2) as the thesis's "
+                   "DCTCP substitute: this kernel has no DCTCP, so CUBIC "
+                   "answers a CE mark as a loss (RFC 3168: one window "
+                   "reduction per RTT), not in proportion to the marks as "
+                   "DCTCP would" % q.ecn_threshold if q.marks
+                   else "off (--ecn-threshold 0): drop-tail")
+            md.update(buffer="%d packets / %d bytes for the port, shared by "
+                      "the levels" % (q.queue_pkts, q.queue_pkts * FRAME),
+                      ecn_threshold_bytes=q.ecn_threshold,
+                      guard_permille_of_guarded_schemes=q.guard_permille,
+                      ecn=ecn)
+        return md
 
     def save(self):
         os.makedirs(self.dir, exist_ok=True)
@@ -189,17 +219,21 @@ class Run:
             self.use_policy(record)
         for cc in ccs:
             cc_trials = [t for t in trials if t["cc"] == cc]
-            with Testbed(c.build_dir, c.rate_mbit * 1e6,
-                         levels=self.prof["levels"], mtu=self.prof["mtu"],
-                         cc=cc, queue_pkts=c.queue_pkts) as tb:
+            with Testbed(c.build_dir, c.qos, mtu=self.prof["mtu"],
+                         cc=cc) as tb:
                 if self.result["metadata"] is None:
                     self.result["metadata"] = self.metadata(tb)
-                    self.log("  kernel %s, %s, link %g Mbit/s, %d queues of "
-                             "%d packets, offloads off, cc %s" % (
+                    self.log("  kernel %s, %s, link %g Mbit/s, %s, %d "
+                             "levels, buffer %d packets %s, %s, offloads "
+                             "off, cc %s" % (
                                  platform.release(),
                                  self.result["metadata"]["ovs_version"],
-                                 c.rate_mbit, tb.levels, c.queue_pkts,
-                                 ",".join(ccs)))
+                                 c.rate_mbit, c.qos.type, tb.levels,
+                                 c.queue_pkts, "per level" if
+                                 c.qos.type == "htb" else "per port",
+                                 "ECN at %d bytes, ECN-capable senders"
+                                 % c.qos.ecn_threshold if c.qos.marks
+                                 else "drop-tail", ",".join(ccs)))
                 panda_ok = tb.panda_available()
                 if self.policies is None and c.modeled_schemes:
                     self.stage_collect_model(tb, cc_trials)
@@ -207,7 +241,7 @@ class Run:
         if self.result["metadata"] is None:
             self.result["metadata"] = {"run_id": self.run_id,
                                        "kernel": platform.release()}
-        self.result["summary"] = report.aggregate(self.result["trials"])
+        self.result["summary"] = summarize(self.result["trials"], c)
         self.result["metadata"]["runtime_s"] = time.time() - t_start
         self.save()
         report.write_csv(self.result, os.path.join(self.dir, "result.csv"))
@@ -301,13 +335,13 @@ class Run:
             self.one_trial(tb, t, n, self.total, panda_ok=panda_ok)
 
     def one_trial(self, tb, t, n, total, panda_ok=True):
-        self.log("[%d/%d] %-5s %-5s flows %2d requests %5d rep %d ..." % (
+        self.log("[%d/%d] %-5s %-14s flows %2d requests %5d rep %d ..." % (
             n, total, t["cc"], t["scheme"], t["concurrency"], t["requests"],
             t["rep"] + 1))
-        if t["scheme"] != "fifo" and not panda_ok:
+        if SCHEMES[t["scheme"]].policy and not panda_ok:
             res = dict(t, status="failed: this OVS build has no panda "
                        "action (ovs-appctl panda/show missing)")
-        elif t["scheme"] != "fifo" and not self.policies:
+        elif SCHEMES[t["scheme"]].policy and not self.policies:
             res = dict(t, status="failed: no policy")
         else:
             res = self.trial_exec(tb, t)
@@ -326,21 +360,20 @@ class Run:
 
     def trial_exec(self, tb, t):
         c = self.cfg
-        policy = (self.policies[t["scheme"]]
-                  if t["scheme"] in ("pias", "panda") else None)
+        which = SCHEMES[t["scheme"]].policy
+        policy = self.policies[which] if which else None
         tb.set_scheme(t["scheme"], policy)
         # The previous trial's packets must have left the queues.
         tb.wait_drained()
         wdir = os.path.join(self.dir, "trials", "%s-%s-c%d-r%d-rep%d" % (
             t["cc"], t["scheme"], t["concurrency"], t["requests"],
             t["rep"] + 1))
-        mode = experiments.MODES[c.mode]
         tcfg = TrialConfig(warmup_s=c.warmup_s)
         if "c" in t.get("experiments", ()):
             # Experiment (c): a fixed FCT window, the same for every scheme.
             tcfg = TrialConfig(warmup_s=c.warmup_s,
-                               fct_window_s=mode["fct_window_s"],
-                               fct_grace_s=mode["fct_grace_s"])
+                               fct_window_s=c.fct_window_s,
+                               fct_grace_s=c.fct_grace_s)
         res = run_trial(tb, tcfg, t["scheme"], t["concurrency"],
                         t["requests"], c.seed + t["rep"], wdir,
                         policy=policy, collect=t.get("collect", False),
@@ -348,6 +381,17 @@ class Run:
         if policy is not None:
             res["policy_action"] = policy.text()
         return res
+
+
+def summarize(trials, cfg):
+    """result.json's "summary": the rows (report.aggregate), the latency
+    floor measured in the run and the targets (targets.py)."""
+    rows = report.aggregate(trials)
+    floors = targets.floor(rows, cfg.qos.rate_bps)
+    first = next(iter(sorted(floors, key=lambda cc: cc != "cubic")), None)
+    return {"rows": rows, "floor": floors,
+            "floor_ms": floors[first]["floor_ms"] if first else None,
+            "targets": targets.evaluate(rows, floors, cfg.mode)}
 
 
 def _f(v):
@@ -406,7 +450,7 @@ def calibrate_main(cfg):
         datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
     out = os.path.join(cfg.out, run_id)
     os.makedirs(out, exist_ok=True)
-    rows = calibrate(cfg.build_dir, cfg.calibrate, 14, 3000, out,
+    rows = calibrate(cfg.build_dir, cfg.qos, cfg.calibrate, 14, 3000, out,
                      seed=cfg.seed, warmup_s=cfg.warmup_s,
                      log=lambda m: print(m, flush=True))
     with open(os.path.join(out, "calibration.json"), "w") as f:

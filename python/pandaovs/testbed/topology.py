@@ -4,8 +4,9 @@
     memcached :11211  --eth0==veth--[ br0 (OVS,  ]--veth==eth0--  panda-mc-client
     panda-fg-server :5001           [ netdev DP) ]  ^             panda-fg-client
                                                     |
-                                  bottleneck: K-level linux-htb QoS on
-                                  the OVS port towards PM1 (panda-qos)
+                                  bottleneck: K-level QoS (panda-sched or
+                                  linux-htb, made by panda-qos) on the OVS
+                                  port towards PM1
 
 A pandaovs.lab.Lab with two hosts: OVS in its own network namespace with
 run/db/log directories in a temporary directory, PM1 and PM2 in two more.
@@ -17,6 +18,7 @@ import re
 
 from ..lab import FG_PORT, MEMCACHED_PORT, Lab, LabError, wait_until
 from ..sandbox import run
+from .schemes import SCHEMES
 
 PM1_IP = "10.0.0.1"
 PM2_IP = "10.0.0.2"
@@ -64,21 +66,24 @@ def parse_panda_show(text):
 
 class Testbed(Lab):
     """PM1 and PM2 joined through the patched OVS; the OVS port towards PM1
-    is shaped to 'rate_bps' with 'levels' strict-priority queues of
-    'queue_pkts' packets each."""
+    is the bottleneck, with the egress of 'qos' (a schemes.QosConfig:
+    panda-sched or linux-htb, K levels, shaped to the link rate)."""
 
     __test__ = False        # not a pytest class, whatever imports it
 
-    def __init__(self, build_dir, rate_bps, levels=8, mtu=1500, cc="cubic",
-                 queue_pkts=1000, keep_dir=False):
+    def __init__(self, build_dir, qos, mtu=1500, cc="cubic",
+                 keep_dir=False):
         super().__init__(build_dir, hosts=[("pm1", PM1_IP, PM1_OFPORT),
                                            ("pm2", PM2_IP, PM2_OFPORT)],
                          mtu=mtu, keep_dir=keep_dir)
-        self.rate_bps = int(rate_bps)
-        self.levels = levels
+        self.qos = qos
+        self.rate_bps = qos.rate_bps
+        self.levels = qos.levels
         self.cc = cc
-        self.queue_pkts = int(queue_pkts)
+        self.queue_pkts = qos.queue_pkts
         self.scheme = None
+        self.sched_applied = None   # panda-sched settings on the port
+        self.egress = None          # the scheme whose egress settings run
         self.memcached = self.fg = None
 
     def start(self):
@@ -86,12 +91,20 @@ class Testbed(Lab):
             super().start()
             for h in (self.pm1, self.pm2):
                 self.set_cc(h)
+                if self.qos.marks:
+                    # ECN-capable senders: the thesis's DCTCP substitute
+                    # (this kernel has no DCTCP).  PM1 opens every
+                    # connection, so it must ask for ECN; PM2 sends the
+                    # data.  Per namespace, like the route below.
+                    h.run("sysctl", "-qw", "net.ipv4.tcp_ecn=1")
+            if self.qos.type == "htb":
+                # --no-dscp: the panda action writes each level's DSCP
+                # itself.
+                self.shape(self.pm1.port, self.rate_bps, self.levels,
+                           queue_pkts=self.queue_pkts, qos_type="htb")
             # Static forwarding: no learning, no flooding, same path for
-            # every scheme.
+            # every scheme (panda-sched: its QoS settings, too).
             self.set_scheme("fifo")
-            # --no-dscp: the panda action writes each level's DSCP itself.
-            self.shape(self.pm1.port, self.rate_bps, self.levels,
-                       queue_pkts=self.queue_pkts)
             self.memcached = self.start_memcached(
                 self.pm2, MEMCACHED_PORT, ("-m", "256", "-c", "1024"))
             self.fg = self.fg_server(self.pm2, FG_PORT)
@@ -124,22 +137,18 @@ class Testbed(Lab):
 
     # -- schemes --------------------------------------------------------
     def set_scheme(self, scheme, policy=None):
-        """fifo: plain forwarding, everything in queue 0.  pias/panda: the
-        panda action with 'policy' (a pandaovs.policy.Policy) on TCP from
-        PM2 towards PM1, which sets DSCP and queue per level."""
+        """The OpenFlow and (panda-sched) the egress settings of 'scheme'
+        (schemes.SCHEMES).  Schemes without a policy: plain forwarding,
+        everything in queue 0.  pias/fish/panda*: the panda action with
+        'policy' (a pandaovs.policy.Policy) on TCP from PM2 towards PM1,
+        which sets DSCP and queue per level.  "prio" (calibration only): an
+        oracle that puts memcached in the top queue and the web-search
+        flows in the lowest one."""
         flows = ["priority=1,in_port=%d,actions=output:%d"
                  % (PM1_OFPORT, PM2_OFPORT),
                  "priority=1,in_port=%d,actions=output:%d"
                  % (PM2_OFPORT, PM1_OFPORT)]
-        if scheme in ("pias", "panda"):
-            if policy is None:
-                raise TestbedError("scheme %s needs a policy" % scheme)
-            flows.append("priority=10,tcp,in_port=%d,actions=panda(%s),"
-                         "output:%d" % (PM2_OFPORT, policy.text(),
-                                        PM1_OFPORT))
-        elif scheme == "prio":
-            # Calibration only: an oracle that puts memcached in the top
-            # queue and the web-search flows in the lowest one.
+        if scheme == "prio":
             flows.append("priority=10,tcp,in_port=%d,tp_src=%d,"
                          "actions=set_queue:0,output:%d"
                          % (PM2_OFPORT, MEMCACHED_PORT, PM1_OFPORT))
@@ -147,17 +156,46 @@ class Testbed(Lab):
                          "actions=set_queue:%d,output:%d"
                          % (PM2_OFPORT, FG_PORT, self.levels - 1,
                             PM1_OFPORT))
-        elif scheme != "fifo":
+            egress = "pias"     # strict FIFO levels, as on HTB
+        elif scheme in SCHEMES:
+            if SCHEMES[scheme].policy:
+                if policy is None:
+                    raise TestbedError("scheme %s needs a policy" % scheme)
+                flows.append("priority=10,tcp,in_port=%d,actions=panda(%s),"
+                             "output:%d" % (PM2_OFPORT, policy.text(),
+                                            PM1_OFPORT))
+            egress = scheme
+        else:
             raise TestbedError("unknown scheme %r" % scheme)
+        if self.qos.type == "panda-sched":
+            settings = self.qos.sched_settings(egress)
+            if settings != self.sched_applied:
+                try:
+                    self.shape(self.pm1.port, self.rate_bps, self.levels,
+                               qos_type="panda-sched", sched=settings)
+                except RuntimeError as e:
+                    raise TestbedError("panda-sched on %s: %s"
+                                       % (self.pm1.port, e))
+                self.sched_applied = settings
+        self.egress = egress
         self.sb.ofctl("del-flows", "br0")
         self.sb.ofctl("add-flows", "br0", "-",
                       input="\n".join(flows) + "\n")
-        if scheme in ("pias", "panda"):
+        if policy is not None:
             try:
                 self.sb.appctl("panda/flush")
             except RuntimeError:
                 pass
         self.scheme = scheme
+
+    def qos_record(self):
+        """The "qos" of a trial of the current scheme: its settings
+        (schemes.QosConfig.record) and, for panda-sched, every key in
+        effect as the datapath reports it."""
+        rec = self.qos.record(self.egress)
+        if self.qos.type == "panda-sched":
+            rec["in_effect"] = self.qos_status(self.pm1.port).get("config")
+        return rec
 
     def panda_available(self):
         """True if this OVS build has the panda action."""
@@ -175,16 +213,35 @@ class Testbed(Lab):
             return {}
 
     # -- observation ----------------------------------------------------
-    def bottleneck_classes(self):
-        """HTB class counters of the bottleneck (the port towards PM1)."""
-        return self.tc_classes(self.pm1.port)
+    SENDER_COUNTERS = ("TcpOutSegs", "TcpRetransSegs", "TcpExtTCPTimeouts")
+
+    def sender_tcp(self):
+        """PM2's TCP counters (it sends the memcached responses and the
+        web-search data): segments sent, retransmitted, and RTOs."""
+        return self.nstat_counters(self.pm2, *self.SENDER_COUNTERS)
+
+    def bottleneck_counters(self):
+        """Counters of the bottleneck (the port towards PM1): the HTB
+        classes ({"tc_classes": {classid: {bytes, packets, dropped,
+        backlog}}}) or the panda-sched levels ({"sched": [{sent_p, sent_b,
+        drop-limit, mark-ecn, guard, ...}], "backlog_p"})."""
+        if self.qos.type == "htb":
+            return {"tc_classes": self.tc_classes(self.pm1.port)}
+        show = self.sched_show(self.pm1.port)
+        return {"sched": show["levels"],
+                "backlog_p": show["port"].get("backlog_p", 0)}
 
     def wait_drained(self, timeout=60):
         """Waits until no packet is queued at the bottleneck (the previous
         trial's packets have left), however long that takes the machine."""
-        wait_until(lambda: not any(c.get("backlog") for c in
-                                   self.bottleneck_classes().values()),
-                   timeout, "the queues of %s to drain" % self.pm1.port)
+        def drained():
+            c = self.bottleneck_counters()
+            if "sched" in c:
+                return not c["backlog_p"]
+            return not any(v.get("backlog")
+                           for v in c["tc_classes"].values())
+        wait_until(drained, timeout, "the queues of %s to drain"
+                   % self.pm1.port)
 
     def offload_state(self):
         """ethtool -k of every interface on the data path."""

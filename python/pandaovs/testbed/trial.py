@@ -158,6 +158,22 @@ def class_delta(before, after):
     return out
 
 
+SCHED_COUNTERS = ("sent_p", "sent_b", "drop-limit", "drop-budget",
+                  "drop-wred", "mark-ecn", "mark-wred", "guard", "shared")
+
+
+def level_delta(before, after):
+    """panda-sched/show level counters (Lab.sched_show) over the trial:
+    [{counter: after - before}] per level.  The runner reconfigures the
+    QoS (a new scheduler, counters from 0) only between trials."""
+    out = []
+    for i, a in enumerate(after):
+        b = before[i] if i < len(before) else {}
+        out.append({k: a[k] - b.get(k, 0) for k in SCHED_COUNTERS
+                    if k in a})
+    return out
+
+
 def observed_cc(host):
     """Congestion control algorithms of PM2's established connections."""
     text = host.run("ss", "-Htin", "state", "established", check=False)
@@ -233,7 +249,9 @@ class Trial:
         """Captures, then the load, the warm-up, then memcached."""
         tb, cfg = self.tb, self.cfg
         tb.check_servers()
-        self.before = tb.bottleneck_classes()
+        self.res["qos"] = tb.qos_record()
+        self.before = tb.bottleneck_counters()
+        self.tcp_before = tb.sender_tcp()
         self.caps.append(tcpdump(tb.pm1, self.path("mc-rx.pcap"),
                                  "tcp src port %d" % MEMCACHED_PORT,
                                  snaplen=80))
@@ -320,7 +338,8 @@ class Trial:
                 self._check_load("exited early")
                 time.sleep(0.2)
             self.fg.interrupt()
-        self.after = tb.bottleneck_classes()
+        self.after = tb.bottleneck_counters()
+        self.tcp_after = tb.sender_tcp()
         if self.policy is not None:
             self.res["panda_show"] = self._final_show()
         # Every memcached response had arrived when the client ended; the
@@ -362,7 +381,14 @@ class Trial:
                             if win.get("end_realtime") else None),
                 "grace_s": self.cfg.fct_grace_s}
             res["load"] = load_summary(fgj)
-        res["tc_classes"] = class_delta(self.before, self.after)
+        if "tc_classes" in self.after:
+            res["tc_classes"] = class_delta(self.before["tc_classes"],
+                                            self.after["tc_classes"])
+        else:
+            res["sched_levels"] = level_delta(self.before["sched"],
+                                              self.after["sched"])
+        res["tcp_sender"] = {k: self.tcp_after[k] - self.tcp_before[k]
+                             for k in self.tcp_after}
         res["congestion_control_observed"] = self.cc_seen
         dscp_map = list(self.policy.dscp) if self.policy else [0]
         lv, other = dscp_levels(self.path("mc-rx.pcap"), dscp_map)

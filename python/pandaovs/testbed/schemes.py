@@ -1,0 +1,123 @@
+"""The schemes the testbed compares and the egress QoS they run on: one
+table, read by the command line (which combinations exist), the topology
+(OpenFlow and QoS settings per scheme) and the report.
+
+A scheme is two things: how packets get their level (OpenFlow: nothing,
+everything in queue 0; or the panda action with the model's PIAS or Panda
+policy) and what the egress does inside and across levels (per-flow queues,
+starvation guard, port ECN).  The second part needs the panda-sched QoS
+type; linux-htb has one FIFO per level, strict-ish priority and drop-tail,
+so only the schemes that ask for nothing more run on it."""
+
+import dataclasses
+from typing import Optional
+
+QOS_TYPES = ("panda-sched", "htb")
+
+# FISH leaves the guard's share open; 5% of the link for waiting lower
+# levels bounds what it costs the top level (one MTU in 20 ahead of it) and
+# still moves a large flow at 2.5 Mbit/s at 50 Mbit/s.
+DEFAULT_GUARD_PERMILLE = 50
+
+# The thesis's port ECN threshold K (§4.2, scheme 3: 30 KB at 1 Gbit/s),
+# kept in bytes rather than scaled with the rate like the buffer: scaled to
+# 50 Mbit/s it would be one packet, and 14 flows' minimum windows already
+# exceed that, so every packet would be marked.  30 KB is 4.8 ms at 50
+# Mbit/s, 40% of the 12 ms buffer.
+DEFAULT_ECN_THRESHOLD = 30000
+
+FRAME = 1514            # bytes of a full frame on the wire (MTU 1500)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scheme:
+    name: str
+    policy: Optional[str]   # None (plain forwarding, queue 0), "pias" or
+                            # "panda": the model policy the action runs
+    per_flow: bool          # per-flow queues (DRR) in each level
+    guard: bool             # FISH's starvation guard
+    ecn: bool               # the port ECN threshold, when the run has one
+    sched_only: bool        # needs panda-sched (not on linux-htb)
+    description: str
+
+
+SCHEMES = {s.name: s for s in (
+    Scheme("fifo", None, False, False, True, False,
+           "no flow scheduling: everything in level 0, one FIFO"),
+    Scheme("pias", "pias", False, False, True, False,
+           "PIAS: levels by bytes sent (model's PIAS thresholds), one "
+           "FIFO per level"),
+    Scheme("fish", "pias", True, True, True, True,
+           "FISH: PIAS levels, per-flow queues in each level, "
+           "starvation guard"),
+    Scheme("fq", None, True, False, True, True,
+           "flow isolation without priorities: one level of per-flow "
+           "queues (what fq_codel would give an operator)"),
+    Scheme("panda", "panda", True, False, True, False,
+           "Panda: levels by the model's Panda policy; per-flow queues "
+           "in each level on panda-sched (its default), FIFO on htb"),
+    Scheme("panda-guard", "panda", True, True, True, True,
+           "panda with FISH's starvation guard"),
+    Scheme("panda-droptail", "panda", True, False, False, True,
+           "panda without port ECN: drop-tail at the same buffer"),
+)}
+
+# The order of tables and figures; --schemes defaults.
+ORDER = tuple(SCHEMES)
+DEFAULT_SCHEMES = {"panda-sched": ("fifo", "pias", "fish", "fq", "panda"),
+                   "htb": ("fifo", "pias", "panda")}
+# Quick runs on panda-sched add the two ablations the targets need (large
+# flows with and without the guard, ECN against drop-tail).
+ABLATIONS = ("panda-guard", "panda-droptail")
+
+
+def unavailable(name, qos_type):
+    """None if scheme 'name' runs on 'qos_type', else why not."""
+    if qos_type == "htb" and SCHEMES[name].sched_only:
+        return ("%s needs --qos panda-sched: linux-htb has one FIFO per "
+                "level, no guard and never marks ECN" % name)
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class QosConfig:
+    """The run's egress: type, buffer and, for panda-sched, the ECN
+    threshold and the guard's share that schemes asking for them get."""
+    type: str                   # QOS_TYPES
+    rate_bps: int
+    levels: int
+    queue_pkts: int             # htb: each queue; panda-sched: the port
+    ecn_threshold: int          # bytes, 0 = no ECN (panda-sched only)
+    guard_permille: int
+
+    @property
+    def marks(self):
+        """Does this egress mark ECN (so senders should be ECN-capable)?"""
+        return self.type == "panda-sched" and self.ecn_threshold > 0
+
+    def sched_settings(self, scheme):
+        """panda-sched other_config of 'scheme', [(key, value)]: the same
+        buffer for every scheme - the port holds what one HTB queue holds
+        (queue_pkts, 12 ms at any rate), shared by the levels as in
+        sch_pias and the thesis's switch."""
+        s = SCHEMES[scheme]
+        return [("limit-packets", str(self.queue_pkts)),
+                ("limit-bytes", str(self.queue_pkts * FRAME)),
+                ("ecn-threshold", str(self.ecn_threshold if s.ecn else 0)),
+                ("guard", str(self.guard_permille if s.guard else 0)),
+                ("per-flow", "true" if s.per_flow else "false")]
+
+    def record(self, scheme):
+        """What a trial of 'scheme' ran on (its "qos" in result.json)."""
+        if self.type == "htb":
+            return {"type": "linux-htb", "rate_bps": self.rate_bps,
+                    "levels": self.levels,
+                    "queue_pkts_per_level": self.queue_pkts,
+                    "per_flow": False, "guard_permille": 0,
+                    "ecn_threshold_bytes": None,
+                    "note": "panda-qos --type htb: min-rate 10% of the "
+                            "link split over the levels, one FIFO each; "
+                            "no ECN marking"}
+        return {"type": "panda-sched", "rate_bps": self.rate_bps,
+                "levels": self.levels,
+                "other_config": dict(self.sched_settings(scheme))}

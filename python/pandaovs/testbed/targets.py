@@ -1,0 +1,189 @@
+"""The latency floor of a run and issue 13's targets, measured in the same
+run (summary.floor, summary.floor_ms, summary.targets).
+
+floor_ms = p99 of the unloaded memcached trial (experiments.py, "floor")
++ one full frame serialised at the link rate: the best a loaded
+top-priority memcached connection can do is the unloaded latency plus the
+MTU packet that may have just started to leave ahead of it.
+
+The targets compare the schemes' aggregated rows (report.aggregate) at the
+point where every scheme ran: the (a) concurrency and the largest (a)
+request count (quick: 14 flows, 10000 requests).  Each is a measurement
+with a verdict ("met": True/False, None when a scheme it needs did not
+run), printed and stored; none of them fails the run (they are targets of
+the scheduler, not properties of the harness: tests/system checks only
+the robust orderings)."""
+
+from .experiments import MODES
+from .schemes import FRAME
+
+P99_VS_FLOOR = 1.1          # panda p99 <= 1.1 x floor_ms
+FCT_TOLERANCE = 0.05        # panda small/medium mean FCT within 5% of pias
+
+
+def _mean(stat):
+    return stat["mean"] if stat else None
+
+
+def floor(rows, rate_bps):
+    """{cc: {"unloaded_p99_ms", "frame_ms", "floor_ms", "requests"}} from
+    the floor rows (concurrency 0)."""
+    out = {}
+    frame_ms = FRAME * 8 / rate_bps * 1000
+    for r in rows:
+        if "floor" not in r["experiments"]:
+            continue
+        p99 = _mean(r["memcached"]["p99_ms"])
+        out[r["cc"]] = {
+            "unloaded_p99_ms": p99, "frame_ms": frame_ms,
+            "frame_bytes": FRAME, "requests": r["requests"],
+            "floor_ms": None if p99 is None else p99 + frame_ms}
+    return out
+
+
+def _point(mode):
+    m = MODES[mode]
+    return m["a_concurrency"], max(m["a_requests"])
+
+
+def _target(tid, what, met, **values):
+    return dict({"id": tid, "what": what, "met": met}, **values)
+
+
+def evaluate(rows, floors, mode):
+    """The targets, per congestion control that has a floor."""
+    conc, req = _point(mode)
+    out = []
+    for cc, fl in sorted(floors.items()):
+        at = {r["scheme"]: r for r in rows if r["cc"] == cc
+              and r["concurrency"] == conc and r["requests"] == req
+              and r["reps_ok"]}
+        out += _evaluate_cc(cc, at, fl["floor_ms"], conc, req)
+    return out
+
+
+def _p99(at, scheme):
+    return _mean(at[scheme]["memcached"]["p99_ms"]) if scheme in at else None
+
+
+def _evaluate_cc(cc, at, floor_ms, conc, req):
+    where = {"cc": cc, "concurrency": conc, "requests": req}
+    res = []
+    panda, fq = _p99(at, "panda"), _p99(at, "fq")
+    ratio = panda / floor_ms if panda is not None and floor_ms else None
+    res.append(_target(
+        "panda_p99_vs_floor", "panda memcached p99 <= %.1f x floor_ms"
+        % P99_VS_FLOOR, None if ratio is None else ratio <= P99_VS_FLOOR,
+        panda_p99_ms=panda, floor_ms=floor_ms, ratio=ratio, **where))
+    res.append(_target(
+        "panda_p99_vs_fq", "panda memcached p99 <= fq's",
+        None if panda is None or fq is None else panda <= fq,
+        panda_p99_ms=panda, fq_p99_ms=fq, **where))
+    order = {s: _p99(at, s) for s in ("fifo", "pias", "panda")}
+    res.append(_target(
+        "p99_order", "memcached p99: fifo > pias > panda",
+        None if None in order.values()
+        else order["fifo"] > order["pias"] > order["panda"],
+        p99_ms=order, **where))
+    for b in ("small", "medium"):
+        fct = {s: _mean(at[s]["fct_mean_ms"].get(b)) if s in at else None
+               for s in ("pias", "panda")}
+        r = (fct["panda"] / fct["pias"]
+             if None not in fct.values() and fct["pias"] else None)
+        res.append(_target(
+            "fct_%s_vs_pias" % b, "web-search %s mean FCT of panda within "
+            "+-%d%% of pias" % (b, FCT_TOLERANCE * 100),
+            None if r is None else abs(r - 1) <= FCT_TOLERANCE,
+            mean_fct_ms=fct, ratio=r, **where))
+    res.append(_large_flows(at, where))
+    res.append(_ecn(at, where))
+    return res
+
+
+def _large_flows(at, where):
+    """Reported, no verdict: what the guard does for the large flows that
+    strict priority leaves in the lowest levels."""
+    vals = {}
+    for s in ("panda", "panda-guard"):
+        if s in at:
+            r = at[s]
+            vals[s] = {
+                "large_completed": r["fct_completed"].get("large"),
+                "large_unfinished": r["fct_unfinished"].get("large"),
+                "large_mean_fct_ms": _mean(r["fct_mean_ms"].get("large")),
+                "all_completed": r["fct_completed"].get("all"),
+                "guard_packets": _mean(r["egress"].get("guard")),
+                "memcached_p99_ms": _mean(r["memcached"]["p99_ms"])}
+    return _target("large_flows_guard", "large-flow completion without "
+                   "(panda) and with (panda-guard) the starvation guard",
+                   None, schemes=vals, **where)
+
+
+def _ecn(at, where):
+    """Port ECN with ECN-capable senders against drop-tail at the same
+    buffer: retransmissions and small-flow p99 FCT must both fall."""
+    vals = {}
+    for s in ("panda", "panda-droptail"):
+        if s in at:
+            r = at[s]
+            vals[s] = {
+                "retrans_segs": _mean(r["tcp_sender"].get("TcpRetransSegs")),
+                "rto": _mean(r["tcp_sender"].get("TcpExtTCPTimeouts")),
+                "small_p99_fct_ms": _mean(r["fct_p99_ms"].get("small")),
+                "marks": _mean(r["egress"].get("mark-ecn")),
+                "drops": _mean(r["egress"].get("drop-limit"))}
+    met = None
+    if len(vals) == 2 and None not in (
+            vals["panda"]["retrans_segs"], vals["panda"]["small_p99_fct_ms"],
+            vals["panda-droptail"]["retrans_segs"],
+            vals["panda-droptail"]["small_p99_fct_ms"]):
+        e, d = vals["panda"], vals["panda-droptail"]
+        met = (e["retrans_segs"] < d["retrans_segs"]
+               and e["small_p99_fct_ms"] < d["small_p99_fct_ms"])
+    return _target("ecn_vs_droptail", "port ECN (panda) against drop-tail "
+                   "(panda-droptail): sender retransmissions and small-flow "
+                   "p99 FCT fall", met, schemes=vals, **where)
+
+
+def lines(summary):
+    """The targets as text for the run's closing table."""
+    out = []
+    for cc, fl in sorted((summary.get("floor") or {}).items()):
+        out.append("floor (%s): %s ms = unloaded memcached p99 %s ms + one "
+                   "%d-byte frame at the link rate %.3f ms" % (
+                       cc, _f(fl["floor_ms"]), _f(fl["unloaded_p99_ms"]),
+                       fl["frame_bytes"], fl["frame_ms"]))
+    for t in summary.get("targets") or []:
+        verdict = {True: "met", False: "NOT met", None: "-"}[t["met"]]
+        out.append("target %-20s %-7s %s: %s" % (
+            t["id"], verdict, t["what"], _values(t)))
+    return out
+
+
+def _values(t):
+    if t["id"] == "panda_p99_vs_floor":
+        return "panda %s ms, floor %s ms, %sx" % (
+            _f(t["panda_p99_ms"]), _f(t["floor_ms"]), _f(t["ratio"]))
+    if t["id"] == "panda_p99_vs_fq":
+        return "panda %s ms, fq %s ms" % (_f(t["panda_p99_ms"]),
+                                          _f(t["fq_p99_ms"]))
+    if t["id"] == "p99_order":
+        return ", ".join("%s %s" % (s, _f(v)) for s, v in
+                         t["p99_ms"].items()) + " ms"
+    if t["id"].startswith("fct_"):
+        return "panda %s ms, pias %s ms, ratio %s" % (
+            _f(t["mean_fct_ms"]["panda"]), _f(t["mean_fct_ms"]["pias"]),
+            _f(t["ratio"], 3))
+    parts = []
+    for s, v in t["schemes"].items():
+        parts.append("%s: %s" % (s, ", ".join(
+            "%s %s" % (k, _f(x)) for k, x in v.items())))
+    return "; ".join(parts) or "(schemes not run)"
+
+
+def _f(v, digits=2):
+    if v is None:
+        return "-"
+    if isinstance(v, int):
+        return str(v)
+    return "%.*f" % (digits, v)
