@@ -6,6 +6,8 @@
 # libtcmalloc-minimal4: sim/run.py preloads tcmalloc into the ns-3
 # simulator (sim/README.md, "Speed": about 18% less CPU than glibc's
 # malloc, same results); optional, glibc's malloc without it.
+# valgrind: the benchmarks' --instructions modes (exact instruction counts,
+# independent of the machine's load).
 set -e
 
 APT_PACKAGES="
@@ -18,6 +20,7 @@ APT_PACKAGES="
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
   ansible ansible-lint
   clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl
+  valgrind
 "
 
 if [ "$(id -u)" != 0 ]; then
