@@ -7,6 +7,8 @@ topology, the dumbbell with one host per side:
   namespace: two netdev bridges, fail_mode=secure, every switch port with
   panda-sched (K levels);
 * pm2 and pm1 reach each other (static forwarding, table 1);
+* with the project's controller attached (the second run), the same, the
+  panda rule being the controller's;
 * a known flow is marked and queued as the policy says, at both switches:
   200 KB from pm2 to pm1 under 'kind=pias,thresholds=10000,dscp=10/20,
   queues=0/1' leaves s1 (panda action at the host-facing ingress) with
@@ -22,7 +24,7 @@ topology, the dumbbell with one host per side:
 
 Needs root, Debian's mininet (skipped with the reason if it does not
 import) and a build tree ($PANDA_BUILD_DIR, default <repo>/_build).
-About 20-30 seconds.
+About 25 seconds (two topologies, ~12 s each).
 """
 
 import os
@@ -87,7 +89,9 @@ def level_sent(tb, port):
     return [lv.get("sent_p", 0) for lv in tb.sched_show(port)["levels"]]
 
 
-def test_dumbbell(other_ovs, tmp_path):
+@pytest.mark.parametrize("controller", [False, True],
+                         ids=["ofctl", "controller"])
+def test_dumbbell(other_ovs, tmp_path, controller):
     from pandaovs.mininet.testbed import MininetTestbed
     from pandaovs.mininet.topo import Dumbbell
     # A buffer larger than the transfer: nothing is dropped between the
@@ -97,13 +101,15 @@ def test_dumbbell(other_ovs, tmp_path):
                     queue_pkts=1000, ecn_threshold=0, guard_permille=0)
     topo = Dumbbell()
     links_before = link_names()
-    tb = MininetTestbed(BUILD, qos, topo)
+    tb = MininetTestbed(BUILD, qos, topo, controller=controller)
     procs = []
     try:
         tb.start_network()
         sb = tb.sb
         ns, tmpdir = sb.ns.name, sb.dir
         pids = list(sb.pids) + [n.pid for n in sb.net.hosts + sb.net.switches]
+        if controller:
+            pids.append(tb.ctl.ctl.pid)
         assert all(alive(p) for p in pids)
         assert ns in run("ip", "netns", "list")
 
@@ -170,6 +176,14 @@ def test_dumbbell(other_ovs, tmp_path):
             assert delta[port][1] == n20, (port, delta[port])
             assert delta[port][0] >= n10, (port, delta[port])
             assert not any(delta[port][2:]), (port, delta[port])
+        # Who installed the panda rule: the controller (its cookie) or
+        # ovs-ofctl (cookie 0).
+        panda = [l for l in tb.ofctl("dump-flows", "s1").splitlines()
+                 if "panda(" in l]
+        assert len(panda) == 1
+        cookie = int(re.search(r"cookie=(0x[0-9a-f]+)", panda[0]).group(1),
+                     16)
+        assert (cookie >> 32 == 0x50414e44) if controller else cookie == 0
         show = tb.panda_show(POLICY.id)
         assert show[POLICY.id]["packets_per_level"][1] >= n20
     finally:

@@ -46,6 +46,10 @@ def add_topology_options(p):
     g.add_argument("--fabric-rate-mbit", type=float,
                    help="rate of every switch port but the bottleneck "
                    "(default 10x --rate-mbit)")
+    g.add_argument("--controller", action="store_true",
+                   help="attach every switch to the project's controller "
+                   "(ofproto-ext/controller), which then installs the "
+                   "panda and host rules of each scheme")
 
 
 def make_topo(p, a):
@@ -104,7 +108,8 @@ def main(argv=None):
     def testbed(cfg, cc, mtu):
         from .testbed import MininetTestbed
         return MininetTestbed(cfg.build_dir, cfg.qos, topo,
-                              fabric_rate_bps=fabric, mtu=mtu, cc=cc)
+                              fabric_rate_bps=fabric, mtu=mtu, cc=cc,
+                              controller=a.controller)
     runner.handle_signals()
     return runner.execute(
         runner.Run(cfg, log=lambda m: print(m, flush=True), testbed=testbed,
@@ -144,7 +149,8 @@ def cli_main(argv):
                     queue_pkts=queue_pkts_for(rate), ecn_threshold=0,
                     guard_permille=0)
     fabric = a.fabric_rate_mbit * 1e6 if a.fabric_rate_mbit else None
-    tb = MininetTestbed(a.build_dir, qos, topo, fabric_rate_bps=fabric)
+    tb = MininetTestbed(a.build_dir, qos, topo, fabric_rate_bps=fabric,
+                        controller=a.controller)
     try:
         tb.start_network()
         for h in (tb.pm1, tb.pm2):
