@@ -6,6 +6,11 @@
 # mininet: the Mininet front end (mininet/README.md); installed without its
 # recommended openvswitch-switch (--no-install-recommends below): the front
 # end runs the build tree's OVS in a namespace, never the distro's.
+# libtcmalloc-minimal4: sim/run.py preloads tcmalloc into the ns-3
+# simulator (sim/README.md, "Speed": about 18% less CPU than glibc's
+# malloc, same results); optional, glibc's malloc without it.
+# valgrind: the benchmarks' --instructions modes (exact instruction counts,
+# independent of the machine's load).
 set -e
 
 APT_PACKAGES="
@@ -14,11 +19,12 @@ APT_PACKAGES="
   python3 python3-six python3-pytest python3-matplotlib python3-os-ken
   libcmocka-dev libpcap-dev libmemcached-dev memcached
   libbpf-dev libxdp-dev
-  libns3-dev libgsl-dev
+  libns3-dev libgsl-dev libtcmalloc-minimal4
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
   ansible ansible-lint
   mininet
   clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl
+  valgrind
 "
 
 if [ "$(id -u)" != 0 ]; then
