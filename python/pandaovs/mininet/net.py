@@ -17,10 +17,10 @@ One OVS per network namespace, and Mininet never meets another OVS:
     batchStartup, batchShutdown), and ovs-vsctl finds its database through
     $OVS_RUNDIR.  While Mininet runs, PATH starts with the build tree's
     utilities/ and OVS_RUNDIR (and the other OVS_*DIR) name the sandbox's
-    directory; the shells inherit both when they start.  setup() checks
-    that the ovs-vsctl Mininet sees is ours and talks to our database
-    before anything is built (the sandbox's own ovs-vsctl is the same
-    binary with the same environment);
+    directory; the shells inherit both when they start.  Before anything
+    is built, _check_vsctl() makes sure the ovs-vsctl Mininet will find is
+    the build tree's and reaches our database (Mininet's own check,
+    OVSSwitch.setup(), would exit the process otherwise);
   - Mininet.init() is skipped: its fixLimits() raises machine-wide sysctls
     (fs.file-max, net.core.[rw]mem_max, kernel.pty.max, ...), which would
     change every other test and OVS on the machine and make results
