@@ -34,6 +34,7 @@ import subprocess
 import pytest
 
 from pandaovs import paths
+from pandaovs.lab import LabError, wait_until
 from pandaovs.mininet import net
 from pandaovs.policy import Policy
 from pandaovs.sandbox import OvsSandbox, end_process, run
@@ -148,11 +149,30 @@ def test_dumbbell(other_ovs, tmp_path, controller):
         tb.pm2.run("sh", "-c", "head -c %d /dev/zero | nc -N %s %d"
                    % (SIZE, tb.pm1.ip, PORT), timeout=120)
         srv.wait(timeout=60)
-        after = {p: level_sent(tb, p) for p in ("s1-eth1", "s2-eth2")}
-        end_process(cap, sig=2)
 
-        packets = [p for p in pcap.tcp_packets(cap_path)
-                   if p["dport"] == PORT]
+        # The connection's last packets (pm2's ACK of pm1's FIN) may still
+        # be on their way through the switches and into the capture when
+        # both programs have exited: wait until the counters and the
+        # capture agree (or stop changing: then the assertions below say
+        # how they differ).
+        def snapshot():
+            return ({p: level_sent(tb, p) for p in ("s1-eth1", "s2-eth2")},
+                    [p for p in pcap.tcp_packets(cap_path)
+                     if p["dport"] == PORT])
+        last = [None]
+
+        def settled():
+            after, packets = snapshot()
+            n20 = sum(1 for p in packets if p["dscp"] == 20)
+            if all(after[p][1] - before[p][1] == n20 for p in after):
+                return after, packets
+            last[0] = (after, packets)
+            return None
+        try:
+            after, packets = wait_until(settled, 10, "the capture")
+        except LabError:
+            after, packets = last[0]
+        end_process(cap, sig=2)
         data = [p for p in packets if p["payload"] > 0]
         assert sum(p["payload"] for p in data) >= SIZE
         sent = 0
@@ -178,8 +198,8 @@ def test_dumbbell(other_ovs, tmp_path, controller):
             assert not any(delta[port][2:]), (port, delta[port])
         # Who installed the panda rule: the controller (its cookie) or
         # ovs-ofctl (cookie 0).
-        panda = [l for l in tb.ofctl("dump-flows", "s1").splitlines()
-                 if "panda(" in l]
+        panda = [line for line in tb.ofctl("dump-flows", "s1").splitlines()
+                 if "panda(" in line]
         assert len(panda) == 1
         cookie = int(re.search(r"cookie=(0x[0-9a-f]+)", panda[0]).group(1),
                      16)
