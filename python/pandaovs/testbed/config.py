@@ -10,6 +10,7 @@ import os
 from typing import Optional, Tuple
 
 from .. import paths
+from .. import workload as workloads
 from .experiments import MODES
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
@@ -39,6 +40,11 @@ class RunConfig:
     run_id: Optional[str]
     plots: bool
     calibrate: Optional[Tuple[float, ...]]  # rates, Mbit/s
+    # The FHT flow-size CDF (pandaovs.workload): collection, model and
+    # every trial use it.
+    workload: workloads.Workload = None
+    iperf3_streams: int = 0     # long-lived background streams per trial
+    goodput_check_s: float = 0  # the iperf3 cross-check's length, 0: off
     argv: Tuple[str, ...] = ()
 
     @property
@@ -56,6 +62,10 @@ class TrialConfig:
     fct_window_s: float = 0.0       # 0: from warm-up to memcached's end
     fct_grace_s: float = 0.0        # load kept up after the window
     fht_sample_pkts: int = 300000   # stage 1: FHT packets captured
+    cdf: str = None                 # FHT flow sizes (the run's workload
+                                    # copy); None: the web-search CDF
+    iperf3_streams: int = 0         # background iperf3 streams (loaded
+                                    # trials only)
 
 
 def parser():
@@ -129,6 +139,20 @@ def parser():
     p.add_argument("--fct-window", type=float, metavar="SECONDS",
                    help="experiment (c)'s FCT window (default: quick 20, "
                    "full 60); the load is kept up half as long again")
+    p.add_argument("--workload", default=workloads.DEFAULT,
+                   metavar="web-search|data-mining|FILE",
+                   help="flow sizes of the throughput traffic, in "
+                   "collection, model and experiments: a shipped CDF "
+                   "(load_generator/cdf/) or a CDF file in the load "
+                   "generator's format (default %(default)s)")
+    p.add_argument("--iperf3-streams", type=int, default=0, metavar="N",
+                   help="add N long-lived iperf3 streams (PM2 to PM1, the "
+                   "path of the flows) as background load to every loaded "
+                   "trial (default 0; needs iperf3)")
+    p.add_argument("--goodput-check", type=float, metavar="SECONDS",
+                   help="length of the iperf3 cross-check of the load "
+                   "generator's goodput, once per run (default: quick 10, "
+                   "full 30; 0 = skip)")
     p.add_argument("--run-id", help="name of the run directory")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--calibrate", metavar="RATES",
@@ -187,6 +211,16 @@ def parse_args(argv):
     window = a.fct_window or MODES[mode]["fct_window_s"]
     grace = (window / 2 if a.fct_window
              else MODES[mode]["fct_grace_s"])
+    try:
+        wl = workloads.load(a.workload)
+    except workloads.WorkloadError as e:
+        p.error("--workload: %s" % e)
+    if not 0 <= a.iperf3_streams <= 128:
+        p.error("--iperf3-streams %d: must be 0..128" % a.iperf3_streams)
+    if a.goodput_check is not None and not 0 <= a.goodput_check <= 3600:
+        p.error("--goodput-check must be 0..3600 seconds")
+    check_s = (a.goodput_check if a.goodput_check is not None
+               else MODES[mode]["goodput_check_s"])
     calibrate = None
     if a.calibrate:
         try:
@@ -201,4 +235,6 @@ def parse_args(argv):
         load=a.load, queue_pkts=queue_pkts, qos=qos,
         warmup_s=a.warmup or MODES[mode]["warmup_s"], fct_window_s=window,
         fct_grace_s=grace, run_id=a.run_id,
-        plots=not a.no_plots, calibrate=calibrate, argv=tuple(argv))
+        plots=not a.no_plots, calibrate=calibrate, workload=wl,
+        iperf3_streams=a.iperf3_streams, goodput_check_s=check_s,
+        argv=tuple(argv))

@@ -1,7 +1,7 @@
 """Thesis stage 2 (offline modelling): tools/panda-model turns the packet
-sizes recorded in stage 1 (FLT = memcached, FHT = web-search, sending side)
-plus the web-search flow-size CDF and the load into Panda's T and
-thresholds, and the PIAS baseline from the same CDF and load.
+sizes recorded in stage 1 (FLT = memcached, FHT = the workload's flows,
+sending side) plus the workload's flow-size CDF and the load into Panda's T
+and thresholds, and the PIAS baseline from the same CDF and load.
 
 A policy record is {"panda": {...}, "pias": {...}}, each with "action" (the
 policy text) and, from a model run, "model" (panda-model's JSON) and
@@ -12,7 +12,7 @@ import collections
 import json
 import os
 
-from .. import loadgen, modeltool
+from .. import modeltool
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..modeltool import ModelToolError
 from ..policy import Policy, PolicyError
@@ -58,14 +58,16 @@ def sample_summary(path, port):
             "share_below_1000": sum(c for s, c in ordered if s < 1000) / n}
 
 
-def run_model(build, flt_pcap, fht_pcap, load, levels, outdir, log=None):
-    """Runs panda-model for Panda and PIAS; returns the policy record."""
+def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
+              log=None):
+    """Runs panda-model for Panda and PIAS on the flow-size CDF 'cdf' (the
+    run's workload); returns the policy record."""
     log = log or (lambda m: None)
     try:
         tool = build.tool("panda-model")
     except RuntimeError as e:
         raise ModelError(str(e))
-    common = ["--cdf", loadgen.WEB_SEARCH_CDF, "--load", str(load),
+    common = ["--cdf", cdf, "--load", str(load),
               "--levels", str(levels)]
     out_json = {s: os.path.join(outdir, "%s-policy.json" % s)
                 for s in MODEL_IDS}
