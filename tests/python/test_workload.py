@@ -112,6 +112,8 @@ def test_run_options(capsys, tmp_path):
                            "2", "--goodput-check", "0"])
     assert a.workload.name == "data-mining" and a.workload.shipped
     assert a.iperf3_streams == 2 and a.goodput_check_s == 0
+    assert a.flt_level0 == 0.99
+    assert config.parse_args(["--flt-level0", "0"]).flt_level0 == 0
     bad = tmp_path / "bad.cdf"
     bad.write_text(BAD[0][0])
     with pytest.raises(SystemExit) as e:
@@ -120,7 +122,8 @@ def test_run_options(capsys, tmp_path):
     assert "--workload: %s:2: values not sorted" % bad in \
         capsys.readouterr().err
     for args, msg in ((["--iperf3-streams", "-1"], "--iperf3-streams -1"),
-                      (["--goodput-check", "-3"], "--goodput-check")):
+                      (["--goodput-check", "-3"], "--goodput-check"),
+                      (["--flt-level0", "2"], "--flt-level0 2")):
         with pytest.raises(SystemExit):
             config.parse_args(args)
         assert msg in capsys.readouterr().err

@@ -45,6 +45,7 @@ class RunConfig:
     workload: workloads.Workload = None
     iperf3_streams: int = 0     # long-lived background streams per trial
     goodput_check_s: float = 0  # the iperf3 cross-check's length, 0: off
+    flt_level0: float = 0.99    # panda-model --flt-level0 (0: no bound)
     argv: Tuple[str, ...] = ()
 
     @property
@@ -153,6 +154,12 @@ def parser():
                    help="length of the iperf3 cross-check of the load "
                    "generator's goodput, once per run (default: quick 10, "
                    "full 30; 0 = skip)")
+    p.add_argument("--flt-level0", type=float, default=0.99,
+                   metavar="SHARE",
+                   help="the model bounds alpha_1 from below so that SHARE "
+                   "of the memcached packets collected stay at level 0 "
+                   "(panda-model --flt-level0; default %(default)g, 0 = "
+                   "no bound: thresholds from the flow-size CDF alone)")
     p.add_argument("--run-id", help="name of the run directory")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--calibrate", metavar="RATES",
@@ -219,6 +226,8 @@ def parse_args(argv):
         p.error("--iperf3-streams %d: must be 0..128" % a.iperf3_streams)
     if a.goodput_check is not None and not 0 <= a.goodput_check <= 3600:
         p.error("--goodput-check must be 0..3600 seconds")
+    if not 0 <= a.flt_level0 <= 1:
+        p.error("--flt-level0 %g: must be in [0, 1]" % a.flt_level0)
     check_s = (a.goodput_check if a.goodput_check is not None
                else MODES[mode]["goodput_check_s"])
     calibrate = None
@@ -237,4 +246,5 @@ def parse_args(argv):
         fct_grace_s=grace, run_id=a.run_id,
         plots=not a.no_plots, calibrate=calibrate, workload=wl,
         iperf3_streams=a.iperf3_streams, goodput_check_s=check_s,
+        flt_level0=a.flt_level0,
         argv=tuple(argv))

@@ -163,6 +163,7 @@ class Run:
             "fct_window_s": c.fct_window_s,
             "fct_grace_s": c.fct_grace_s,
             "load_rho_for_model": c.load,
+            "flt_level0_for_model": c.flt_level0,
             "workload": c.workload.record(copy="workload.cdf"),
             "iperf3_background_streams": c.iperf3_streams,
             "memcached_version": _cmd_out(["memcached", "-V"]),
@@ -353,7 +354,8 @@ class Run:
         self.log("stage 2: model (panda-model, %s CDF, rho %g, K %d)"
                  % (c.workload.name, c.load, tb.levels))
         pol = model.run_model(self.build, flt, fht, self.cdf, c.load,
-                              tb.levels, self.dir, log=self.log)
+                              tb.levels, self.dir, flt_level0=c.flt_level0,
+                              log=self.log)
         pol["source"] = "model"
         pol["workload"] = c.workload.record(copy="workload.cdf")
         with open(os.path.join(self.dir, "policy.json"), "w") as f:
