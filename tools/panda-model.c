@@ -45,8 +45,9 @@ struct options {
     size_t n_weight_values;
     enum panda_samples_weighting weighting;
     bool keep_acks;
-    double flt_level0;          /* Share of FLT packets alpha_1 must keep
-                                 * at level 0 (0: no bound). */
+    double flt_level0;          /* Share of FLT packets to keep at level 0
+                                 * (0: no bound). */
+    int flt_bound;              /* FLT_BOUND_*: how. */
     enum panda_solver_tie tie;
     uint32_t id;
     uint8_t dscp[PANDA_MAX_LEVELS], queue[PANDA_MAX_LEVELS];
@@ -54,6 +55,13 @@ struct options {
     enum panda_kind kind;
     const char *output;
     bool json_stdout, action_only, quiet;
+};
+
+/* How the FLT's counter excursions are kept below alpha_1 (--flt-bound;
+ * tools/README-panda-model.md). */
+enum {
+    FLT_BOUND_FLOOR,        /* Credit: floor = -(excursion - alpha_1). */
+    FLT_BOUND_ALPHA1,       /* alpha_1 >= excursion, the rest re-solved. */
 };
 
 struct input_summary {
@@ -92,12 +100,14 @@ struct result {
     double cdf_scale;
     uint64_t alpha_bytes[PANDA_MAX_LEVELS - 1];
 
-    /* Lower bound of alpha_1 from the FLT counter's excursions. */
+    /* The FLT counter's excursions and what was done about them. */
     bool have_exc;
     struct panda_model_excursion exc;
+    bool bound_active;              /* The free policy left fewer than the
+                                     * share asked at level 0. */
     double level0_free, level0;     /* Share of the FLT packets at level 0
-                                     * with the free alpha_1 and with the
-                                     * chosen one (replayed). */
+                                     * without and with the bound
+                                     * (replayed). */
 
     char *notes;
 };
@@ -151,9 +161,12 @@ Inputs:\n\
   --keep-acks         keep zero-payload packets (dropped by default: they do\n\
                       not move the datapath counter)\n\
   --tie high|low|mid  which T of the best plateau of t(T) (default high)\n\
-  --flt-level0 SHARE  bound alpha_1 from below so that SHARE of the FLT\n\
-                      packets stay at level 0 when Algorithm 2 is replayed\n\
-                      over the FLT captures (default 0.99; 0 = no bound)\n\
+  --flt-level0 SHARE  keep SHARE of the FLT packets at level 0 when\n\
+                      Algorithm 2 is replayed over the FLT captures\n\
+                      (default 0.99; 0 = thresholds from the CDF alone)\n\
+  --flt-bound HOW     floor (default): give the counter the credit its\n\
+                      excursions need (floor=-N); alpha1: raise alpha_1\n\
+                      above them and re-solve the other thresholds\n\
 Policy:\n\
   --id N              policy id (default 1)\n\
   --dscp LIST         per-level DSCP values, '/' or ',' separated\n\
@@ -281,7 +294,7 @@ enum {
     OPT_CDF_UNIT, OPT_LOAD, OPT_LEVELS, OPT_MSS, OPT_HEADER_LEN,
     OPT_CLASS_BOUNDS, OPT_NO_SUB, OPT_WEIGHT_VALUES, OPT_FLOW_WEIGHT,
     OPT_KEEP_ACKS, OPT_TIE, OPT_ID, OPT_DSCP, OPT_QUEUES, OPT_KIND,
-    OPT_PIAS, OPT_JSON, OPT_ACTION, OPT_FLT_LEVEL0,
+    OPT_PIAS, OPT_JSON, OPT_ACTION, OPT_FLT_LEVEL0, OPT_FLT_BOUND,
 };
 
 static const struct option long_options[] = {
@@ -303,6 +316,7 @@ static const struct option long_options[] = {
     { "keep-acks", no_argument, NULL, OPT_KEEP_ACKS },
     { "tie", required_argument, NULL, OPT_TIE },
     { "flt-level0", required_argument, NULL, OPT_FLT_LEVEL0 },
+    { "flt-bound", required_argument, NULL, OPT_FLT_BOUND },
     { "id", required_argument, NULL, OPT_ID },
     { "dscp", required_argument, NULL, OPT_DSCP },
     { "queues", required_argument, NULL, OPT_QUEUES },
@@ -326,6 +340,10 @@ static const char *const ties[] = {
     [PANDA_SOLVER_TIE_HIGH] = "high",
     [PANDA_SOLVER_TIE_LOW] = "low",
     [PANDA_SOLVER_TIE_MID] = "mid",
+};
+static const char *const flt_bounds[] = {
+    [FLT_BOUND_FLOOR] = "floor",
+    [FLT_BOUND_ALPHA1] = "alpha1",
 };
 static const char *const kinds[] = {
     [PANDA_KIND_PANDA] = "panda",
@@ -351,6 +369,7 @@ options_init(struct options *o)
      * online; the margin covers a measured trial that differs from the
      * collected one. */
     o->flt_level0 = 0.99;
+    o->flt_bound = FLT_BOUND_FLOOR;
     o->id = 1;
     o->n_dscp = o->n_queues = -1;
     o->kind = PANDA_KIND_PANDA;
@@ -393,6 +412,10 @@ parse_option(struct options *o, int c, const char *arg)
         break;
     case OPT_FLT_LEVEL0:
         o->flt_level0 = cli_parse_double("--flt-level0", arg, 0, 1);
+        break;
+    case OPT_FLT_BOUND:
+        o->flt_bound = parse_choice("--flt-bound", arg, flt_bounds, 2,
+                                    "floor or alpha1");
         break;
     case OPT_ID: o->id = (uint32_t) cli_parse_u64("--id", arg, 0, UINT32_MAX);
         break;
@@ -650,12 +673,13 @@ solve_panda(const struct options *o, struct input_summary *flt,
     }
 }
 
-/* The lower bound of alpha_1 (counter units) from the FLT counter's
- * excursions under the policy solve_panda() made (T, weights, floor):
- * Appendix B sees only the FHT flow sizes, and where it puts alpha_1 below
- * what the FLT's own large packets add up to, the FLT leaves level 0 on
- * every burst of them (model.h, "Counter excursions").  Returns 0 for no
- * bound. */
+/* The FLT counter's excursions under the policy solve_panda() made (T,
+ * weights, floor 0): the counter that a share o->flt_level0 of the FLT
+ * packets stay at or below (counter units).  Appendix B sees only the FHT
+ * flow sizes, and where it puts alpha_1 below what the FLT's own large
+ * packets add up to, the FLT leaves level 0 on every burst of them
+ * (model.h, "Counter excursions"); apply_flt_bound() then makes room.
+ * Returns 0 for no bound. */
 static uint64_t
 flt_bound(const struct options *o, const struct input_summary *flt,
           struct result *r)
@@ -664,7 +688,7 @@ flt_bound(const struct options *o, const struct input_summary *flt,
         return 0;
     }
     if (flt->seq.unordered || !flt->seq.n) {
-        note(r, "alpha_1 not bounded by the FLT counter's excursions: the"
+        note(r, "no bound from the FLT counter's excursions: the"
              " FLT samples %s (give captures, or --flt-level0 0 to silence"
              " this)", flt->seq.unordered ? "include histograms, which"
              " carry no packet order" : "hold no packet");
@@ -734,6 +758,49 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
     } else {
         memcpy(p->alpha, r->alpha_bytes, sizeof p->alpha);
     }
+}
+
+/* After the thresholds: what the bound does, and the FLT's share at level
+ * 0 without and with it, by replaying the FLT again.
+ *
+ * floor: Appendix B's thresholds stay as they are (the FHT flows are
+ * scheduled exactly as the model wants), and the counter may go down to
+ * -(excursion - alpha_1): the FLT, whose small packets keep pulling its
+ * counter down, sits on that floor between bursts, so a burst that lifts
+ * a counter from 0 to 'excursion' lifts it from the floor only to
+ * alpha_1.  A connection can bank at most that much credit, and only by
+ * sending small packets first (README.md, "Counter floor"): less than
+ * raising alpha_1, which gives the first bytes of every FHT flow the top
+ * level too.  alpha1: solve_alpha() has bounded alpha_1 already. */
+static void
+apply_flt_bound(const struct options *o, const struct input_summary *flt,
+                uint64_t excursion, struct result *r)
+{
+    struct panda_policy *p = &r->policy;
+    const struct panda_model_pkt *pkts = flt->seq.pkt;
+    size_t n = flt->seq.n;
+
+    if (o->flt_bound == FLT_BOUND_ALPHA1) {
+        r->bound_active = r->alpha.bound_active;
+        r->level0_free = panda_model_level0_share(p, pkts, n,
+                                                  r->bound_active
+                                                  ? r->alpha.alpha_free[0]
+                                                  : p->alpha[0]);
+    } else {
+        r->level0_free = panda_model_level0_share(p, pkts, n, p->alpha[0]);
+        if (excursion > p->alpha[0]) {
+            uint64_t credit = excursion - p->alpha[0];
+
+            r->bound_active = true;
+            p->floor = credit > (uint64_t) INT64_MAX ? INT64_MIN
+                       : -(int64_t) credit;
+            note(r, "counter floor set to %" PRId64 " so that %.3g of the"
+                 " FLT packets stay at level 0: its counter rises to %"
+                 PRIu64 " on bursts of large packets, above alpha_1 = %"
+                 PRIu64, p->floor, o->flt_level0, excursion, p->alpha[0]);
+        }
+    }
+    r->level0 = panda_model_level0_share(p, pkts, n, p->alpha[0]);
 }
 
 static void
@@ -1017,20 +1084,27 @@ json_alpha(struct cli_json *j, const struct options *o,
     json_u64s(j, "thresholds_bytes", r->alpha_bytes, n);
     if (r->have_exc) {
         cli_json_object(j, "flt_bound");
-        cli_json_str(j, "what", "alpha_1 >= the counter that a share"
-                     " flt_level0 of the FLT packets stay at or below when"
-                     " Algorithm 2 (this policy's T, weights, floor) is"
-                     " replayed over the FLT captures in order");
+        cli_json_str(j, "what", "counter_quantile: the counter that a"
+                     " share flt_level0 of the FLT packets stay at or below"
+                     " when Algorithm 2 (T, weights, floor 0) is replayed"
+                     " over the FLT captures in order; where it is above"
+                     " alpha_1, 'floor' gives the counter that much credit"
+                     " below 0, 'alpha1' raises alpha_1 to it");
+        cli_json_str(j, "bound", flt_bounds[o->flt_bound]);
         cli_json_double(j, "flt_level0", r->exc.q);
         cli_json_u64(j, "packets", r->exc.packets);
         cli_json_u64(j, "flows", r->exc.flows);
         cli_json_i64(j, "counter_quantile", r->exc.quantile);
         cli_json_i64(j, "counter_max", r->exc.max);
-        cli_json_u64(j, "alpha1_min", a->alpha1_min);
-        cli_json_bool(j, "active", a->bound_active);
-        if (a->bound_active) {
-            json_u64s(j, "free_thresholds_bytes", a->alpha_free, n);
-            cli_json_double(j, "free_objective", a->obj_free);
+        cli_json_bool(j, "active", r->bound_active);
+        if (o->flt_bound == FLT_BOUND_FLOOR) {
+            cli_json_i64(j, "floor", r->policy.floor);
+        } else {
+            cli_json_u64(j, "alpha1_min", a->alpha1_min);
+            if (a->bound_active) {
+                json_u64s(j, "free_thresholds_bytes", a->alpha_free, n);
+                cli_json_double(j, "free_objective", a->obj_free);
+            }
         }
         cli_json_double(j, "flt_level0_share_free", r->level0_free);
         cli_json_double(j, "flt_level0_share", r->level0);
@@ -1143,14 +1217,14 @@ print_summary(FILE *f, const struct options *o, const struct result *r,
         fprintf(f, "\n");
         if (r->have_exc) {
             fprintf(f, "  FLT counter (replayed, %zu packets): %.0f%% at or"
-                    " below %" PRId64 ", max %" PRId64 "; alpha_1 bound %s;"
+                    " below %" PRId64 ", max %" PRId64 "; %s bound %s;"
                     " FLT packets at level 0: %.1f%%", r->exc.packets,
                     100 * r->exc.q, r->exc.quantile, r->exc.max,
-                    a->bound_active ? "active" : "not needed",
+                    flt_bounds[o->flt_bound],
+                    r->bound_active ? "active" : "not needed",
                     100 * r->level0);
-            if (a->bound_active) {
-                fprintf(f, " (free alpha_1 = %" PRIu64 ": %.1f%%)",
-                        a->alpha_free[0], 100 * r->level0_free);
+            if (r->bound_active) {
+                fprintf(f, " (%.1f%% without)", 100 * r->level0_free);
             }
             fprintf(f, "\n");
         }
@@ -1196,16 +1270,12 @@ main(int argc, char *argv[])
         note(&r, "packet-size samples are not used for kind=pias");
     }
     if (o.K > 1) {
-        uint64_t bound = panda ? flt_bound(&o, &flt, &r) : 0;
+        uint64_t excursion = panda ? flt_bound(&o, &flt, &r) : 0;
 
-        solve_alpha(&o, panda ? &fht : NULL, bound, &r);
+        solve_alpha(&o, panda ? &fht : NULL,
+                    o.flt_bound == FLT_BOUND_ALPHA1 ? excursion : 0, &r);
         if (r.have_exc) {
-            r.level0 = panda_model_level0_share(&r.policy, flt.seq.pkt,
-                                                flt.seq.n, r.policy.alpha[0]);
-            r.level0_free = r.alpha.bound_active
-                ? panda_model_level0_share(&r.policy, flt.seq.pkt,
-                                           flt.seq.n, r.alpha.alpha_free[0])
-                : r.level0;
+            apply_flt_bound(&o, &flt, excursion, &r);
         }
     }
     build_policy(&o, &r);

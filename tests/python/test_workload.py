@@ -112,7 +112,8 @@ def test_run_options(capsys, tmp_path):
                            "2", "--goodput-check", "0"])
     assert a.workload.name == "data-mining" and a.workload.shipped
     assert a.iperf3_streams == 2 and a.goodput_check_s == 0
-    assert a.flt_level0 == 0.99
+    assert a.flt_level0 == 0.99 and a.flt_bound == "floor"
+    assert config.parse_args(["--flt-bound", "alpha1"]).flt_bound == "alpha1"
     assert config.parse_args(["--flt-level0", "0"]).flt_level0 == 0
     bad = tmp_path / "bad.cdf"
     bad.write_text(BAD[0][0])

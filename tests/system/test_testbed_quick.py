@@ -20,44 +20,17 @@ printed by the run, not asserted here.  Takes about ten minutes.  Needs root (ne
 tree: $PANDA_BUILD_DIR, default <repo>/_build."""
 
 import hashlib
-import json
-import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from pandaovs import paths
 
-BUILD = paths.build_dir()
-RUN = os.path.join(paths.TOP, "testbed", "run.py")     # the README's command
-NEEDED = ("ovs/build/vswitchd/ovs-vswitchd", "load_generator/panda-mc-client",
-          "load_generator/panda-fg-client", "tools/panda-model")
-
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root "
-                       "(network namespaces and OVS); run as root"),
-    pytest.mark.skipif(
-        not all(os.access(os.path.join(BUILD, n), os.X_OK) for n in NEEDED),
-        reason="no complete build in %s (set PANDA_BUILD_DIR; needs %s)"
-        % (BUILD, ", ".join(NEEDED))),
-]
-
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("testbed")
-    res = subprocess.run([paths.PY, RUN, "--quick", "--qos", "panda-sched",
-                          "--out",
-                          str(out), "--run-id", "quick", "--build-dir",
-                          BUILD, "--no-plots"],
-                         capture_output=True, text=True, timeout=1800)
-    sys.stdout.write(res.stdout[-4000:])
-    path = out / "quick" / "result.json"
-    assert path.exists(), "no result.json; stderr: %s" % res.stderr[-2000:]
-    with open(path) as f:
-        result = json.load(f)
+def quick(testbed_run, tmp_path_factory):
+    res, result, _ = testbed_run(tmp_path_factory.mktemp("testbed"),
+                                 "quick", "--quick", "--qos", "panda-sched")
     return res, result
 
 

@@ -46,6 +46,7 @@ class RunConfig:
     iperf3_streams: int = 0     # long-lived background streams per trial
     goodput_check_s: float = 0  # the iperf3 cross-check's length, 0: off
     flt_level0: float = 0.99    # panda-model --flt-level0 (0: no bound)
+    flt_bound: str = "floor"    # panda-model --flt-bound: floor, alpha1
     argv: Tuple[str, ...] = ()
 
     @property
@@ -156,10 +157,16 @@ def parser():
                    "full 30; 0 = skip)")
     p.add_argument("--flt-level0", type=float, default=0.99,
                    metavar="SHARE",
-                   help="the model bounds alpha_1 from below so that SHARE "
-                   "of the memcached packets collected stay at level 0 "
-                   "(panda-model --flt-level0; default %(default)g, 0 = "
-                   "no bound: thresholds from the flow-size CDF alone)")
+                   help="the model makes room for the memcached counter's "
+                   "excursions so that SHARE of the collected memcached "
+                   "packets stay at level 0 (panda-model --flt-level0; "
+                   "default %(default)g, 0 = the policy of the flow-size "
+                   "CDF alone)")
+    p.add_argument("--flt-bound", choices=("floor", "alpha1"),
+                   default="floor",
+                   help="how: a counter floor (credit) below 0, the "
+                   "thresholds staying the CDF's (default), or alpha_1 "
+                   "raised (panda-model --flt-bound)")
     p.add_argument("--run-id", help="name of the run directory")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--calibrate", metavar="RATES",
@@ -246,5 +253,5 @@ def parse_args(argv):
         fct_grace_s=grace, run_id=a.run_id,
         plots=not a.no_plots, calibrate=calibrate, workload=wl,
         iperf3_streams=a.iperf3_streams, goodput_check_s=check_s,
-        flt_level0=a.flt_level0,
+        flt_level0=a.flt_level0, flt_bound=a.flt_bound,
         argv=tuple(argv))

@@ -59,12 +59,13 @@ def sample_summary(path, port):
 
 
 def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
-              flt_level0=0.99, log=None):
+              flt_level0=0.99, flt_bound="floor", log=None):
     """Runs panda-model for Panda and PIAS on the flow-size CDF 'cdf' (the
-    run's workload); returns the policy record.  'flt_level0': Panda's
-    alpha_1 is bounded below by the memcached connection's counter
-    excursions in the FLT capture, so that this share of its packets stay
-    at level 0 (panda-model --flt-level0; tools/README-panda-model.md)."""
+    run's workload); returns the policy record.  'flt_level0', 'flt_bound':
+    the Panda policy makes room for the memcached counter's excursions in
+    the FLT capture (a floor, or a higher alpha_1), so that this share of
+    its packets stay at level 0 (panda-model --flt-level0, --flt-bound;
+    tools/README-panda-model.md)."""
     log = log or (lambda m: None)
     try:
         tool = build.tool("panda-model")
@@ -82,6 +83,7 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
                   "--fht", fht_pcap, "--fht-filter",
                   "src host %s and tcp src port %d" % (PM2_IP, FG_PORT),
                   "--flt-level0", "%g" % flt_level0,
+                  "--flt-bound", flt_bound,
                   "-o", out_json["panda"]] + common,
         "pias": [tool, "--pias", "--id", str(MODEL_IDS["pias"]),
                  "-o", out_json["pias"]] + common,
@@ -99,15 +101,13 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
         "flt_bound")
     if bound:
         log("  memcached counter (replayed over the FLT capture): %g%% of "
-            "its packets at or below %d, max %d; alpha_1 bound %s; "
-            "predicted at level 0: %.1f%%%s" % (
+            "its packets at or below %d, max %d; %s bound %s; predicted at "
+            "level 0: %.1f%%%s" % (
                 100 * bound["flt_level0"], bound["counter_quantile"],
-                bound["counter_max"],
+                bound["counter_max"], bound["bound"],
                 "active" if bound["active"] else "not needed",
                 100 * bound["flt_level0_share"],
-                " (%.1f%% with the CDF's alpha_1 %d)" % (
-                    100 * bound["flt_level0_share_free"],
-                    bound["free_thresholds_bytes"][0])
+                " (%.1f%% without)" % (100 * bound["flt_level0_share_free"])
                 if bound["active"] else ""))
     return out
 

@@ -164,6 +164,7 @@ class Run:
             "fct_grace_s": c.fct_grace_s,
             "load_rho_for_model": c.load,
             "flt_level0_for_model": c.flt_level0,
+            "flt_bound_for_model": c.flt_bound,
             "workload": c.workload.record(copy="workload.cdf"),
             "iperf3_background_streams": c.iperf3_streams,
             "memcached_version": _cmd_out(["memcached", "-V"]),
@@ -355,7 +356,7 @@ class Run:
                  % (c.workload.name, c.load, tb.levels))
         pol = model.run_model(self.build, flt, fht, self.cdf, c.load,
                               tb.levels, self.dir, flt_level0=c.flt_level0,
-                              log=self.log)
+                              flt_bound=c.flt_bound, log=self.log)
         pol["source"] = "model"
         pol["workload"] = c.workload.record(copy="workload.cdf")
         with open(os.path.join(self.dir, "policy.json"), "w") as f:
