@@ -970,6 +970,10 @@ json_policy(struct cli_json *j, const struct result *r)
     json_u64s(j, "thresholds", p->alpha, p->n_levels - 1);
     json_u8s(j, "dscp", p->dscp, p->n_levels);
     json_u8s(j, "queues", p->queue, p->n_levels);
+    if (p->floor) {
+        /* Only a bound (--flt-bound floor) sets it. */
+        cli_json_i64(j, "floor", p->floor);
+    }
     cli_json_str(j, "action", r->action);
 }
 

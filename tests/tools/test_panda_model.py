@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from pandaovs import paths
+from pandaovs.policy import Policy
 
 BUILD = paths.BuildTree()
 MODEL = BUILD.path("tools/panda-model")
@@ -356,6 +357,8 @@ def test_flt_excursions_bounded_by_a_floor(tmp_path):
     assert b["counter_max"] == 4344 and b["counter_quantile"] == 4344
     assert b["active"] is True and b["floor"] == -2884
     assert parse_action(doc["action"])["floor"] == "-2884"
+    assert doc["floor"] == -2884        # the structured field too
+    assert Policy.from_json(doc)[0].text() == doc["action"]
     # Free: after 1448 the counter stays above 1460 for two large packets
     # (2896, 4344) and two small ones (2956, 1568): 4 per burst, 2 for the
     # last one, which ends the capture.  With the floor the counter sits
@@ -372,6 +375,7 @@ def test_flt_excursions_bounded_by_a_floor(tmp_path):
     lb = lower["model"]["alpha"]["flt_bound"]
     assert lb["counter_quantile"] == 1448 and lb["active"] is False
     assert lb["floor"] == 0 and "floor" not in parse_action(lower["action"])
+    assert "floor" not in lower
     # Off: the free policy, no record.
     off = model_json("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
                      0.8, "--flt-level0", 0)
