@@ -404,3 +404,32 @@ def test_floor_and_targets():
     assert "floor (cubic): 2.24 ms = unloaded memcached p99 2.00 ms" in text
     assert "NOT met" in text
     assert "94.0% at level 0 (packets per level: 0:94 1:6)" in text
+
+
+def test_compare_runs(tmp_path):
+    """pandaovs.testbed.compare: the figures and their numbers, per run,
+    from each run's result.json (no capture needed)."""
+    from pandaovs.testbed import compare
+    cfg = config.parse_args([])
+    for name, top in (("before", 60), ("after", 99)):
+        trials = [_trial("pias", 0, 30.0), _trial("panda", 0, 2.0)]
+        trials[1]["memcached_levels"] = {"0": top, "1": 100 - top}
+        trials[1]["dir"] = str(tmp_path / "gone")
+        d = tmp_path / name
+        d.mkdir()
+        (d / "result.json").write_text(json.dumps({
+            "metadata": {"workload": {"name": "data-mining"}},
+            "trials": trials, "summary": runner.summarize(trials, cfg)}))
+    assert compare.main(["--out", str(tmp_path / "cmp"),
+                         "CDF alone=%s" % (tmp_path / "before"),
+                         "floor=%s" % (tmp_path / "after")]) == 0
+    for f in ("compare-levels.png", "compare-metrics.png"):
+        assert (tmp_path / "cmp" / f).stat().st_size > 10000
+    runs = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert [r["label"] for r in runs] == ["CDF alone", "floor"]
+    assert [r["panda"]["memcached_level0_share"] for r in runs] == [0.6,
+                                                                    0.99]
+    assert runs[0]["pias"]["memcached_p99_ms"] == 30.0
+    assert runs[1]["workload"] == "data-mining"
+    with pytest.raises(SystemExit):
+        compare.main(["--out", str(tmp_path), "nolabel"])

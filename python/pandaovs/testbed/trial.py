@@ -123,12 +123,11 @@ def overlap(load_window, mc_window, warmup_s):
             "load_after_s": lw[1] - mw[1] if known else None}
 
 
-def dscp_levels(path, dscp_map):
-    """Memcached data packets received at PM1, per level (by DSCP), of the
-    measurement connection: panda-mc-client first stores its keys on a
-    connection of its own, then opens the measured one, so that is the
-    connection seen last.  Returns (levels, other DSCPs)."""
-    inv = {d: i for i, d in enumerate(dscp_map)}
+def measured_dscps(path):
+    """The DSCPs of the memcached data packets received at PM1 (capture
+    'path'), in order, of the measurement connection: panda-mc-client
+    first stores its keys on a connection of its own, then opens the
+    measured one, so that is the connection seen last."""
     first = {}
     per_conn = collections.defaultdict(list)
     for p in pcap.tcp_packets(path):
@@ -136,15 +135,22 @@ def dscp_levels(path, dscp_map):
             continue
         first.setdefault(p["dport"], p["ts"])
         per_conn[p["dport"]].append(p["dscp"])
+    if not first:
+        return []
+    return per_conn[max(first, key=lambda port: first[port])]
+
+
+def dscp_levels(path, dscp_map):
+    """measured_dscps() per level (by the policy's DSCP map).  Returns
+    (levels, other DSCPs)."""
+    inv = {d: i for i, d in enumerate(dscp_map)}
     levels = collections.Counter()
     other = collections.Counter()
-    if first:
-        last = max(first, key=lambda port: first[port])
-        for dscp in per_conn[last]:
-            if dscp in inv:
-                levels[inv[dscp]] += 1
-            else:
-                other[dscp] += 1
+    for dscp in measured_dscps(path):
+        if dscp in inv:
+            levels[inv[dscp]] += 1
+        else:
+            other[dscp] += 1
     return ({str(k): v for k, v in sorted(levels.items())},
             {str(k): v for k, v in sorted(other.items())})
 
