@@ -1,13 +1,16 @@
 /* bench-blast: sends TCP segments as fast as it can on an AF_PACKET socket.
  *
  *   bench-blast IFNAME FRAME_BYTES CONNECTIONS SECONDS [DST_MAC [FIRST
- *               [COUNT]]]
+ *               [COUNT [PAYLOAD [RATE]]]]]
  *
  * Builds Ethernet/IPv4/TCP frames of FRAME_BYTES (without FCS, >= 60) and
  * cycles through CONNECTIONS distinct 5-tuples (source address and port
  * vary), starting at tuple FIRST (default 0), sending batches with
  * sendmmsg() and PACKET_QDISC_BYPASS, for SECONDS or until COUNT frames
- * have been sent (if COUNT is given and nonzero).  Prints the number of
+ * have been sent (if COUNT is given and nonzero).  The TCP payload is
+ * zeros, or begins with the string PAYLOAD (bench-ingress.py's heartbeats:
+ * "HB").  With RATE (frames per second, nonzero), it paces itself to that
+ * rate instead of sending as fast as it can.  Prints the number of
  * frames sent.  Used by bench/bench-forwarding.py and bench-flood.py; the
  * forwarding rate is measured at the receiving interface, not here. */
 #define _GNU_SOURCE
@@ -82,12 +85,12 @@ main(int argc, char *argv[])
     uint8_t dst[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
     uint32_t conns, conn = 0;
     size_t size;
-    double end;
+    double start, end, rate;
     int fd, one = 1, i;
 
     if (argc < 5) {
         fprintf(stderr, "usage: %s IFNAME FRAME_BYTES CONNECTIONS SECONDS "
-                "[DST_MAC [FIRST [COUNT]]]\n", argv[0]);
+                "[DST_MAC [FIRST [COUNT [PAYLOAD [RATE]]]]]\n", argv[0]);
         return 2;
     }
     size = strtoul(argv[2], NULL, 10);
@@ -141,6 +144,11 @@ main(int argc, char *argv[])
         tcp[12] = 5 << 4;
         tcp[13] = 0x10;             /* ACK. */
         memcpy(tcp + 14, &(uint16_t) { htons(65535) }, 2);
+        if (argc > 8 && size > 54) {
+            size_t room = size - 54, n = strlen(argv[8]);
+
+            memcpy(tcp + 20, argv[8], n < room ? n : room);
+        }
         iov[i].iov_base = f;
         iov[i].iov_len = size;
         memset(&msgs[i], 0, sizeof msgs[i]);
@@ -148,8 +156,22 @@ main(int argc, char *argv[])
         msgs[i].msg_hdr.msg_iovlen = 1;
     }
 
-    end = now() + strtod(argv[4], NULL);
+    start = now();
+    rate = argc > 9 ? strtod(argv[9], NULL) : 0;
+    end = start + strtod(argv[4], NULL);
     while (now() < end && (!count || sent < count)) {
+        if (rate > 0) {
+            /* Ahead of the schedule: wait for it. */
+            double due = start + sent / rate, t = now();
+
+            if (due > t) {
+                struct timespec ts = { (time_t) (due - t),
+                                       (long) ((due - t - (time_t) (due - t))
+                                               * 1e9) };
+
+                nanosleep(&ts, NULL);
+            }
+        }
         int n, batch = !count || count - sent >= BATCH ? BATCH
                                                        : (int) (count - sent);
 

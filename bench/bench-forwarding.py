@@ -3,6 +3,8 @@
 
     sudo bench/bench-forwarding.py [--build DIR] [--seconds S] [--reps N]
                                    [--sizes 64,1500] [--conns 1,1000,100000]
+    bench/bench-forwarding.py --instructions [--build DIR] [--sizes ...]
+                              [--conns ...]
 
 Method.  One OvsSandbox (pandaovs.sandbox): ovs-vswitchd with
 datapath_type=netdev in a private network namespace, two veth ports
@@ -29,6 +31,12 @@ action's own cost in ns per packet, free of I/O noise.  The "model" ratio is
 1 / (1 + cost x per-core base rate), what that cost does to the measured
 per-core forwarding rate.
 
+--instructions (no root needed) runs only bench-panda-action, once per
+point under valgrind (callgrind), and prints the instructions that
+dp_panda_execute() executes per packet: exact and independent of the
+machine's load, for comparing two build trees (issue 17: the classifier
+interface must not slow the panda action down).
+
 Both configurations use the same megaflow shape:
 
     base:  tcp,in_port=1,actions=output:2
@@ -46,6 +54,7 @@ a loaded 2-core VM; the ratio is what matters.
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -144,6 +153,24 @@ def pmd_stats(sb):
     return stats
 
 
+def action_instructions(exe, frame, conns, tmp, iters=2000):
+    """Instructions per packet of dp_panda_execute() (inclusive), from one
+    bench-panda-action run under callgrind."""
+    out = os.path.join(tmp, "callgrind.out")
+    subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file="
+                    + out, exe, str(frame), str(conns), str(iters)],
+                   check=True, capture_output=True)
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", out],
+                         check=True, capture_output=True, text=True).stdout
+    for line in ann.splitlines():
+        if re.search(r"dpif-netdev-panda\.c:dp_panda_execute \[", line):
+            ir = int(line.split()[0].replace(",", ""))
+            # Batches of 32 with the action: the warm-up (conns / 32 +
+            # 1000) and two timed runs of 'iters' (bench-panda-action.c).
+            return ir / ((conns // 32 + 1000 + 2 * iters) * 32)
+    raise RuntimeError("no dp_panda_execute in callgrind's output")
+
+
 def set_flows(sb, actions):
     sb.ofctl("del-flows", "br0")
     sb.ofctl("add-flow", "br0", "priority=0,actions=drop")
@@ -159,7 +186,21 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sizes", default="64,1500")
     ap.add_argument("--conns", default="1,1000,100000")
+    ap.add_argument("--instructions", action="store_true",
+                    help="instructions per packet of the action, under "
+                    "valgrind; no forwarding runs")
     args = ap.parse_args()
+    if args.instructions:
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = build_action_bench(tmp, args.build)
+            print("dp_panda_execute() instructions per packet, build %s"
+                  % args.build)
+            for size in (int(x) for x in args.sizes.split(",")):
+                for conns in (int(x) for x in args.conns.split(",")):
+                    print("  %5d B %7d conns: %7.1f" % (
+                        size, conns, action_instructions(
+                            exe, max(60, size - 4), conns, tmp)))
+        return
     if not is_root():
         sys.exit("bench-forwarding: needs root (namespaces)")
 

@@ -3,13 +3,17 @@
 noinst_LIBRARIES += load_generator/liblg.a
 load_generator_liblg_a_SOURCES = \
 	load_generator/lg-common.c \
-	load_generator/lg-common.h
+	load_generator/lg-common.h \
+	load_generator/lg-evloop.c \
+	load_generator/lg-evloop.h
 LG_LIBADD = load_generator/liblg.a $(CLI_LIBADD)
 
 bin_PROGRAMS += \
 	load_generator/panda-fg-server \
 	load_generator/panda-fg-client \
-	load_generator/panda-mc-client
+	load_generator/panda-mc-client \
+	load_generator/panda-adp-server \
+	load_generator/panda-adp-client
 load_generator_panda_fg_server_SOURCES = load_generator/fg-server.c
 load_generator_panda_fg_server_LDADD = $(LG_LIBADD)
 load_generator_panda_fg_client_SOURCES = load_generator/fg-client.c
@@ -18,6 +22,12 @@ load_generator_panda_fg_client_LDADD = $(LG_LIBADD)
 # using libmemcached (README.md says why), so it needs no extra libraries.
 load_generator_panda_mc_client_SOURCES = load_generator/mc-client.c
 load_generator_panda_mc_client_LDADD = $(LG_LIBADD)
+# ADPS's experiments (issue 17): a server on the priority event loop
+# (lg-evloop.h) and its open-loop client.
+load_generator_panda_adp_server_SOURCES = load_generator/adp-server.c
+load_generator_panda_adp_server_LDADD = $(LG_LIBADD)
+load_generator_panda_adp_client_SOURCES = load_generator/adp-client.c
+load_generator_panda_adp_client_LDADD = $(LG_LIBADD)
 
 EXTRA_DIST += \
 	load_generator/README.md \

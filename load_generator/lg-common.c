@@ -300,6 +300,29 @@ lg_fg_req_decode(const uint8_t buf[LG_FG_REQ_LEN], struct lg_fg_req *r)
     return NULL;
 }
 
+/* ---- ADPS request/response. ---- */
+
+void
+lg_adp_req_encode(const struct lg_adp_req *r, uint8_t buf[LG_ADP_REQ_LEN])
+{
+    memcpy(buf, r->type, 4);
+    put32(buf + 4, r->work_us);
+    put32(buf + 8, r->id >> 32);
+    put32(buf + 12, (uint32_t) r->id);
+}
+
+const char *
+lg_adp_req_decode(const uint8_t buf[LG_ADP_REQ_LEN], struct lg_adp_req *r)
+{
+    memcpy(r->type, buf, 4);
+    r->work_us = get32(buf + 4);
+    r->id = ((uint64_t) get32(buf + 8) << 32) | get32(buf + 12);
+    if (r->work_us > LG_ADP_MAX_WORK_US) {
+        return "processing time out of range (at most 10 s)";
+    }
+    return NULL;
+}
+
 /* ---- memcached text protocol: replies. ---- */
 
 static enum lg_mc_reply

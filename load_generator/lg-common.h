@@ -1,6 +1,6 @@
 /*
  * Code shared by the load generator programs (panda-fg-server,
- * panda-fg-client, panda-mc-client): percentiles, output files, the progress
+ * panda-fg-client, panda-mc-client, panda-adp-server, panda-adp-client): percentiles, output files, the progress
  * line, socket helpers and the flow generator's request format.  The JSON
  * writer, option parsing, clocks and error exits are the project's shared
  * tool layer (lib/cli), which these headers pull in.
@@ -116,6 +116,28 @@ void lg_fg_req_encode(const struct lg_fg_req *, uint8_t buf[LG_FG_REQ_LEN]);
 /* Returns NULL, or a static string saying what is wrong. */
 const char *lg_fg_req_decode(const uint8_t buf[LG_FG_REQ_LEN],
                              struct lg_fg_req *);
+
+/* ---- ADPS request/response (panda-adp-server, panda-adp-client). ----
+ *
+ * A 16-byte request, which the server answers by sending it back after
+ * 'work_us' microseconds of processing:
+ *     0  type     4 bytes for the server's classifier to match (a keyword
+ *                 rule, e.g. "LATS" latency-sensitive, "BULK")
+ *     4  work_us  processing time asked for (network byte order)
+ *     8  id       the client's request number (network byte order) */
+#define LG_ADP_REQ_LEN 16
+#define LG_ADP_MAX_WORK_US 10000000u    /* 10 s. */
+
+struct lg_adp_req {
+    char type[4];
+    uint32_t work_us;
+    uint64_t id;
+};
+void lg_adp_req_encode(const struct lg_adp_req *,
+                       uint8_t buf[LG_ADP_REQ_LEN]);
+/* Returns NULL, or a static string saying what is wrong. */
+const char *lg_adp_req_decode(const uint8_t buf[LG_ADP_REQ_LEN],
+                              struct lg_adp_req *);
 
 /* ---- memcached text protocol: replies. ----
  *

@@ -37,8 +37,35 @@ SIM_SOURCES = \
 	sim/world.h
 EXTRA_DIST += sim/sched-queue-disc.cc sim/sched-queue-disc.h
 
+# tsl-sim: TCP SkyLine's experiments (sim/TSL.md) on the same network
+# builder and queues.
+TSL_SIM_SOURCES = \
+	sim/tsl-config.cc \
+	sim/tsl-config.h \
+	sim/tsl-incast.cc \
+	sim/tsl-incast.h \
+	sim/tsl-main.cc \
+	sim/tsl-socket.cc \
+	sim/tsl-socket.h \
+	sim/tsl-wire.cc \
+	sim/tsl-wire.h \
+	sim/config.cc \
+	sim/ecmp-routing.cc \
+	sim/handle-queue.cc \
+	sim/network.cc \
+	sim/oracle.cc \
+	sim/output.cc \
+	sim/panda-lib.cc \
+	sim/queues.cc
+EXTRA_DIST += sim/TSL.md
+
 if HAVE_NS3
-noinst_PROGRAMS += sim/panda-sim
+noinst_PROGRAMS += sim/panda-sim sim/tsl-sim
+sim_tsl_sim_SOURCES = $(TSL_SIM_SOURCES)
+sim_tsl_sim_CPPFLAGS = $(AM_CPPFLAGS) $(NS3_CFLAGS) \
+	-DPANDA_NS3_VERSION='"$(NS3_VERSION)"'
+sim_tsl_sim_CXXFLAGS = $(AM_CXXFLAGS) $(SIM_WARNING_CXXFLAGS)
+sim_tsl_sim_LDADD = $(PANDA_LIBADD) $(NS3_LIBS)
 sim_panda_sim_SOURCES = $(SIM_SOURCES)
 sim_panda_sim_CPPFLAGS = $(AM_CPPFLAGS) $(NS3_CFLAGS) \
 	-DPANDA_NS3_VERSION='"$(NS3_VERSION)"'
@@ -48,5 +75,7 @@ sim_panda_sim_LDADD = $(PANDA_LIBADD) $(NS3_LIBS)
 if HAVE_PANDA_SCHED
 sim_panda_sim_SOURCES += sim/sched-queue-disc.cc sim/sched-queue-disc.h
 sim_panda_sim_CPPFLAGS += -DHAVE_PANDA_SCHED
+sim_tsl_sim_SOURCES += sim/sched-queue-disc.cc sim/sched-queue-disc.h
+sim_tsl_sim_CPPFLAGS += -DHAVE_PANDA_SCHED
 endif
 endif

@@ -90,8 +90,6 @@ ParseRate(const std::string& option, const std::string& value)
     return ns3::DataRate(unit.empty() ? value + "bps" : value).GetBitRate();
 }
 
-namespace
-{
 void
 Require(bool ok, const std::string& msg)
 {
@@ -100,6 +98,9 @@ Require(bool ok, const std::string& msg)
         throw ConfigError(msg);
     }
 }
+
+namespace
+{
 
 void
 RequireReadable(const std::string& option, const std::string& file)

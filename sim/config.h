@@ -53,6 +53,9 @@ struct Scheme
     const char* summary;
 };
 
+/* Throws ConfigError(msg) unless 'ok' (the validation's one form). */
+void Require(bool ok, const std::string& msg);
+
 /* Null if 'name' is not a scheme. */
 const Scheme* FindScheme(const std::string& name);
 /* "fifo, fifo-ecn, ..." for messages and --help. */

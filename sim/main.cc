@@ -25,8 +25,6 @@
 #include "ns3/tcp-cubic.h"
 #include "ns3/tcp-dctcp.h"
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -65,14 +63,6 @@ ConfigureTcp(const RunConfig& c)
                        DoubleValue(2.0 * (double)c.minRtoNs * 1e-9));
     /* ECN on for every scheme: it changes nothing where no queue marks. */
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::On));
-}
-
-long
-PeakRssKb()
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
 }
 
 std::string

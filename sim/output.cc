@@ -1,5 +1,7 @@
 #include "output.h"
 
+#include <sys/resource.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -210,6 +212,14 @@ WriteFile(const std::string& dir, const std::string& name, const std::string& te
     FILE* f = Open(dir, name);
     fputs(text.c_str(), f);
     Close(f, dir, name);
+}
+
+long
+PeakRssKb()
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
 }
 
 } // namespace pandasim

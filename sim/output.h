@@ -47,6 +47,8 @@ class JsonWriter
 void WriteRecords(const std::string& dir, const RunRecords& rec);
 /* Writes 'text' to dir/name; throws std::runtime_error. */
 void WriteFile(const std::string& dir, const std::string& name, const std::string& text);
+/* This process's peak resident memory, KB (for run.json). */
+long PeakRssKb();
 
 } // namespace pandasim
 

@@ -46,9 +46,11 @@ PortQueueFactory::PortQueueFactory(const RunConfig& cfg, const MarkPolicy* polic
                           " needs the lib/panda scheduler core, which this build does not have "
                           "(lib/panda/scheduler.c was absent when configure ran)");
     }
-    unsigned K = policy->Levels();
+    /* Without a marking policy (TCP SkyLine's label-aware WRED, tsl-sim):
+     * one level, every DSCP in it. */
+    unsigned K = policy ? policy->Levels() : 1;
     m_levelOfDscp.fill((uint8_t)(K - 1)); /* Unknown DSCP: the lowest level. */
-    for (unsigned i = K; i-- > 0;)
+    for (unsigned i = policy ? K : 0; i-- > 0;)
     {
         m_levelOfDscp[policy->Dscp(i)] = (uint8_t)i;
     }

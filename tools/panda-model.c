@@ -53,6 +53,7 @@ struct options {
     uint8_t dscp[PANDA_MAX_LEVELS], queue[PANDA_MAX_LEVELS];
     int n_dscp, n_queues;       /* -1: defaults. */
     enum panda_kind kind;
+    const char *rules;          /* --rules: makes the policy compose. */
     const char *output;
     bool json_stdout, action_only, quiet;
 };
@@ -76,7 +77,7 @@ struct input_summary {
 
 struct result {
     struct panda_policy policy;
-    char action[1024];
+    char action[PANDA_POLICY_TEXT_MAX];
 
     /* Panda only. */
     bool have_T;
@@ -173,6 +174,8 @@ Policy:\n\
   --queues LIST       per-level queue ids, '/' or ',' separated\n\
   --kind panda|pias   policy kind (default panda)\n\
   --pias              same as --kind pias: the PIAS baseline (T = 0)\n\
+  --rules RULES       rules tried before Panda (kind compose), in the\n\
+                      policy syntax: e.g. 'match=get\\x20:0,app=46:0'\n\
 Output:\n\
   -o, --output FILE   write the policy JSON to FILE\n\
   --json              print the policy JSON on stdout (no summary)\n\
@@ -294,7 +297,8 @@ enum {
     OPT_CDF_UNIT, OPT_LOAD, OPT_LEVELS, OPT_MSS, OPT_HEADER_LEN,
     OPT_CLASS_BOUNDS, OPT_NO_SUB, OPT_WEIGHT_VALUES, OPT_FLOW_WEIGHT,
     OPT_KEEP_ACKS, OPT_TIE, OPT_ID, OPT_DSCP, OPT_QUEUES, OPT_KIND,
-    OPT_PIAS, OPT_JSON, OPT_ACTION, OPT_FLT_LEVEL0, OPT_FLT_BOUND,
+    OPT_PIAS, OPT_JSON, OPT_ACTION, OPT_RULES, OPT_FLT_LEVEL0,
+    OPT_FLT_BOUND,
 };
 
 static const struct option long_options[] = {
@@ -322,6 +326,7 @@ static const struct option long_options[] = {
     { "queues", required_argument, NULL, OPT_QUEUES },
     { "kind", required_argument, NULL, OPT_KIND },
     { "pias", no_argument, NULL, OPT_PIAS },
+    { "rules", required_argument, NULL, OPT_RULES },
     { "output", required_argument, NULL, 'o' },
     { "json", no_argument, NULL, OPT_JSON },
     { "action", no_argument, NULL, OPT_ACTION },
@@ -429,6 +434,7 @@ parse_option(struct options *o, int c, const char *arg)
         o->kind = parse_choice("--kind", arg, kinds, 2, "panda or pias");
         break;
     case OPT_PIAS: o->kind = PANDA_KIND_PIAS; break;
+    case OPT_RULES: o->rules = arg; break;
     case 'o': o->output = arg; break;
     case OPT_JSON: o->json_stdout = true; break;
     case OPT_ACTION: o->action_only = true; break;
@@ -824,6 +830,24 @@ build_policy(const struct options *o, struct result *r)
     if (err) {
         cli_log_fatal("resulting policy is invalid: %s", err);
     }
+    if (o->rules) {
+        /* The rules go in front of the computed Panda policy (kind
+         * compose), parsed by lib/panda so that their syntax and errors
+         * are the policy syntax's. */
+        char *text;
+
+        if (p->kind != PANDA_KIND_PANDA) {
+            cli_log_fatal("--rules: a compose policy falls back to Panda;"
+                          " not with --pias");
+        }
+        panda_policy_format(p, r->action, sizeof r->action);
+        text = panda_asprintf("%s,kind=compose,%s", r->action, o->rules);
+        err = panda_policy_parse(text, p);
+        free(text);
+        if (err) {
+            cli_log_fatal("--rules: %s", err);
+        }
+    }
     len = panda_policy_format(p, r->action, sizeof r->action);
     if (len < 0 || (size_t) len >= sizeof r->action) {
         cli_log_fatal("action string too long");
@@ -973,6 +997,26 @@ json_policy(struct cli_json *j, const struct result *r)
     if (p->floor) {
         /* Only a bound (--flt-bound floor) sets it. */
         cli_json_i64(j, "floor", p->floor);
+    }
+    if (p->n_rules) {
+        cli_json_array(j, "priority_rules");
+        for (i = 0; i < p->n_rules; i++) {
+            const struct panda_rule *rule = &p->rules[i];
+            char value[PANDA_MAX_KEYWORD * 4 + 1];
+
+            cli_json_object(j, NULL);
+            if (rule->type == PANDA_RULE_MATCH) {
+                panda_rule_format_value(rule, value, sizeof value);
+                cli_json_str(j, "match", value);
+            } else {
+                cli_json_u64(j, panda_rule_type_name(rule->type),
+                             rule->type == PANDA_RULE_APP
+                             ? rule->dscp : rule->min_payload);
+            }
+            cli_json_u64(j, "level", rule->level);
+            cli_json_end_object(j);
+        }
+        cli_json_end_array(j);
     }
     cli_json_str(j, "action", r->action);
 }

@@ -8,6 +8,8 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/base.c \
 	lib/panda/base.h \
 	lib/panda/cdf.c \
+	lib/panda/classifier.c \
+	lib/panda/classifier.h \
 	lib/panda/cdf.h \
 	lib/panda/conn-table.c \
 	lib/panda/conn-table.h \

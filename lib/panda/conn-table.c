@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include <panda/base.h>
+#include <panda/classifier.h>
 #include <panda/rng.h>
 
 #define PANDA_WAYS 4
@@ -497,8 +498,6 @@ subtable_alloc(struct panda_table *t, struct subtable *st, panda_msec_t now)
     return subtable_ready(st);
 }
 
-#define TCP_CTL (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)
-
 /* The level of a TCP packet that has no entry and creates none (it carries
  * no payload): a bare SYN, FIN or RST takes the control level, anything
  * else the level of a connection that has sent nothing yet (counter 0),
@@ -506,8 +505,9 @@ subtable_alloc(struct panda_table *t, struct subtable *st, panda_msec_t now)
 static uint8_t
 level_without_entry(const struct panda_policy *p, const struct panda_pkt *pkt)
 {
-    return pkt->tcp_flags & TCP_CTL ? p->ctl_level
-                                    : panda_policy_level(p, 0);
+    int64_t counter = 0;
+
+    return panda_cls_counter(p, &counter, pkt);
 }
 
 /* Forgets 'e', silent for longer than the idle timeout: the packet that
@@ -551,18 +551,17 @@ entry_update(struct shard *sh, struct entry_hdr *e,
         sh->n_live++;
         sh->resumed++;
     }
+    uint8_t level;
+
     if (is_idle(e, now, p->idle_reset_ms)) {
         e->counter = 0;
     }
-    if (pkt->payload) {
-        e->counter = panda_policy_update(p, e->counter, pkt->payload);
-    }
+    level = panda_cls_counter(p, &e->counter, pkt);
     if (pkt->tcp_flags & (PANDA_TCP_FIN | PANDA_TCP_RST)) {
         entry_end(sh, e);
     }
     entry_touch(e, now);
-    return pkt->tcp_flags & TCP_CTL && !pkt->payload
-           ? p->ctl_level : panda_policy_level(p, e->counter);
+    return level;
 }
 
 /* Counts a packet classified without taking a shard lock. */
@@ -573,11 +572,20 @@ count_unlocked(struct panda_table *t, uint8_t level)
     return level;
 }
 
-/* Classifies a TCP packet of sub-table 'st' (ready) whose key is 'key'. */
+/* Kind compose: the level of its first matching rule 'rule' if there is
+ * one (>= 0), else the counter's 'level'. */
+static inline uint8_t
+rule_or(int rule, uint8_t level)
+{
+    return PANDA_UNLIKELY(rule >= 0) ? (uint8_t) rule : level;
+}
+
+/* Classifies a TCP packet of sub-table 'st' (ready) whose key is 'key';
+ * 'rule' is the level of its first matching rule, or -1. */
 static void
 classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
              const struct panda_policy *p, const struct panda_pkt *pkt,
-             panda_msec_t now, struct panda_table_verdict *v)
+             int rule, panda_msec_t now, struct panda_table_verdict *v)
 {
     struct entry_hdr *e;
     struct probe pr;
@@ -603,6 +611,7 @@ classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
         v->level = p->untracked_level;      /* Refused: no room. */
     }
     v->stateful = e != NULL;
+    v->level = rule_or(rule, v->level);
     pr.shard->packets[v->level]++;
     pthread_mutex_unlock(&pr.shard->mutex);
 }
@@ -614,26 +623,37 @@ panda_table_classify(struct panda_table *t, const struct panda_policy *p,
 {
     uint32_t key[9];
     struct subtable *st;
+    int rule = -1;
 
     v->stateful = false;
+    if (PANDA_UNLIKELY(p->n_rules)) {
+        /* Kinds app, match, length: the rules alone, no state.  Compose:
+         * the rules first, but the counter still sees the packet. */
+        if (!panda_kind_has_counter(p->kind)) {
+            v->level = count_unlocked(t, panda_cls_rule_level(p, pkt));
+            goto out;
+        }
+        rule = panda_cls_rules(p, pkt);
+    }
     if (pkt->proto != 6) {
         /* Not TCP, or a later fragment: nothing to track it by. */
-        v->level = count_unlocked(t, p->untracked_level);
+        v->level = count_unlocked(t, rule_or(rule, p->untracked_level));
         goto out;
     }
     st = pkt_key(t, pkt, key);
     if (PANDA_LIKELY(subtable_ready(st))) {
-        classify_tcp(t, st, key, p, pkt, now, v);
+        classify_tcp(t, st, key, p, pkt, rule, now, v);
     } else if (!pkt->payload) {
         /* Nothing to insert: no need for the slots yet. */
-        v->level = count_unlocked(t, level_without_entry(p, pkt));
+        v->level = count_unlocked(t, rule_or(rule,
+                                             level_without_entry(p, pkt)));
     } else if (subtable_alloc(t, st, now)) {
-        classify_tcp(t, st, key, p, pkt, now, v);
+        classify_tcp(t, st, key, p, pkt, rule, now, v);
     } else {
         /* No memory for this family's connections: untracked rather than
          * dropped or guessed. */
         __atomic_fetch_add(&t->alloc_failures, 1, __ATOMIC_RELAXED);
-        v->level = count_unlocked(t, p->untracked_level);
+        v->level = count_unlocked(t, rule_or(rule, p->untracked_level));
     }
 
 out:

@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <panda/classifier.h>
 #include <panda/packet.h>
 #include <panda/policy.h>
 #include <panda/time.h>
@@ -113,7 +114,10 @@ void panda_table_destroy(struct panda_table *);
  * bare SYN, FIN or RST (no payload), which gets p->ctl_level; a TCP packet
  * without an entry gets the level of counter 0 (ctl_level if bare SYN, FIN
  * or RST); a packet that cannot be tracked (not TCP, a later fragment, no
- * memory) gets p->untracked_level.  Nothing a sender sends resets its
+ * memory) gets p->untracked_level.  Rule kinds (app, match, length) keep no
+ * entry: the first matching rule's level, else p->default_level; compose
+ * applies its rules first and Panda to the rest, updating the counter of
+ * every packet (panda/classifier.h).  Nothing a sender sends resets its
  * counter: only silence does (the idle timeout, the policy's idle_reset).
  * README.md, "Control packets", gives the reasons. */
 void panda_table_classify(struct panda_table *, const struct panda_policy *p,

@@ -22,12 +22,19 @@ struct panda_pkt {
     uint8_t family;         /* 4 or 6. */
     uint8_t proto;          /* IP protocol; only 6 (TCP) keeps state. */
     uint8_t tcp_flags;      /* PANDA_TCP_* */
+    uint8_t dscp;           /* As received (the rule 'app' reads it). */
     uint16_t sport, dport;
     union {
         uint32_t v4;
         uint8_t v6[16];
     } src, dst;
-    uint32_t payload;       /* TCP payload bytes, before segmentation. */
+    uint32_t payload;       /* TCP (or UDP) payload bytes, before
+                             * segmentation. */
+    uint32_t data_len;      /* Bytes at 'data' (at most 'payload'); a
+                             * caller may give fewer than PANDA_MAX_KEYWORD
+                             * only when the payload is shorter. */
+    const uint8_t *data;    /* The first bytes of the payload, for the rule
+                             * 'match'; NULL if 'data_len' is 0. */
 };
 
 /* Returns the IPv4 TOS / IPv6 traffic class byte 'tos' with its DSCP

@@ -10,10 +10,36 @@
 
 #include <panda/base.h>
 
+static const char *const kind_names[PANDA_N_KINDS] = {
+    [PANDA_KIND_PANDA] = "panda",
+    [PANDA_KIND_PIAS] = "pias",
+    [PANDA_KIND_APP] = "app",
+    [PANDA_KIND_MATCH] = "match",
+    [PANDA_KIND_LENGTH] = "length",
+    [PANDA_KIND_COMPOSE] = "compose",
+};
+
 const char *
 panda_policy_kind_name(enum panda_kind kind)
 {
-    return kind == PANDA_KIND_PIAS ? "pias" : "panda";
+    return (unsigned) kind < PANDA_N_KINDS ? kind_names[kind] : "?";
+}
+
+const char *
+panda_rule_type_name(enum panda_rule_type type)
+{
+    return (type == PANDA_RULE_APP ? "app"
+            : type == PANDA_RULE_MATCH ? "match"
+            : type == PANDA_RULE_LENGTH ? "length" : "?");
+}
+
+/* The rule type that a rule kind takes (0 for the others). */
+static enum panda_rule_type
+kind_rule_type(enum panda_kind kind)
+{
+    return (kind == PANDA_KIND_APP ? PANDA_RULE_APP
+            : kind == PANDA_KIND_MATCH ? PANDA_RULE_MATCH
+            : kind == PANDA_KIND_LENGTH ? PANDA_RULE_LENGTH : 0);
 }
 
 void
@@ -26,6 +52,8 @@ panda_policy_default_maps(struct panda_policy *p)
         p->queue[i] = i < p->n_levels ? i : 0;
     }
     p->untracked_level = p->n_levels ? p->n_levels - 1 : 0;
+    p->default_level = (kind_rule_type(p->kind) && p->n_levels
+                        ? p->n_levels - 1 : 0);
 }
 
 void
@@ -44,13 +72,105 @@ panda_policy_init(struct panda_policy *p, enum panda_kind kind)
         return false;                                       \
     } while (0)
 
+/* The checks of the rule kinds (app, match, length, compose); see
+ * panda_policy_check(). */
+static bool
+check_rules(const struct panda_policy *p, char msg[PANDA_POLICY_MSG_SIZE])
+{
+    enum panda_rule_type only = kind_rule_type(p->kind);
+    const char *kind = panda_policy_kind_name(p->kind);
+    int i;
+
+    if (!only && p->kind != PANDA_KIND_COMPOSE) {
+        if (p->n_rules) {
+            FAIL("%s: rules are not allowed with kind=%s",
+                 panda_rule_type_name(p->rules[0].type), kind);
+        }
+        if (p->default_level) {
+            FAIL("default_level: not allowed with kind=%s (the counter "
+                 "decides every level)", kind);
+        }
+        return true;
+    }
+    if (only) {
+        /* Rule kinds keep no connection state: the fields of the counter
+         * classifiers would be silently ignored, so they are refused. */
+        if (p->threshold || p->n_weights) {
+            FAIL("%s: not allowed with kind=%s (no counter)",
+                 p->threshold ? "threshold" : "weights", kind);
+        }
+        if (p->floor || p->idle_reset_ms) {
+            FAIL("%s: not allowed with kind=%s (no counter)",
+                 p->floor ? "floor" : "idle_reset", kind);
+        }
+        if (p->ctl_level) {
+            FAIL("ctl_level: not allowed with kind=%s (rules decide every "
+                 "packet; use default_level)", kind);
+        }
+        if (p->untracked_level + 1 != p->n_levels) {
+            FAIL("untracked_level: not allowed with kind=%s (rules decide "
+                 "every packet; use default_level)", kind);
+        }
+        if (p->default_level >= p->n_levels) {
+            FAIL("default_level: %d but the policy has only %d levels",
+                 p->default_level, p->n_levels);
+        }
+    } else if (p->default_level) {
+        FAIL("default_level: not allowed with kind=compose (Panda decides "
+             "the packets that no rule matches)");
+    }
+    if (!p->n_rules) {
+        FAIL("%s: kind=%s needs at least one rule", only
+             ? panda_rule_type_name(only) : "rules", kind);
+    }
+    if (p->n_rules > PANDA_MAX_RULES) {
+        FAIL("rules: %d rules, at most %d", p->n_rules, PANDA_MAX_RULES);
+    }
+    for (i = 0; i < p->n_rules; i++) {
+        const struct panda_rule *r = &p->rules[i];
+        const char *name = panda_rule_type_name(r->type);
+
+        if (r->type < PANDA_RULE_APP || r->type > PANDA_RULE_LENGTH) {
+            FAIL("rules: unknown rule type %d", r->type);
+        }
+        if (only && r->type != only) {
+            FAIL("%s: not allowed with kind=%s (use kind=compose to mix "
+                 "rule types)", name, kind);
+        }
+        if (r->level >= p->n_levels) {
+            FAIL("%s: level %d but the policy has only %d levels", name,
+                 r->level, p->n_levels);
+        }
+        switch (r->type) {
+        case PANDA_RULE_APP:
+            if (r->dscp > PANDA_MAX_DSCP) {
+                FAIL("app: DSCP %d exceeds %d", r->dscp, PANDA_MAX_DSCP);
+            }
+            break;
+        case PANDA_RULE_MATCH:
+            if (!r->len || r->len > PANDA_MAX_KEYWORD) {
+                FAIL("match: keyword of %d bytes, must be 1 to %d", r->len,
+                     PANDA_MAX_KEYWORD);
+            }
+            break;
+        case PANDA_RULE_LENGTH:
+            if (!r->min_payload) {
+                FAIL("length: minimum payload 0 matches every packet "
+                     "(use 1 to %d, or default_level)", PANDA_MAX_PKT_SIZE);
+            }
+            break;
+        }
+    }
+    return true;
+}
+
 bool
 panda_policy_check(const struct panda_policy *p,
                    char msg[PANDA_POLICY_MSG_SIZE])
 {
     int i;
 
-    if (p->kind != PANDA_KIND_PANDA && p->kind != PANDA_KIND_PIAS) {
+    if ((unsigned) p->kind >= PANDA_N_KINDS) {
         FAIL("kind: unknown policy kind %d", (int) p->kind);
     }
     if (p->n_levels < 1 || p->n_levels > PANDA_MAX_LEVELS) {
@@ -59,6 +179,13 @@ panda_policy_check(const struct panda_policy *p,
              PANDA_MAX_LEVELS, PANDA_MAX_LEVELS - 1);
     }
     for (i = 0; i + 1 < p->n_levels; i++) {
+        if (!panda_kind_has_counter(p->kind)) {
+            if (p->alpha[i]) {
+                FAIL("thresholds: not allowed with kind=%s (no counter; "
+                     "'levels' gives K)", panda_policy_kind_name(p->kind));
+            }
+            continue;
+        }
         if (i > 0 && p->alpha[i] <= p->alpha[i - 1]) {
             FAIL("thresholds: not strictly ascending"
                  " (%" PRIu64 " after %" PRIu64 ")",
@@ -139,7 +266,7 @@ panda_policy_check(const struct panda_policy *p,
         FAIL("idle_reset: %" PRIu64 " ms out of range (max %" PRIu64 ")",
              p->idle_reset_ms, (uint64_t) PANDA_MAX_DURATION_MS);
     }
-    return true;
+    return check_rules(p, msg);
 }
 
 #undef FAIL
@@ -278,13 +405,136 @@ parse_queue_item(struct panda_policy *p, int i, const char *item)
     return err;
 }
 
+/* A keyword byte that the text shows as itself; any other is \xHH. */
+static bool
+keyword_plain(uint8_t c)
+{
+    return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+            || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'
+            || c == '~');
+}
+
+static int
+hex_digit(char c)
+{
+    return (c >= '0' && c <= '9' ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1);
+}
+
+/* Parses keyword text 's' (of 'n' chars) into 'r'. */
+static char *
+parse_keyword(const char *s, size_t n, struct panda_rule *r)
+{
+    size_t i = 0;
+
+    r->len = 0;
+    while (i < n) {
+        uint8_t c = (uint8_t) s[i];
+
+        if (r->len >= PANDA_MAX_KEYWORD) {
+            return panda_asprintf("match: keyword longer than %d bytes",
+                                  PANDA_MAX_KEYWORD);
+        }
+        if (c == '\\') {
+            int hi = i + 3 < n && s[i + 1] == 'x' ? hex_digit(s[i + 2])
+                                                       : -1;
+            int lo = hi >= 0 ? hex_digit(s[i + 3]) : -1;
+
+            if (lo < 0) {
+                return panda_asprintf("match: bad escape in \"%.*s\" (write "
+                                      "a byte as \\xHH)", (int) n, s);
+            }
+            c = (uint8_t) (hi << 4 | lo);
+            i += 4;
+        } else if (keyword_plain(c)) {
+            i++;
+        } else {
+            return panda_asprintf("match: character '%c' in \"%.*s\" must "
+                                  "be written \\x%02x", c, (int) n, s, c);
+        }
+        r->keyword[r->len++] = c;
+    }
+    if (!r->len) {
+        return panda_asprintf("match: empty keyword");
+    }
+    return NULL;
+}
+
+/* Parses one rule "VALUE:LEVEL" of 'type' into 'r'. */
+static char *
+parse_rule(enum panda_rule_type type, const char *item, struct panda_rule *r)
+{
+    const char *name = panda_rule_type_name(type);
+    const char *colon = strrchr(item, ':');
+    uint64_t v;
+    char *err;
+
+    memset(r, 0, sizeof *r);
+    r->type = type;
+    if (!colon || colon == item) {
+        return panda_asprintf("%s: \"%s\" is not <%s>:<level>", name, item,
+                              type == PANDA_RULE_APP ? "dscp"
+                              : type == PANDA_RULE_MATCH ? "keyword"
+                              : "min_payload");
+    }
+    err = parse_u64(name, colon + 1, PANDA_MAX_LEVELS - 1, &v);
+    if (err) {
+        return err;
+    }
+    r->level = (uint8_t) v;
+    if (type == PANDA_RULE_MATCH) {
+        return parse_keyword(item, colon - item, r);
+    } else {
+        char *value = panda_asprintf("%.*s", (int) (colon - item), item);
+
+        err = parse_u64(name, value, type == PANDA_RULE_APP
+                        ? PANDA_MAX_DSCP : PANDA_MAX_PKT_SIZE, &v);
+        free(value);
+        if (type == PANDA_RULE_APP) {
+            r->dscp = (uint8_t) v;
+        } else {
+            r->min_payload = (uint16_t) v;
+        }
+        return err;
+    }
+}
+
+/* Appends the '/'-separated rules in 'value' to 'p'. */
+static char *
+parse_rules(struct panda_policy *p, enum panda_rule_type type, char *value)
+{
+    const char *name = panda_rule_type_name(type);
+    char *save = NULL, *item;
+
+    if (*value == '\0' || value[0] == '/' || value[strlen(value) - 1] == '/'
+        || strstr(value, "//")) {
+        return panda_asprintf("%s: empty item in \"%s\"", name, value);
+    }
+    for (item = strtok_r(value, "/", &save); item;
+         item = strtok_r(NULL, "/", &save)) {
+        char *err;
+
+        if (p->n_rules >= PANDA_MAX_RULES) {
+            return panda_asprintf("%s: more than %d rules in the policy",
+                                  name, PANDA_MAX_RULES);
+        }
+        err = parse_rule(type, item, &p->rules[p->n_rules]);
+        if (err) {
+            return err;
+        }
+        p->n_rules++;
+    }
+    return NULL;
+}
+
 char *
 panda_policy_parse(const char *s, struct panda_policy *p)
 {
     char *copy = panda_asprintf("%s", s);
     char *save = NULL, *tok, *err = NULL;
-    bool have_id = false, have_untracked = false;
-    int n_dscp = -1, n_queues = -1, n_alpha = 0, n;
+    bool have_id = false, have_untracked = false, have_default = false;
+    int n_dscp = -1, n_queues = -1, n_alpha = 0, n_levels = 0, n;
     enum panda_kind kind = PANDA_KIND_PANDA;
     struct panda_policy tmp;
 
@@ -306,14 +556,37 @@ panda_policy_parse(const char *s, struct panda_policy *p)
             tmp.id = (uint32_t) v;
             have_id = true;
         } else if (!strcmp(tok, "kind")) {
-            if (!strcmp(value, "panda")) {
-                kind = PANDA_KIND_PANDA;
-            } else if (!strcmp(value, "pias")) {
-                kind = PANDA_KIND_PIAS;
-            } else {
-                err = panda_asprintf("kind: \"%s\" is not panda or pias",
-                                     value);
+            int k;
+
+            for (k = 0; k < PANDA_N_KINDS; k++) {
+                if (!strcmp(value, kind_names[k])) {
+                    break;
+                }
             }
+            if (k < PANDA_N_KINDS) {
+                kind = (enum panda_kind) k;
+            } else {
+                err = panda_asprintf("kind: \"%s\" is not panda, pias, app, "
+                                     "match, length or compose", value);
+            }
+        } else if (!strcmp(tok, "levels")) {
+            err = parse_u64("levels", value, PANDA_MAX_LEVELS, &v);
+            if (!err && !v) {
+                err = panda_asprintf("levels: must be 1 to %d",
+                                     PANDA_MAX_LEVELS);
+            }
+            n_levels = (int) v;
+        } else if (!strcmp(tok, "default_level")) {
+            err = parse_u64("default_level", value, PANDA_MAX_LEVELS - 1,
+                            &v);
+            tmp.default_level = (uint8_t) v;
+            have_default = true;
+        } else if (!strcmp(tok, "app")) {
+            err = parse_rules(&tmp, PANDA_RULE_APP, value);
+        } else if (!strcmp(tok, "match")) {
+            err = parse_rules(&tmp, PANDA_RULE_MATCH, value);
+        } else if (!strcmp(tok, "length")) {
+            err = parse_rules(&tmp, PANDA_RULE_LENGTH, value);
         } else if (!strcmp(tok, "threshold") || !strcmp(tok, "T")) {
             err = parse_u64("threshold", value, PANDA_MAX_PKT_SIZE, &v);
             tmp.threshold = (uint32_t) v;
@@ -364,7 +637,39 @@ panda_policy_parse(const char *s, struct panda_policy *p)
         return panda_asprintf("id: missing (every policy needs a stable id)");
     }
     tmp.kind = kind;
-    tmp.n_levels = (uint8_t) (n_alpha + 1);
+    if (have_default && panda_kind_has_counter(kind)) {
+        /* Refused even when 0, which the check cannot tell from unset. */
+        return panda_asprintf("default_level: not allowed with kind=%s (%s)",
+                              panda_policy_kind_name(kind),
+                              kind == PANDA_KIND_COMPOSE
+                              ? "Panda decides the packets that no rule "
+                                "matches"
+                              : "the counter decides every level");
+    }
+    if (!panda_kind_has_counter(kind)) {
+        if (n_alpha) {
+            return panda_asprintf("thresholds: not allowed with kind=%s (no "
+                                  "counter; 'levels' gives K)",
+                                  panda_policy_kind_name(kind));
+        }
+        if (!n_levels) {
+            /* Enough levels for every level named: the rules' and the
+             * default's. */
+            n_levels = have_default ? tmp.default_level + 1 : 1;
+            for (n = 0; n < tmp.n_rules; n++) {
+                if (tmp.rules[n].level + 1 > n_levels) {
+                    n_levels = tmp.rules[n].level + 1;
+                }
+            }
+        }
+        tmp.n_levels = (uint8_t) n_levels;
+    } else if (n_levels) {
+        return panda_asprintf("levels: not allowed with kind=%s (the "
+                              "thresholds give K)",
+                              panda_policy_kind_name(kind));
+    } else {
+        tmp.n_levels = (uint8_t) (n_alpha + 1);
+    }
     if (n_dscp >= 0 && n_dscp != tmp.n_levels) {
         return panda_asprintf("dscp: %d values for %d levels (give one per"
                               " level: thresholds + 1)", n_dscp,
@@ -387,6 +692,9 @@ panda_policy_parse(const char *s, struct panda_policy *p)
         }
         if (!have_untracked) {
             tmp.untracked_level = defaults.untracked_level;
+        }
+        if (!have_default) {
+            tmp.default_level = defaults.default_level;
         }
     }
     err = panda_policy_validate(&tmp);
@@ -417,19 +725,56 @@ fmt_put(struct fmt *f, const char *format, ...)
     }
 }
 
-int
-panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
+/* A formatter writing into the 'size' bytes at 'buf' (an empty string so
+ * far; 'buf' may be NULL to measure). */
+static struct fmt
+fmt_start(char *buf, size_t size)
 {
     struct fmt f = { buf, buf ? size : 0, 0 };
-    int i;
 
     if (buf && size) {
         buf[0] = '\0';
     }
+    return f;
+}
+
+int
+panda_rule_format_value(const struct panda_rule *r, char *buf, size_t size)
+{
+    struct fmt f = fmt_start(buf, size);
+    int j;
+
+    switch (r->type) {
+    case PANDA_RULE_APP:
+        fmt_put(&f, "%d", r->dscp);
+        break;
+    case PANDA_RULE_MATCH:
+        for (j = 0; j < r->len; j++) {
+            if (keyword_plain(r->keyword[j])) {
+                fmt_put(&f, "%c", r->keyword[j]);
+            } else {
+                fmt_put(&f, "\\x%02x", r->keyword[j]);
+            }
+        }
+        break;
+    case PANDA_RULE_LENGTH:
+        fmt_put(&f, "%d", r->min_payload);
+        break;
+    }
+    return f.len;
+}
+
+int
+panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
+{
+    struct fmt f = fmt_start(buf, size);
+    int i;
+
     fmt_put(&f, "id=%" PRIu32, p->id);
-    if (p->kind == PANDA_KIND_PIAS) {
-        fmt_put(&f, ",kind=pias");
-    } else {
+    if (p->kind != PANDA_KIND_PANDA) {
+        fmt_put(&f, ",kind=%s", panda_policy_kind_name(p->kind));
+    }
+    if (p->kind == PANDA_KIND_PANDA || p->kind == PANDA_KIND_COMPOSE) {
         fmt_put(&f, ",threshold=%" PRIu32, p->threshold);
     }
     for (i = 0; i < p->n_weights; i++) {
@@ -442,8 +787,24 @@ panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
                     w->weight % 10 ? w->weight % 100 : w->weight % 100 / 10);
         }
     }
-    for (i = 0; i + 1 < p->n_levels; i++) {
-        fmt_put(&f, "%s%" PRIu64, i ? "/" : ",thresholds=", p->alpha[i]);
+    if (panda_kind_has_counter(p->kind)) {
+        for (i = 0; i + 1 < p->n_levels; i++) {
+            fmt_put(&f, "%s%" PRIu64, i ? "/" : ",thresholds=", p->alpha[i]);
+        }
+    } else {
+        fmt_put(&f, ",levels=%d", p->n_levels);
+    }
+    for (i = 0; i < p->n_rules; i++) {
+        const struct panda_rule *r = &p->rules[i];
+        char value[PANDA_MAX_KEYWORD * 4 + 1];
+
+        if (i && r->type == p->rules[i - 1].type) {
+            fmt_put(&f, "/");
+        } else {
+            fmt_put(&f, ",%s=", panda_rule_type_name(r->type));
+        }
+        panda_rule_format_value(r, value, sizeof value);
+        fmt_put(&f, "%s:%d", value, r->level);
     }
     for (i = 0; i < p->n_levels; i++) {
         fmt_put(&f, "%s%d", i ? "/" : ",dscp=", p->dscp[i]);
@@ -456,6 +817,9 @@ panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
     }
     if (p->untracked_level + 1 != p->n_levels) {
         fmt_put(&f, ",untracked_level=%d", p->untracked_level);
+    }
+    if (p->default_level + 1 != p->n_levels && kind_rule_type(p->kind)) {
+        fmt_put(&f, ",default_level=%d", p->default_level);
     }
     if (p->floor) {
         fmt_put(&f, ",floor=%" PRId64, p->floor);
@@ -475,8 +839,20 @@ panda_policy_equal(const struct panda_policy *a, const struct panda_policy *b)
         || a->n_weights != b->n_weights || a->n_levels != b->n_levels
         || a->ctl_level != b->ctl_level
         || a->untracked_level != b->untracked_level || a->floor != b->floor
-        || a->idle_reset_ms != b->idle_reset_ms) {
+        || a->idle_reset_ms != b->idle_reset_ms
+        || a->default_level != b->default_level
+        || a->n_rules != b->n_rules) {
         return false;
+    }
+    for (i = 0; i < a->n_rules; i++) {
+        const struct panda_rule *ra = &a->rules[i], *rb = &b->rules[i];
+
+        if (ra->type != rb->type || ra->level != rb->level
+            || ra->dscp != rb->dscp || ra->len != rb->len
+            || ra->min_payload != rb->min_payload
+            || memcmp(ra->keyword, rb->keyword, ra->len)) {
+            return false;
+        }
     }
     for (i = 0; i < a->n_weights; i++) {
         if (a->weights[i].above != b->weights[i].above
@@ -523,12 +899,14 @@ int64_t
 panda_policy_update(const struct panda_policy *p, int64_t counter,
                     uint32_t size)
 {
-    if (p->kind == PANDA_KIND_PANDA && size < p->threshold) {
+    bool panda = p->kind != PANDA_KIND_PIAS;   /* Panda or compose. */
+
+    if (panda && size < p->threshold) {
         /* Compensation: counter -= T - size, bounded below by the floor. */
         counter = sat_add(counter, -(int64_t) (p->threshold - size));
         return counter < p->floor ? p->floor : counter;
     } else {
-        uint16_t w = p->kind == PANDA_KIND_PANDA && p->n_weights
+        uint16_t w = panda && p->n_weights
                      ? panda_policy_weight(p, size) : PANDA_WEIGHT_ONE;
         int64_t inc = w == PANDA_WEIGHT_ONE
                       ? (int64_t) size

@@ -9,6 +9,19 @@
  * library uses 0-based "levels": level 0 is the highest priority (thesis
  * priority 1), level K-1 the lowest.  Level i maps to a DSCP value and to an
  * egress queue through the policy's per-level tables.
+ *
+ * Kinds.  A policy names one classifier (lib/panda/classifier.h):
+ *   panda, pias    counter classifiers: the connection's history (Algorithm
+ *                  2, or bytes sent) decides the level;
+ *   app, match,    rule classifiers (ADPS, issue 17): a list of rules of one
+ *   length         type decides from the packet alone: the DSCP the
+ *                  application wrote (app), a keyword at the start of the
+ *                  payload (match), the payload length (length); a packet no
+ *                  rule matches takes 'default_level';
+ *   compose        the rules of any types, in the order written, first match
+ *                  wins; a packet none matches is classified by Panda (whose
+ *                  counter every packet updates, matched or not, so that a
+ *                  connection cannot shed its history by matching a rule).
  */
 #ifndef PANDA_POLICY_H
 #define PANDA_POLICY_H 1
@@ -32,6 +45,44 @@ extern "C" {
 enum panda_kind {
     PANDA_KIND_PANDA,   /* Algorithm 2: compensate small, weigh large. */
     PANDA_KIND_PIAS,    /* Counter = bytes sent (T = 0, g(k) = k). */
+    PANDA_KIND_APP,     /* Rules on the DSCP the application wrote. */
+    PANDA_KIND_MATCH,   /* Rules on the first payload bytes. */
+    PANDA_KIND_LENGTH,  /* Rules on the payload length. */
+    PANDA_KIND_COMPOSE, /* Rules of any type, else Panda. */
+};
+#define PANDA_N_KINDS 6
+
+/* True for the kinds that keep a per-connection counter. */
+static inline bool
+panda_kind_has_counter(enum panda_kind kind)
+{
+    return kind == PANDA_KIND_PANDA || kind == PANDA_KIND_PIAS
+           || kind == PANDA_KIND_COMPOSE;
+}
+
+/* Rules (kinds app, match, length, compose).  At most PANDA_MAX_RULES per
+ * policy, keywords at most PANDA_MAX_KEYWORD bytes: the datapath looks at
+ * the first PANDA_MAX_KEYWORD bytes of a packet's payload, which is all a
+ * request line or a protocol header needs and keeps the wire body small
+ * (panda/wire.h). */
+#define PANDA_MAX_RULES 16
+#define PANDA_MAX_KEYWORD 32
+
+enum panda_rule_type {
+    PANDA_RULE_APP = 1,     /* The packet's DSCP is 'dscp'.  Text: app=D:L */
+    PANDA_RULE_MATCH = 2,   /* The payload starts with 'keyword'.
+                             * Text: match=KEYWORD:L */
+    PANDA_RULE_LENGTH = 3,  /* The payload has at least 'min_payload'
+                             * bytes.  Text: length=N:L */
+};
+
+struct panda_rule {
+    uint8_t type;               /* enum panda_rule_type. */
+    uint8_t level;              /* Level of a packet the rule matches. */
+    uint8_t dscp;               /* APP: 0..63. */
+    uint8_t len;                /* MATCH: bytes in 'keyword', 1.. */
+    uint16_t min_payload;       /* LENGTH: 1..65535. */
+    uint8_t keyword[PANDA_MAX_KEYWORD];     /* MATCH: raw bytes. */
 };
 
 /* Thesis §3.2.3: size intervals (t_i, t_i+1] above T, each with a weight
@@ -83,6 +134,14 @@ struct panda_policy {
      * starts again from counter 0 (PIAS message detection).  Default 0; at
      * most PANDA_MAX_DURATION_MS (the wire body carries 32 bits). */
     panda_msec_t idle_reset_ms;
+
+    /* Rule kinds only: the level of a packet that no rule matches (default
+     * K-1, the lowest).  0 for the other kinds. */
+    uint8_t default_level;
+
+    /* Kinds app, match, length (rules of that type only) and compose. */
+    uint8_t n_rules;
+    struct panda_rule rules[PANDA_MAX_RULES];
 };
 
 /* Fills 'p' with the defaults for 'kind': K = 1 level (no thresholds),
@@ -111,19 +170,38 @@ char *panda_policy_validate(const struct panda_policy *p);
 /* Parses the textual form used by the OVS action and the tools, e.g.
  *   id=1,kind=panda,threshold=1460,weights=9000:1/65535:2,
  *   thresholds=100000/1000000/10000000,dscp=46/26/18/0,queues=0/1/2/3
- * Keys: id (required), kind (panda|pias, default panda), threshold,
- * weights, thresholds, dscp, queues, ctl_level, untracked_level, floor,
- * idle_reset (ms).  Omitted dscp/queues/untracked_level take the defaults
- * for K.  The result is validated.
+ *   id=2,kind=match,match=get\x20:0/set\x20:2,levels=3
+ *   id=3,kind=compose,app=46:0,match=PING:0,length=1000:3,thresholds=...
+ * Keys: id (required), kind (panda|pias|app|match|length|compose, default
+ * panda), threshold, weights, thresholds, dscp, queues, ctl_level,
+ * untracked_level, floor, idle_reset (ms); rules app=DSCP:LEVEL,
+ * match=KEYWORD:LEVEL, length=MIN_PAYLOAD:LEVEL (items separated by '/';
+ * a rule key may repeat, its rules are appended: rule order is text
+ * order); levels and default_level (rule kinds).  A keyword is raw bytes:
+ * letters, digits and "-_.~" stand for themselves, any byte may be
+ * written \xHH.  Rule kinds: K is 'levels', default 1 + the largest level
+ * that a rule or default_level names.  Omitted dscp/queues/untracked_level/
+ * default_level take the defaults for K.  The result is validated.
  * Returns NULL on success, else a malloc()ed error message naming the
  * field (caller frees); 'p' is unchanged on error. */
 char *panda_policy_parse(const char *s, struct panda_policy *p);
+
+/* Room for the longest text panda_policy_format() writes, NUL included
+ * (16 rules of 32 escaped keyword bytes are about 2200 characters). */
+#define PANDA_POLICY_TEXT_MAX 4096
 
 /* Formats 'p' in the syntax accepted by panda_policy_parse(), printing
  * optional fields only when they differ from their defaults, so that
  * parse(format(p)) == p.  Returns the number of characters that the full
  * string needs (like snprintf). */
 int panda_policy_format(const struct panda_policy *p, char *buf, size_t size);
+
+/* Formats the value of rule 'r' as the text syntax writes it (the part
+ * before ":LEVEL": a DSCP, an escaped keyword, a minimum payload).
+ * Returns the number of characters the full string needs (like snprintf);
+ * PANDA_MAX_KEYWORD * 4 + 1 bytes are always enough. */
+int panda_rule_format_value(const struct panda_rule *r, char *buf,
+                            size_t size);
 
 /* Compares the fields that are in use (entries past n_levels/n_weights are
  * ignored). */
@@ -152,8 +230,11 @@ panda_policy_level(const struct panda_policy *p, int64_t counter)
 int64_t panda_policy_update(const struct panda_policy *p, int64_t counter,
                             uint32_t size);
 
-/* "panda" or "pias". */
+/* "panda", "pias", "app", "match", "length" or "compose". */
 const char *panda_policy_kind_name(enum panda_kind);
+
+/* "app", "match" or "length". */
+const char *panda_rule_type_name(enum panda_rule_type);
 
 #ifdef __cplusplus
 }

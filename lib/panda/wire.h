@@ -7,7 +7,8 @@
  * Layout (offsets in the body; add 10 for the NXAST_PANDA action, as in
  * ofproto-ext/README.md):
  *
- *     0   1  kind          0 = panda, 1 = pias
+ *     0   1  kind          0 = panda, 1 = pias, 2 = app, 3 = match,
+ *                          4 = length, 5 = compose
  *     1   1  n_levels      K, 1..8
  *     2   4  id
  *     6   4  threshold     T, bytes of TCP payload
@@ -15,24 +16,43 @@
  *    11   1  ctl_level     < K
  *    12   1  untracked     K-1 - untracked_level (its distance from the
  *                          lowest level: 0, the default, is the lowest)
- *    13   1  pad           zero
+ *    13   1  default       rule kinds: K-1 - default_level; else zero
  *    14   4  idle_reset    ms, 0 = never
- *    18   4  pad2          zero
+ *    18   1  n_rules       0..16; zero for panda and pias
+ *    19   3  pad2          zero
  *    22   8  floor         signed, <= 0
  *    30  56  thresholds[7] the first K-1 used, the rest zero
  *    86  32  weight_above[8]  the first n_weights used, the rest zero
  *   118  16  weights[8]    hundredths, the first n_weights used, rest zero
  *   134   8  dscp[8]       the first K used, the rest zero
  *   142   8  queue[8]      the first K used, the rest zero
- *   150
+ *   150      rules         n_rules rules, then zeros up to a multiple of 8
+ *
+ * A rule is type (1 = app, 2 = match, 3 = length), level, length N of its
+ * value, then the N-byte value: app, 1 byte (DSCP); match, 1 to 32 bytes
+ * (the keyword); length, 2 bytes (the minimum payload).
+ *
+ * Variable rules.  The decision (issue 17): the body stays one body, shared
+ * by the NX action and the datapath action, and grows a tail only when the
+ * policy has rules.  A panda or pias body is exactly the 150 bytes it was
+ * (same bytes, same vectors, the same memcmp per batch in the datapath); a
+ * rule policy's body is 150 + a multiple of 8 bytes, at most
+ * PANDA_WIRE_MAX_LEN, so that the NX action (10 + body) stays a multiple of
+ * 8 bytes as OpenFlow requires.  The alternatives were worse: a fixed body
+ * large enough for 16 keywords would cost every Panda flow 560 more bytes
+ * per action and per batch comparison; keywords kept in a table elsewhere
+ * (the controller, a datapath map) would split one policy in two places
+ * that can disagree.  Rules keep the head's fixed fields (K, dscp and
+ * queue maps) so that a body is decoded in one place.
  *
  * A body is canonical: padding and unused entries are zero, so two bodies
  * are the same policy exactly when their bytes are equal (memcmp), which is
  * what lets the datapath find a policy it validated before by its bytes.
  *
- * Byte 12 was padding when untracked_level was added: a body from before
- * has 0 there, which is the default (the lowest level), so old bodies keep
- * their meaning and stay valid.  Counting from the lowest level rather than
+ * Bytes 12, 13 and 18 were padding when untracked_level, default_level and
+ * the rules were added: a body from before has 0 there, which is the
+ * default (the lowest level; no rules), so old bodies keep their meaning
+ * and stay valid.  Counting from the lowest level rather than
  * storing the level keeps the encoding unique (no second spelling of the
  * default).
  */
@@ -48,14 +68,21 @@
 extern "C" {
 #endif
 
-#define PANDA_WIRE_LEN 150
+#define PANDA_WIRE_LEN 150         /* The fixed head; a whole body without
+                                     * rules. */
+#define PANDA_WIRE_RULE_HDR 3
+#define PANDA_WIRE_MAX_LEN \
+    (PANDA_WIRE_LEN + ((PANDA_MAX_RULES \
+                        * (PANDA_WIRE_RULE_HDR + PANDA_MAX_KEYWORD) + 7) / 8 * 8))
 
 /* What is wrong with a body, one class per OpenFlow error that reports it
  * (ofp-actions maps them to OFPBAC_BAD_LEN, NXBRC_MUST_BE_ZERO and
  * OFPBAC_BAD_ARGUMENT). */
 enum panda_wire_error {
     PANDA_WIRE_OK,
-    PANDA_WIRE_BAD_LEN,         /* Not PANDA_WIRE_LEN bytes. */
+    PANDA_WIRE_BAD_LEN,         /* Shorter than PANDA_WIRE_LEN, longer
+                                 * than PANDA_WIRE_MAX_LEN, or not the
+                                 * length that its rules take. */
     PANDA_WIRE_NONZERO_PAD,     /* A padding byte is not zero. */
     PANDA_WIRE_BAD_ARGUMENT,    /* A field is out of range, an unused entry
                                  * is not zero, or panda_policy_check()
@@ -65,10 +92,14 @@ enum panda_wire_error {
 /* Largest message that panda_wire_decode() writes, NUL included. */
 #define PANDA_WIRE_MSG_SIZE PANDA_POLICY_MSG_SIZE
 
-/* Packs 'p', which must be valid, into 'body' (all PANDA_WIRE_LEN bytes are
- * written: the result is canonical). */
-void panda_wire_encode(const struct panda_policy *p,
-                       uint8_t body[PANDA_WIRE_LEN]);
+/* The length of the body of 'p' (valid): PANDA_WIRE_LEN if it has no rules,
+ * at most PANDA_WIRE_MAX_LEN. */
+size_t panda_wire_len(const struct panda_policy *p);
+
+/* Packs 'p', which must be valid, into 'body', which must have room for
+ * panda_wire_len(p) bytes; all of them are written (the result is
+ * canonical).  Returns panda_wire_len(p). */
+size_t panda_wire_encode(const struct panda_policy *p, uint8_t *body);
 
 /* Unpacks the 'len' bytes at 'body' into 'p' and validates the result.
  * Returns PANDA_WIRE_OK, or the class of the first problem found with a

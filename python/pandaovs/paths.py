@@ -39,7 +39,8 @@ def cdf(name):
 class BuildTree:
     """Paths of the programs in one build tree."""
 
-    LOADGEN = ("panda-fg-server", "panda-fg-client", "panda-mc-client")
+    LOADGEN = ("panda-fg-server", "panda-fg-client", "panda-mc-client",
+               "panda-adp-server", "panda-adp-client")
     SIM = "sim/panda-sim"
 
     def __init__(self, root=None):
@@ -64,7 +65,7 @@ class BuildTree:
         return self.bin(os.path.join("ovs", "build", rel))
 
     def loadgen(self, name):
-        """panda-fg-server, panda-fg-client or panda-mc-client."""
+        """A program of load_generator/ (BuildTree.LOADGEN)."""
         return self.bin(os.path.join("load_generator", name))
 
     def tool(self, name):

@@ -12,9 +12,9 @@
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char msg[PANDA_WIRE_MSG_SIZE], text[1024];
+    char msg[PANDA_WIRE_MSG_SIZE], text[4096];
     struct panda_policy p, q;
-    uint8_t body[PANDA_WIRE_LEN];
+    uint8_t body[PANDA_WIRE_MAX_LEN];
     char *s, *err;
 
     s = malloc(size + 1);
@@ -35,8 +35,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err = panda_policy_parse(text, &q);
     FUZZ_CHECK(err == NULL);
     FUZZ_CHECK(panda_policy_equal(&p, &q));
-    panda_wire_encode(&p, body);
-    FUZZ_CHECK(panda_wire_decode(body, sizeof body, &q, msg)
+    FUZZ_CHECK(panda_wire_encode(&p, body) <= sizeof body);
+    FUZZ_CHECK(panda_wire_decode(body, panda_wire_len(&p), &q, msg)
                == PANDA_WIRE_OK);
     FUZZ_CHECK(panda_policy_equal(&p, &q));
     return 0;

@@ -13,9 +13,9 @@
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char msg[PANDA_WIRE_MSG_SIZE], text[1024];
+    char msg[PANDA_WIRE_MSG_SIZE], text[4096];
     struct panda_policy p, q;
-    uint8_t body[PANDA_WIRE_LEN];
+    uint8_t body[PANDA_WIRE_MAX_LEN];
     enum panda_wire_error e;
     char *err;
 
@@ -25,10 +25,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(memchr(msg, '\0', sizeof msg) != NULL);
         return 0;
     }
-    FUZZ_CHECK(size == PANDA_WIRE_LEN);
+    FUZZ_CHECK(size == panda_wire_len(&p));
     FUZZ_CHECK(panda_wire_id(data) == p.id);
     panda_wire_encode(&p, body);
-    FUZZ_CHECK(!memcmp(body, data, PANDA_WIRE_LEN));
+    FUZZ_CHECK(!memcmp(body, data, size));
     FUZZ_CHECK(panda_policy_format(&p, text, sizeof text)
                < (int) sizeof text);
     err = panda_policy_parse(text, &q);

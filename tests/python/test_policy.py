@@ -150,7 +150,7 @@ def test_from_json():
      "f: weights[0][1]: nan is not a finite number"),
     ({"id": 1, "weights": [[100, float("inf")]]},
      "f: weights[0][1]: inf is not a finite number"),
-    ({"id": 1, "kind": "fifo"}, "f: kind: \"fifo\" is not panda or pias"),
+    ({"id": 1, "kind": "fifo"}, "f: kind: \"fifo\" is not panda, pias, app, match, length or compose"),
     ({"id": 7, "thresholds": [500000, 50000]},
      "f: policy id 7: thresholds: not strictly ascending (50000 after "
      "500000)"),
@@ -166,3 +166,65 @@ def test_from_json_refuses(obj, msg):
     with pytest.raises(PolicyError) as e:
         Policy.from_json(obj, "f")
     assert msg in str(e.value)
+
+
+# -- rule kinds (issue 17) ----------------------------------------------------
+COMPOSE = ("id=24,kind=compose,app=46:0,match=GET\\x20\\x2fapi:1/PING:0,"
+           "length=1000:2,threshold=1460,thresholds=10/20")
+
+
+def test_rules_json_round_trip():
+    for text in (COMPOSE, "id=20,kind=match,match=get\\x20:0/set\\x20:2,"
+                 "levels=3", "id=23,kind=length,length=1400:1,"
+                 "default_level=0"):
+        p = Policy.from_text(text)
+        obj = json.loads(json.dumps(p.to_json()))
+        q, warnings = Policy.from_json(obj, "f")
+        assert q == p and not warnings
+    obj = Policy.from_text(COMPOSE).to_json()
+    assert obj["priority_rules"][1] == {"match": "GET\\x20\\x2fapi",
+                                        "level": 1}
+
+
+@pytest.mark.parametrize("rules,msg", [
+    ([{"match": "a b", "level": 0}], "f: priority_rules[0]: match: "
+     "character ' ' in \"a b\" must be written \\x20"),
+    ([{"match": "a", "app": 1, "level": 0}], "f: priority_rules[0]: "
+     "expected {\"app\"|\"match\"|\"length\": value, \"level\": level}"),
+    ([{"app": 64, "level": 0}], "f: priority_rules[0].app: 64 out of "
+     "range (0..63)"),
+    ([{"length": 10, "level": 9}], "f: priority_rules[0].level: 9 out of "
+     "range (0..7)"),
+    ([{"app": 1, "level": 0}], "f: policy id 1: app: not allowed with "
+     "kind=match (use kind=compose to mix rule types)"),
+])
+def test_rules_json_refused(rules, msg):
+    with pytest.raises(PolicyError) as e:
+        Policy.from_json({"id": 1, "kind": "match",
+                          "priority_rules": rules}, "f")
+    assert str(e.value).startswith(msg), str(e.value)
+
+
+def test_rule_level_known_packets():
+    """panda_cls_rules() in Python: first matching rule, in text order."""
+    p = Policy.from_text(COMPOSE)
+    assert p.rule_level(dscp=46, data=b"PING") == 0     # app before match
+    assert p.rule_level(data=b"GET /api/v1 HTTP/1.1") == 1
+    assert p.rule_level(data=b"GET /index.html") is None
+    assert p.rule_level(data=b"PUT x", payload=1400) == 2
+    assert p.rule_level(data=b"PUT x", payload=999) is None
+
+
+def test_rule_bodies_grow_by_eights():
+    p = Policy.from_text(COMPOSE)
+    a = p.nx_action()
+    assert len(a) == 10 + len(p.wire_body()) and len(a) % 8 == 0
+    assert int.from_bytes(a[2:4], "big") == len(a)
+    assert Policy.from_nx_action(a) == p
+    with pytest.raises(PolicyError, match="rule 4 runs past the end"):
+        Policy.from_wire_body(p.wire_body()[:-8])
+    with pytest.raises(PolicyError, match="length 190, but its 4 rules "
+                       "take 182"):
+        Policy.from_wire_body(p.wire_body() + bytes(8))
+    with pytest.raises(PolicyError, match="length 183, expected 150 plus"):
+        Policy.from_wire_body(p.wire_body() + bytes(1))

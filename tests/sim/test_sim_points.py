@@ -71,6 +71,27 @@ def test_incast_queries_complete(build, panda_sim, tmp_path):
     assert r["fct"]["all"]["flows"] == 0  # incast flows are not background
 
 
+def test_allocator_changes_no_result(build, panda_sim, tmp_path):
+    """sim/run.py preloads tcmalloc for speed; the simulation must not
+    notice: the same point with glibc's malloc gives the same records,
+    byte for byte."""
+    from pandaovs.sim import points
+    if points.malloc_choice("auto") != "tcmalloc":
+        pytest.skip("tcmalloc not installed (libtcmalloc-minimal4)")
+    args = ["--topology", "leafspine", "--leaves", "2", "--hosts-per-leaf",
+            "2", "--spines", "2", "--scheme", "oracle", "--cc", "dctcp",
+            "--load", "0.6", "--flows", "12", "--rpc-pairs", "1"]
+    flows = {}
+    for m in ("libc", "tcmalloc"):
+        r = point(build, tmp_path / m, "--malloc", m, *args)
+        assert r["metadata"]["malloc"] == m
+        assert r["fct"]["all"]["completed"] == 12
+        with open(tmp_path / m / "p" / "points" / r["name"] / "flows.csv") \
+                as f:
+            flows[m] = f.read()
+    assert flows["libc"] == flows["tcmalloc"]
+
+
 BAD = [
     (["--load=1.5"], "--load: in (0, 1)"),
     (["--scheme=bogus"], "--scheme: unknown 'bogus'"),

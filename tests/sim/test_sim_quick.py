@@ -95,8 +95,27 @@ def test_point_json_schema(quick, panda_sim):
         assert md["ns3_version"] == features(panda_sim)["ns3"]
         assert hexsha.match(md["git_commit"] or ""), md["git_commit"]
         assert md["seed"] == 1 and md["wall_s"] > 0 and md["peak_rss_kb"] > 0
+        # The child's own CPU time (os.wait4), not the sweep's.
+        assert 0 < md["cpu_user_s"] + md["cpu_sys_s"] < 30 * md[
+            "process_wall_s"], md
+        assert md["malloc"] in ("tcmalloc", "libc")
         # Slowdown is FCT over the FCT alone in the network: never below 1.
         assert r["fct"]["all"]["slowdown_p50"] >= 1.0
+
+
+def test_run_metadata(quick, panda_sim):
+    """result.json and metadata.json say what the run was made with."""
+    doc, outdir = quick[1], str(quick[4])
+    with open(os.path.join(outdir, "metadata.json")) as f:
+        meta = json.load(f)
+    assert meta == doc["metadata"]
+    assert meta["points"] == len(doc["points"])
+    assert meta["ns3_version"] == [features(panda_sim)["ns3"]]
+    assert meta["seeds"] == [1] and len(meta["git_commit"]) == 1
+    assert meta["command"].startswith("sim/run.py quick")
+    cpu = sum(r["metadata"]["cpu_user_s"] + r["metadata"]["cpu_sys_s"]
+              for r in doc["points"])
+    assert abs(meta["cpu_s_total"] - cpu) < 1e-6
 
 
 def test_result_csv_and_figure(quick):

@@ -132,6 +132,13 @@ ENCODING_CASES = [
          ctl_level=7, floor=-5000, idle_reset=250),
     dict(id=3, kind="pias", thresholds=[10000, 20000]),
     dict(id=0),
+    # Rule kinds (issue 17): longer actions, the same bytes on both sides.
+    dict(id=5, kind="compose", threshold=1460, thresholds=[100000],
+         priority_rules=[{"match": "get\\x20", "level": 0},
+                         {"app": 46, "level": 0},
+                         {"length": 1400, "level": 1}]),
+    dict(id=6, kind="match", levels=3, default_level=0,
+         priority_rules=[{"match": "HB", "level": 2}]),
 ]
 
 
@@ -143,7 +150,8 @@ def _ofctl_decode(hex_actions):
 
 
 @pytest.mark.parametrize("case", ENCODING_CASES,
-                         ids=["thesis", "extremes", "pias", "defaults"])
+                         ids=["thesis", "extremes", "pias", "defaults",
+                              "compose", "match"])
 @needs_panda_ofctl
 def test_encoding_is_byte_exact_with_ovs(case):
     """ovs-ofctl decodes the controller's bytes to the same policy text and
@@ -163,7 +171,9 @@ print(raw.hex()); print(pol.text())
                        env=paths.module_env())
     assert r.returncode == 0, r.stderr
     hexa, text = r.stdout.split()
-    assert len(hexa) == 2 * 160
+    # 160 bytes, more (by multiples of 8) with rules.
+    assert len(hexa) == 2 * 160 if "priority_rules" not in case \
+        else len(hexa) > 2 * 160 and len(hexa) % 16 == 0
     rc, out, err = _ofctl_decode(hexa)
     assert rc == 0, err
     lines = [l for l in out.splitlines() if l.strip()]
@@ -280,7 +290,7 @@ def test_check_refuses_bad_structure(tmp_path):
         ({"id": "1"}, "id: expected an integer"),
         ({"id": 1, "weights": [[100, 1.234]]},
          "weights[0][1]: 1.234 has more than two decimals"),
-        ({"id": 1, "kind": "fifo"}, "kind: \"fifo\" is not panda or pias"),
+        ({"id": 1, "kind": "fifo"}, "kind: \"fifo\" is not panda, pias, app, match, length or compose"),
         ({"threshold": 5}, "neither a controller configuration"),
         ({"id": 1, "controller": {"next": "goto_table:0"}},
          "goto_table:0 must go to a later table"),

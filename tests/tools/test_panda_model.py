@@ -538,6 +538,32 @@ def test_pias_baseline(tmp_path, cdf):
                       "--levels", 6, "--id", 2)["action"] == pias["action"]
 
 
+def test_rules_make_compose(tmp_path, cdf):
+    """--rules puts rules in front of the computed Panda policy (issue 17);
+    the JSON is what the controller reads (pandaovs.policy), and the
+    thresholds are the model's."""
+    from pandaovs.policy import Policy
+    flt = hist(tmp_path, "flt.hist", [(100, 1000)])
+    fht = hist(tmp_path, "fht.hist", [(1500, 1000)])
+    args = ["--flt", flt, "--fht", fht, "--cdf", cdf, "--load", 0.7,
+            "--levels", 4]
+    panda = model_json(*args)
+    comp = model_json(*args, "--rules", "match=get\\x20:0,app=46:1")
+    assert comp["kind"] == "compose"
+    assert comp["thresholds"] == panda["thresholds"]
+    assert comp["priority_rules"] == [{"match": "get\\x20", "level": 0},
+                                      {"app": 46, "level": 1}]
+    p, warnings = Policy.from_json(comp, "model.json")
+    assert not warnings and p.text() == comp["action"]
+    assert p.rule_level(data=b"get k") == 0
+    res = run(*args, "--rules", "match=a:9", check=False)
+    assert res.returncode != 0
+    assert "--rules: match: 9 out of range (max 7)" in res.stderr
+    res = run("--pias", "--cdf", cdf, "--load", 0.7, "--levels", 4,
+              "--rules", "app=1:0", check=False)
+    assert res.returncode != 0 and "not with --pias" in res.stderr
+
+
 def test_cdf_in_packets(tmp_path):
     pk = write(tmp_path / "pk.cdf", "0 0\n1000 1\n")
     by = write(tmp_path / "by.cdf", "0 0\n1460000 1\n")

@@ -17,10 +17,16 @@ import subprocess
 import pytest
 
 from pandaovs import paths
-from pandaovs.policy import NX_ACTION_LEN, NX_VENDOR_ID, NXAST_PANDA
+from pandaovs.policy import NX_HEADER_LEN, NX_VENDOR_ID, NXAST_PANDA
 
 OFCTL = paths.BuildTree().path("ovs/build/utilities/ovs-ofctl")
-NX_HEADER = "ffff%04x%08x%04x" % (NX_ACTION_LEN, NX_VENDOR_ID, NXAST_PANDA)
+
+
+def nx_header(body):
+    """The NXAST_PANDA header for a wire body (160 bytes, more with
+    rules)."""
+    return "ffff%04x%08x%04x" % (NX_HEADER_LEN + len(body), NX_VENDOR_ID,
+                                 NXAST_PANDA)
 
 pytestmark = pytest.mark.skipif(
     not paths.BuildTree().has("ovs/build/utilities/ovs-ofctl"),
@@ -46,7 +52,7 @@ def test_vector_in_lib_panda(policy_vector):
         assert "actions=panda(%s)\n" % v["canonical"] in r.stdout, r.stdout
     # One action per run: the decoder's log lines are rate-limited.
     r = ofctl("parse-actions", "OpenFlow13",
-              input=NX_HEADER + v["wire"].hex() + "\n")
+              input=nx_header(v["wire"]) + v["wire"].hex() + "\n")
     lines = [l for l in r.stdout.splitlines() if l.strip()]
     if "error" in v:
         assert "OFPBAC_BAD_ARGUMENT" in r.stdout, r.stdout

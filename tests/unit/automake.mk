@@ -8,9 +8,11 @@ AM_TESTS_ENVIRONMENT = CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT; 
 if HAVE_CMOCKA
 UNIT_TESTS = \
 	tests/unit/test-cdf \
+	tests/unit/test-classifier \
 	tests/unit/test-cli \
 	tests/unit/test-conn-table \
 	tests/unit/test-lg-common \
+	tests/unit/test-lg-evloop \
 	tests/unit/test-model \
 	tests/unit/test-policy \
 	tests/unit/test-scheduler \
@@ -24,6 +26,9 @@ UNIT_LDADD = $(PANDA_LIBADD) $(CMOCKA_LIBS)
 tests_unit_test_cdf_SOURCES = tests/unit/test-cdf.c
 tests_unit_test_cdf_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cdf_LDADD = $(UNIT_LDADD)
+tests_unit_test_classifier_SOURCES = tests/unit/test-classifier.c
+tests_unit_test_classifier_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_classifier_LDADD = $(UNIT_LDADD)
 tests_unit_test_cli_SOURCES = tests/unit/test-cli.c
 tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cli_LDADD = $(CLI_LIBADD) $(CMOCKA_LIBS)
@@ -35,6 +40,11 @@ tests_unit_test_lg_common_CPPFLAGS = $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/load_generator
 tests_unit_test_lg_common_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_lg_common_LDADD = $(LG_LIBADD) $(CMOCKA_LIBS)
+tests_unit_test_lg_evloop_SOURCES = tests/unit/test-lg-evloop.c
+tests_unit_test_lg_evloop_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/load_generator
+tests_unit_test_lg_evloop_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_lg_evloop_LDADD = $(LG_LIBADD) $(CMOCKA_LIBS)
 tests_unit_test_model_SOURCES = tests/unit/test-model.c
 tests_unit_test_model_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_model_LDADD = $(UNIT_LDADD)

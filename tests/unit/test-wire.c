@@ -213,12 +213,14 @@ test_errors(void **state)
     good[PANDA_WIRE_LEN] = 0;
 
     expect_error(good, PANDA_WIRE_LEN - 1, PANDA_WIRE_BAD_LEN,
-                 "length 149, expected 150");
+                 "length 149, expected 150 plus a multiple of 8, at most "
+                 "710");
     expect_error(good, PANDA_WIRE_LEN + 1, PANDA_WIRE_BAD_LEN,
-                 "length 151, expected 150");
+                 "length 151, expected 150 plus a multiple of 8, at most "
+                 "710");
 
     memcpy(bad, good, sizeof bad);
-    bad[13] = 1;                                /* pad */
+    bad[13] = 1;                    /* default_level: pad for panda */
     expect_error(bad, PANDA_WIRE_LEN, PANDA_WIRE_NONZERO_PAD,
                  "padding: nonzero byte");
     memcpy(bad, good, sizeof bad);
@@ -227,9 +229,14 @@ test_errors(void **state)
                  "padding: nonzero byte");
 
     memcpy(bad, good, sizeof bad);
-    bad[0] = 2;                                 /* kind */
+    bad[0] = 6;                                 /* kind */
     expect_error(bad, PANDA_WIRE_LEN, PANDA_WIRE_BAD_ARGUMENT,
-                 "kind: must be 0 (panda) or 1 (pias)");
+                 "kind: must be 0 (panda) to 5 (compose)");
+    memcpy(bad, good, sizeof bad);
+    bad[0] = 3;                                 /* match, no rules */
+    expect_error(bad, PANDA_WIRE_LEN, PANDA_WIRE_BAD_ARGUMENT,
+                 "thresholds: not allowed with kind=match (no counter; "
+                 "'levels' gives K)");
     memcpy(bad, good, sizeof bad);
     bad[1] = 9;                                 /* n_levels */
     expect_error(bad, PANDA_WIRE_LEN, PANDA_WIRE_BAD_ARGUMENT,

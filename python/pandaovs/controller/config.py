@@ -57,12 +57,15 @@ Policy files: panda-model's JSON, read by pandaovs.policy.Policy.from_json:
 the structured fields are authoritative -- "id", "kind", "threshold",
 "weights" ([[above, weight], ...], weight a number with up to two
 decimals), "thresholds", "dscp", "queues", and optionally "ctl_level",
-"floor", "idle_reset".  "action" (the policy text panda-model prints) is
+"floor", "idle_reset"; the rule kinds (app, match, length, compose) add
+"priority_rules" ([{"match": "get\\x20", "level": 0}, {"app": 46, "level": 0},
+{"length": 1000, "level": 2}, ...], a keyword written as in the text
+syntax), "levels" and "default_level".  "action" (the policy text panda-model prints) is
 compared with them and a mismatch is reported as a warning.
 
 Validation (the decision): everything is checked here, when the files are
 read, before anything is pushed -- the JSON structure (types, counts, the
-value ranges the fixed 160-byte action can carry) and lib/panda's policy
+value ranges the action can carry) and lib/panda's policy
 rules (thresholds strictly ascending, weights >= 1 and non-decreasing,
 t0 >= T, ctl_level < K, floor <= 0, PIAS with T = 0, ...), which Policy
 applies with lib/panda's own messages (tests/vectors/policies.txt keeps the

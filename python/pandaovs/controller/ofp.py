@@ -2,7 +2,8 @@
 controller besides app.py that imports it).
 
 NXActionPanda is the panda action (NXAST_PANDA: Nicira vendor action,
-subtype 240, 160 bytes; pandaovs.policy holds the layout).  It is
+subtype 240, 160 bytes, more for a policy with rules; pandaovs.policy holds
+the layout).  It is
 registered with os-ken's NX action table, so flows read back from a switch
 (flow stats) decode into NXActionPanda too and two encodings compare byte
 for byte.  Desired and Existing are a rule's flow and a switch's flow in

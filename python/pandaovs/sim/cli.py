@@ -6,8 +6,13 @@
   crosscheck   the testbed's quick point (50 Mbit/s, 14 flows, memcached
                GETs) with the testbed's policy file
   scale        wall time and memory against hosts and flows
+  profile      one point under perf: where the CPU time goes
   point        one point with every parameter on the command line
   plot         figures again from a run directory's result.json
+  tsl-quick    TCP SkyLine: 64 senders through a 128 KB port, per scheme
+               (the test suite runs it)
+  tsl          TCP SkyLine's experiments: incast, rounds, wred, cawa,
+               ablation, timer, fairness (sim/TSL.md)
 
 Every command writes OUT/<run-id>/: points/<name>/ (panda-sim's records
 and point.json), policies/, result.json, result.csv, PNG figures.
@@ -22,6 +27,7 @@ import sys
 import time
 
 from .. import paths
+from . import incast
 from . import plots
 from . import points as pts
 from . import sweep
@@ -29,15 +35,24 @@ from . import sweep
 TOP = paths.TOP
 
 
-def _ctx(args, run_id):
+def _ctx(args, run_id, context=pts.Context):
+    """The run's context ('context': pts.Context for panda-sim, a subclass
+    for another simulator program); exits with the reason when that program
+    is not built."""
     build = paths.BuildTree(args.build_dir)
-    why, _ = build.sim_missing()
-    if why:
-        sys.exit("sim/run.py: %s" % why)
+    try:
+        malloc = pts.malloc_choice(args.malloc)
+    except pts.PointError as e:
+        sys.exit("sim/run.py: %s" % e)
     out = os.path.join(args.out, run_id)
+    ctx = context(top=TOP, build_dir=build.root, out_dir=out,
+                  git=pts.git_state(TOP), malloc=malloc)
+    if not os.access(ctx.binary(), os.X_OK):
+        why, _ = build.sim_missing()
+        sys.exit("sim/run.py: %s is not built: %s" % (
+            ctx.binary(), why or "run make in %s" % build.root))
     os.makedirs(out, exist_ok=True)
-    return pts.Context(top=TOP, build_dir=build.root, out_dir=out,
-                       git=pts.git_state(TOP))
+    return ctx
 
 
 def _finish(ctx, results, errors, extra=None):
@@ -173,7 +188,9 @@ def reproduce_points(args):
                             out.append(pts.Point(
                                 topology="leafspine", leaves=args.leaves,
                                 hosts_per_leaf=args.hosts_per_leaf,
-                                spines=args.spines, workload=w, load=load,
+                                spines=args.spines,
+                                core_rate=args.core_rate, workload=w,
+                                load=load,
                                 flows=args.flows, cc=cc, scheme=s,
                                 rpc_pairs=args.rpc_pairs, seed=seed,
                                 max_time=args.max_time))
@@ -210,8 +227,9 @@ def reproduce_points(args):
 
 def targets(results, leaves, hosts_per_leaf):
     """Issue 15's targets at load 0.8, web search, leaf-spine: orderings
-    of small-flow mean and p99 FCT, FHT (all flows) mean FCT of panda
-    against pias, distance to the oracle.  Means over seeds."""
+    of small-flow mean and p99 FCT, FHT (all flows; also the large and
+    medium buckets) mean FCT of panda against pias, distance to the
+    oracle.  Means over seeds."""
     out = {}
     for cc in sorted({r["point"]["cc"] for r in results}):
         sel = [r for r in results if r["point"]["topology"] == "leafspine"
@@ -224,7 +242,8 @@ def targets(results, leaves, hosts_per_leaf):
             continue
         val = {}
         for key in (("small", "mean_ms"), ("small", "p99_ms"),
-                    ("all", "mean_ms")):
+                    ("all", "mean_ms"), ("medium", "mean_ms"),
+                    ("large", "mean_ms")):
             for s in pts.SCHEMES:
                 v = [r["fct"][key[0]][key[1]] for r in sel
                      if r["point"]["scheme"] == s
@@ -249,11 +268,15 @@ def targets(results, leaves, hosts_per_leaf):
             if "oracle" in v:
                 t[m + ": distance to oracle"] = {
                     s: v[s] / v["oracle"] for s in v if v["oracle"]}
-        a = val.get("all_mean_ms", {})
-        if "panda" in a and "pias" in a:
-            t["all_mean_ms: panda / pias"] = a["panda"] / a["pias"]
-            t["all_mean_ms: panda within 5% of pias"] = \
-                abs(a["panda"] / a["pias"] - 1) <= 0.05
+        # FHT in the thesis's sense is every background flow ("all"); the
+        # large bucket (> 10 MB) and the medium one are given too.
+        for m in ("all_mean_ms", "large_mean_ms", "medium_mean_ms"):
+            a = val.get(m, {})
+            if "panda" in a and "pias" in a:
+                t[m + ": panda / pias"] = a["panda"] / a["pias"]
+                t[m + ": panda within 5% of pias"] = \
+                    abs(a["panda"] / a["pias"] - 1) <= 0.05
+        t["seeds"] = sorted({r["point"]["seed"] for r in sel})
         out[cc] = t
     return out
 
@@ -270,6 +293,7 @@ def cmd_reproduce(args):
     print(json.dumps(tg, indent=1))
     if not args.no_plots:
         plots.vs_load(mine, ctx.out_dir)
+        plots.at_load(mine, ctx.out_dir)
         plots.fish([r for r in mine if r["point"]["topology"] == "leafspine"],
                    ctx.out_dir, "fish-4.2")
         plots.fish([r for r in mine if r["point"]["topology"] == "dumbbell"],
@@ -301,44 +325,166 @@ def cmd_scale(args):
     rows = []
     for p in todo:
         r = results.get(p.name())
-        if not r:
-            continue
-        q = r["run"]["queues"]
-        hops = sum(v["enqueued_packets"] for v in q.values())
-        m = r["metadata"]
-        rows.append({"hosts": p.hosts(), "flows": p.flows,
-                     "wall_s": m["wall_s"],
-                     "peak_rss_mb": m["peak_rss_kb"] / 1024.0,
-                     "events": m["events"], "packet_hops": hops,
-                     "us_per_packet_hop": m["wall_s"] / max(hops, 1) * 1e6,
-                     "events_per_s": m["events"] / max(m["wall_s"], 1e-9),
-                     "sim_s": m["sim_end_s"],
-                     "loadavg": m["loadavg_before"]})
+        if r:
+            rows.append(scale_row(r))
+    extra = {"scale": rows}
     if rows:
-        base = rows[0]
-        print("%6s %7s %9s %8s %11s %12s %9s %8s %7s" % (
-            "hosts", "flows", "wall s", "RSS MB", "events", "packet-hops",
-            "us/hop", "x wall", "load"))
-        for r in rows:
-            r["wall_ratio"] = r["wall_s"] / base["wall_s"]
-            r["rss_ratio"] = r["peak_rss_mb"] / base["peak_rss_mb"]
-            print("%6d %7d %9.1f %8.1f %11d %12d %9.2f %8.2f %7.2f" % (
-                r["hosts"], r["flows"], r["wall_s"], r["peak_rss_mb"],
-                r["events"], r["packet_hops"], r["us_per_packet_hop"],
-                r["wall_ratio"], r["loadavg"]))
-        if not args.no_plots:
-            plots.scale(rows, os.path.join(ctx.out_dir, "scale.png"))
-    return _finish(ctx, results, errors, {"scale": rows})
+        print(scale_table(rows))
+    if args.malloc_baseline and todo and ctx.malloc != "libc":
+        # The smallest point again with glibc's malloc, in the same run
+        # (same code, same machine load): the allocator's effect on CPU
+        # time and memory, and proof that the results are the same.
+        base = dataclasses.replace(ctx, out_dir=os.path.join(ctx.out_dir,
+                                                             "libc"),
+                                   malloc="libc")
+        os.makedirs(base.out_dir, exist_ok=True)
+        res, err, _ = sweep.run_sweep(base, todo[:1], args.jobs,
+                                      args.policy)
+        errors.update({"libc " + n: e for n, e in err.items()})
+        mine = results.get(todo[0].name())
+        if mine and todo[0].name() in res:
+            extra["malloc_baseline"] = malloc_compare(
+                scale_row(res[todo[0].name()]), scale_row(mine),
+                res[todo[0].name()]["fct"] == mine["fct"])
+    if rows and not args.no_plots:
+        plots.scale(rows, os.path.join(ctx.out_dir, "scale.png"))
+    return _finish(ctx, results, errors, extra)
+
+
+def malloc_compare(libc, other, same_results):
+    """Prints and returns the allocator comparison of one point."""
+    cmp = {"point": "%d hosts, %d flows" % (libc["hosts"], libc["flows"]),
+           "libc_cpu_s": libc["cpu_s"], "tcmalloc_cpu_s": other["cpu_s"],
+           "cpu_ratio": other["cpu_s"] / libc["cpu_s"],
+           "libc_rss_mb": libc["peak_rss_mb"],
+           "tcmalloc_rss_mb": other["peak_rss_mb"],
+           "same_results": same_results}
+    print("malloc, %s: glibc %.1f s CPU, tcmalloc %.1f s CPU (x%.2f); "
+          "peak RSS %.0f -> %.0f MB; FCT results %s" % (
+              cmp["point"], libc["cpu_s"], other["cpu_s"], cmp["cpu_ratio"],
+              libc["peak_rss_mb"], other["peak_rss_mb"],
+              "identical" if same_results else "DIFFER"))
+    return cmp
+
+
+def scale_row(r):
+    """One point's cost: wall and CPU time, peak RSS, events, packet-hops
+    (packets enqueued at any port) and CPU per packet-hop."""
+    q = r["run"]["queues"]
+    hops = sum(v["enqueued_packets"] for v in q.values())
+    m = r["metadata"]
+    cpu = None
+    if m.get("cpu_user_s") is not None:
+        cpu = m["cpu_user_s"] + m["cpu_sys_s"]
+    return {"hosts": r["run"]["topology"]["hosts"],
+            "flows": r["point"]["flows"], "scheme": r["point"]["scheme"],
+            "wall_s": m["wall_s"], "process_wall_s": m.get("process_wall_s"),
+            "cpu_s": cpu, "peak_rss_mb": m["peak_rss_kb"] / 1024.0,
+            "events": m["events"], "packet_hops": hops,
+            "cpu_us_per_packet_hop": (cpu if cpu is not None else
+                                      m["wall_s"]) / max(hops, 1) * 1e6,
+            "events_per_cpu_s": m["events"] / max(cpu or m["wall_s"], 1e-9),
+            "sim_s": m["sim_end_s"], "loadavg": m["loadavg_before"]}
+
+
+def scale_table(rows):
+    """The rows with ratios to the first (the smallest point of the same
+    run).  CPU time is the work; wall time also counts what else ran on
+    the machine (cpu/wall below 1: contention)."""
+    base = rows[0]
+    out = ["%6s %7s %9s %9s %6s %8s %11s %12s %9s %7s %7s %6s" % (
+        "hosts", "flows", "wall s", "cpu s", "cpu/w", "RSS MB", "events",
+        "packet-hops", "us/hop", "x cpu", "x RSS", "load")]
+    for r in rows:
+        cpu = r["cpu_s"] if r["cpu_s"] is not None else r["wall_s"]
+        bcpu = base["cpu_s"] if base["cpu_s"] is not None else base["wall_s"]
+        r["cpu_ratio"] = cpu / bcpu
+        r["wall_ratio"] = r["wall_s"] / base["wall_s"]
+        r["rss_ratio"] = r["peak_rss_mb"] / base["peak_rss_mb"]
+        out.append("%6d %7d %9.1f %9.1f %6.2f %8.1f %11d %12d %9.2f %7.2f "
+                   "%7.2f %6.2f" % (
+                       r["hosts"], r["flows"], r["wall_s"], cpu,
+                       cpu / max(r["wall_s"], 1e-9), r["peak_rss_mb"],
+                       r["events"], r["packet_hops"],
+                       r["cpu_us_per_packet_hop"], r["cpu_ratio"],
+                       r["rss_ratio"], r["loadavg"]))
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------ TCP SkyLine
+
+TSL_QUICK = [incast.TslPoint(scheme="tsl", workers=64),
+             incast.TslPoint(scheme="tsl", workers=64, signal=False),
+             incast.TslPoint(scheme="newreno", workers=64),
+             incast.TslPoint(scheme="dctcp", workers=64),
+             incast.TslPoint(scheme="tsl", workers=16, rounds=4)]
+
+
+def _tsl_run(args, run_id, todo, extra=None):
+    ctx = _ctx(args, run_id, incast.TslContext)
+    results, errors = sweep.run_parallel(
+        ctx, todo, args.jobs, group_of=lambda p: p, run=incast.run_point,
+        describe=incast.describe)
+    mine = [results[p.name()] for p in todo if p.name() in results]
+    summary = incast.write_outputs(ctx.out_dir, mine, errors, extra)
+    print(incast.table(summary))
+    if mine and not args.no_plots:
+        print("\n".join(incast.figures(mine, ctx.out_dir)))
+    print("results: %s (result.json, result.csv, figures)" % ctx.out_dir)
+    for name, e in sorted(errors.items()):
+        print("FAILED %s: %s" % (name, e))
+    return 1 if errors else 0
+
+
+def cmd_tsl_quick(args):
+    """TCP SkyLine's quick incast check (the test suite runs it): 64
+    senders of 256 KB through a 128 KB port at 10 Gbit/s - TSL, TSL
+    without signal packets, NewReno, DCTCP - and TSL over 4 rounds."""
+    return _tsl_run(args, args.run_id or "tsl-quick", TSL_QUICK)
+
+
+def cmd_tsl(args):
+    """TCP SkyLine's experiments (python/pandaovs/sim/incast.py)."""
+    settings = [(b * incast.KB, r * incast.KB)
+                for b, r in args.settings] if args.settings else None
+    todo = []
+    for part in args.parts:
+        if part != "fairness" and part not in incast.PART_SETTINGS:
+            parser().error("--parts: unknown %r (incast, rounds, wred, "
+                           "cawa, ablation, timer, fairness)" % part)
+        if part == "fairness":
+            todo.append(incast.fairness_point(args.seed))
+        else:
+            todo += incast.experiment(part, args.grid, settings, args.seed)
+    print("tsl: %d points (%s)" % (len(todo), ", ".join(args.parts)))
+    return _tsl_run(args, args.run_id or "tsl", todo,
+                    {"parts": args.parts, "grid": args.grid})
+
+
+def _settings(s):
+    out = []
+    for item in s.split(","):
+        try:
+            b, r = item.split(":")
+            out.append((int(b), int(r)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                "%r: BUFFER_KB:SRU_KB[,...] (e.g. 128:256)" % item)
+    return out
 
 
 # ----------------------------------------------------------------- point
 
+def _point_of(args):
+    """The Point of the point/profile options (unset: Point's default)."""
+    fields = {f.name for f in dataclasses.fields(pts.Point)}
+    return pts.Point(**{k: v for k, v in vars(args).items()
+                        if k in fields and v is not None})
+
+
 def cmd_point(args):
     ctx = _ctx(args, args.run_id or "point")
-    fields = {f.name for f in dataclasses.fields(pts.Point)}
-    kw = {k: v for k, v in vars(args).items()
-          if k in fields and v is not None}
-    p = pts.Point(**kw)
+    p = _point_of(args)
     results, errors, _ = sweep.run_sweep(ctx, [p], 1, args.policy)
     if p.name() in results:
         print(_table([results[p.name()]]))
@@ -346,11 +492,37 @@ def cmd_point(args):
                          if n == p.name()}, errors)
 
 
+def cmd_profile(args):
+    """One point under perf: where panda-sim's CPU time goes."""
+    from . import policy as pol
+    from . import profile
+    ctx = _ctx(args, args.run_id or "profile")
+    p = _point_of(args)
+    try:
+        doc = pol.load_policy(args.policy) if args.policy else None
+        parts, funcs, path = profile.run(ctx, p, doc, args.freq)
+    except (pol.PolicyError, profile.ProfileError) as e:
+        sys.exit("sim/run.py profile: %s" % e)
+    print("%s (%s): own time per part of the simulation" % (p.name(),
+                                                            ctx.malloc))
+    for name, pct in parts:
+        print("  %5.1f%%  %s" % (pct, name))
+    print("top functions:")
+    for pct, dso, sym in funcs[:args.top]:
+        print("  %5.2f%%  %-28s %s" % (pct, dso[:28], sym[:90]))
+    print("perf report: %s" % path)
+    return 0
+
+
 def cmd_plot(args):
     with open(os.path.join(args.dir, "result.json")) as f:
         doc = json.load(f)
     rs = doc["points"]
-    paths = plots.vs_load(rs, args.dir) + plots.fish(rs, args.dir)
+    if rs and "label" in rs[0]:
+        paths = incast.figures(rs, args.dir)   # tsl-sim's points
+    else:
+        paths = plots.vs_load(rs, args.dir) + plots.at_load(rs, args.dir) \
+            + plots.fish(rs, args.dir)
     print("\n".join(paths) or "nothing to plot")
     return 0
 
@@ -371,8 +543,8 @@ def _schemes(s):
     bad = [x for x in out if x not in pts.SCHEMES]
     if bad:
         raise argparse.ArgumentTypeError(
-            "unknown scheme(s) %s (known: %s)" % (", ".join(bad),
-                                                 ", ".join(pts.SCHEMES)))
+            "unknown scheme(s) %s (known: %s)"
+            % (", ".join(bad), ", ".join(pts.SCHEMES)))
     return out
 
 
@@ -394,6 +566,9 @@ def parser():
                        "policy.json) instead of collection + panda-model")
         p.add_argument("--no-plots", action="store_true")
         p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--malloc", choices=("auto", "tcmalloc", "libc"),
+                       default="auto", help="the simulator's allocator (auto: "
+                       "tcmalloc if installed; results are the same)")
 
     q = sub.add_parser("quick", help="a dumbbell point per scheme")
     common(q)
@@ -420,6 +595,9 @@ def parser():
     r.add_argument("--leaves", type=int, default=9)
     r.add_argument("--hosts-per-leaf", type=int, default=16)
     r.add_argument("--spines", type=int, default=4)
+    r.add_argument("--core-rate", help="leaf-spine link rate (default "
+                   "panda-sim's 40Gbps; 10Gbps keeps PIAS's 1:1 ratio on a "
+                   "4-host leaf with 4 spines)")
     r.add_argument("--rpc-pairs", type=int, default=16)
     r.add_argument("--seeds", type=int, default=1)
     r.add_argument("--max-time", type=float, default=60)
@@ -438,17 +616,48 @@ def parser():
     s.add_argument("--load", type=float, default=0.8)
     s.add_argument("--scheme", default="panda", choices=pts.SCHEMES)
     s.add_argument("--max-time", type=float, default=120)
+    s.add_argument("--malloc-baseline", action="store_true",
+                   help="also run the smallest point with glibc's malloc "
+                   "and print the CPU time ratio")
     s.set_defaults(func=cmd_scale)
 
+    def point_options(p):
+        """Every Point field as an option (--seed is common's)."""
+        common(p)
+        for f in dataclasses.fields(pts.Point):
+            if f.name in ("seed",):
+                continue
+            typ = {int: int, float: float, str: str}.get(f.type, str)
+            p.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
+                           type=typ, default=None)
+
     p = sub.add_parser("point", help="one point")
-    common(p)
-    for f in dataclasses.fields(pts.Point):
-        if f.name in ("seed",):
-            continue
-        typ = {int: int, float: float, str: str}.get(f.type, str)
-        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
-                       type=typ, default=None)
+    point_options(p)
     p.set_defaults(func=cmd_point)
+
+    pr = sub.add_parser("profile", help="one point under perf: where the "
+                        "CPU time goes")
+    point_options(pr)
+    pr.add_argument("--freq", type=int, default=499, help="samples/s")
+    pr.add_argument("--top", type=int, default=25, help="functions shown")
+    pr.set_defaults(func=cmd_profile)
+
+    tq = sub.add_parser("tsl-quick", help="TCP SkyLine: a quick incast "
+                        "point per scheme")
+    common(tq, ())
+    tq.set_defaults(func=cmd_tsl_quick)
+
+    t = sub.add_parser("tsl", help="TCP SkyLine's experiments (sim/TSL.md)")
+    common(t, ())
+    t.add_argument("--parts", type=_list(str), default=["incast"],
+                   help="incast, rounds, wred, cawa, ablation, timer, "
+                   "fairness")
+    t.add_argument("--grid", type=_list(int), default=list(incast.N_GRID),
+                   help="numbers of senders N")
+    t.add_argument("--settings", type=_settings,
+                   help="BUFFER_KB:SRU_KB,... (default: each experiment's, "
+                   "incast.PART_SETTINGS)")
+    t.set_defaults(func=cmd_tsl)
 
     pl = sub.add_parser("plot", help="figures from a run directory")
     pl.add_argument("dir")

@@ -1,7 +1,10 @@
 """Figures (matplotlib, Agg backend), shaped like the seeds':
 
 * schemes(): one bar per scheme - memcached-like p99 and the FCT of the
-  thesis's buckets (the dumbbell, the thesis's Figs 5.1/5.10);
+  thesis's buckets (the dumbbell, the thesis's Figs 5.1/5.10), the mean
+  over seeds with each seed's value as a dot;
+* at_load(): the same bars for the leaf-spine at one load (FISH's Fig. 6
+  shape: small-flow mean and p99 first, changes against PIAS);
 * vs_load(): FCT against load, one line per scheme, one figure per
   topology/workload/transport (PIAS's Figs 7-8: overall mean, (0,100KB]
   mean and p99, (100KB,10MB] mean, >10MB mean);
@@ -41,20 +44,34 @@ def _order(schemes):
                   if s in SCHEMES else len(SCHEMES))
 
 
-def schemes(results, path, title):
-    """Bars per scheme for a set of points that differ only in scheme."""
-    rs = {r["point"]["scheme"]: r for r in results}
-    names = _order(rs)
-    panels = [("rpc", "p99_ms", "memcached-like p99 latency")] \
-        + [p for p in PANELS if p[0] != "all"]
+def schemes(results, path, title, panels=None, baseline=None):
+    """Bars per scheme for points that differ only in scheme (and seed):
+    the mean over seeds, each seed's value as a dot when there are
+    several.  'baseline' (a scheme) adds each bar's change against it, as
+    FISH reports its results against PIAS."""
+    by = {}
+    for r in results:
+        by.setdefault(r["point"]["scheme"], []).append(r)
+    names = _order(by)
+    if panels is None:
+        panels = [("rpc", "p99_ms", "memcached-like p99 latency")] \
+            + [p for p in PANELS if p[0] != "all"]
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6))
     for ax, (bucket, key, label) in zip(axes, panels):
-        vals = [_value(rs[n], bucket, key) for n in names]
+        seeds = [[v for v in (_value(r, bucket, key) for r in by[n])
+                  if v is not None] for n in names]
+        vals = [sum(v) / len(v) if v else None for v in seeds]
         ax.bar(range(len(names)), [v if v is not None else 0 for v in vals],
                color=[COLORS.get(n, "k") for n in names])
+        for i, v in enumerate(seeds):
+            if len(v) > 1:
+                ax.plot([i] * len(v), v, "k.", ms=3)
+        ref = vals[names.index(baseline)] if baseline in names else None
         for i, v in enumerate(vals):
-            ax.text(i, (v or 0), "n/a" if v is None else "%.3g" % v,
-                    ha="center", va="bottom", fontsize=7)
+            text = "n/a" if v is None else "%.3g" % v
+            if v is not None and ref and names[i] != baseline:
+                text += "\n%+.0f%%" % (100 * (v / ref - 1))
+            ax.text(i, (v or 0), text, ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names, rotation=40, ha="right", fontsize=8)
         ax.set_title(label, fontsize=9)
@@ -67,6 +84,35 @@ def schemes(results, path, title):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def at_load(results, out_dir, load=0.8):
+    """FISH-style bars per scheme (its Fig. 6: small-flow mean and p99,
+    then medium, large and all flows) for each leaf-spine topology,
+    workload and transport at 'load', mean over seeds, changes against
+    PIAS; returns the paths."""
+    groups = {}
+    for r in results:
+        p = r["point"]
+        if p["topology"] != "leafspine" or p["interval_us"] \
+                or p["concurrency"] or p["load"] != load:
+            continue
+        groups.setdefault(_series_key(r), []).append(r)
+    paths = []
+    for key, rs in sorted(groups.items()):
+        seeds = sorted({r["point"]["seed"] for r in rs})
+        p = rs[0]["point"]
+        path = os.path.join(out_dir, "bars-%s-%s-%s-l%g%s.png" % (
+            key[0], key[1], key[2], load, "-" + key[3] if key[3] else ""))
+        title = ("%s (%d leaves x %d hosts, %d spines), %s, load %g, %s, "
+                 "%d flows, seed%s %s; %% vs PIAS" % (
+                     key[0], p["leaves"], p["hosts_per_leaf"], p["spines"],
+                     key[1], load, key[2], p["flows"],
+                     "s" if len(seeds) > 1 else "",
+                     ",".join(str(x) for x in seeds)))
+        panels = [PANELS[1], PANELS[2], PANELS[3], PANELS[4], PANELS[0]]
+        paths.append(schemes(rs, path, title, panels, baseline="pias"))
+    return paths
 
 
 def _series_key(r):

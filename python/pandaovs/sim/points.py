@@ -3,8 +3,9 @@ its result, point.json:
 
   {"complete": true, "name", "point": {parameters},
    "metadata": {ns3_version, git_commit, git_dirty, seed, wall_s,
-                peak_rss_kb, events, sim_end_s, loadavg_before/after, cpus,
-                command},
+                process_wall_s, cpu_user_s, cpu_sys_s, malloc, peak_rss_kb,
+                events,
+                sim_end_s, loadavg_before/after, cpus, command},
    "fct": {bucket: {flows, completed, unfinished, mean_ms, p50_ms,
                     p99_ms, max_ms, slowdown_mean/p50/p99}},
    "rpc": {requests, completed, unfinished, mean/p50/p90/p99/p999/max_ms}
@@ -16,12 +17,14 @@ A point whose point.json exists with "complete": true is not run again
 (resume); a failed point leaves no point.json and runs again next time.
 """
 
+import ctypes.util
 import dataclasses
 import hashlib
 import json
 import os
 import shlex
 import subprocess
+import threading
 import time
 
 from .. import paths
@@ -149,12 +152,45 @@ class Context:
     out_dir: str        # Points go to out_dir/points/<name>/.
     git: dict = None    # {"commit", "dirty"} of the code.
     timeout: float = 6 * 3600
+    malloc: str = "libc"  # "tcmalloc": panda-sim runs with it preloaded.
 
     def binary(self):
         return paths.BuildTree(self.build_dir).path(paths.BuildTree.SIM)
 
     def point_dir(self, point):
         return os.path.join(self.out_dir, "points", point.name())
+
+
+# ns-3 allocates for every packet, header, tag and event: glibc's malloc
+# and free are about 14% of panda-sim's CPU (sim/README.md, "Speed").
+# tcmalloc takes about 18% off its CPU time with identical results
+# (allocation addresses decide nothing in the simulation).  It is
+# preloaded, not linked, so that the same binary runs with either and
+# 'sim/run.py scale --malloc-baseline' compares them in one run.
+TCMALLOC = "libtcmalloc_minimal.so.4"
+
+
+def malloc_choice(wanted="auto"):
+    """The allocator for panda-sim: 'tcmalloc' when wanted and its library
+    is installed (libtcmalloc-minimal4), else 'libc'.  Raises PointError
+    when tcmalloc is asked for explicitly and missing."""
+    if wanted == "libc":
+        return "libc"
+    if ctypes.util.find_library("tcmalloc_minimal"):
+        return "tcmalloc"
+    if wanted == "tcmalloc":
+        raise PointError("--malloc=tcmalloc: %s not found (install "
+                         "libtcmalloc-minimal4)" % TCMALLOC)
+    return "libc"
+
+
+def malloc_env(malloc):
+    """The environment panda-sim runs in with allocator 'malloc'."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if malloc == "tcmalloc":
+        env["LD_PRELOAD"] = TCMALLOC
+    return env
 
 
 def git_state(top):
@@ -179,6 +215,55 @@ def load_result(ctx, point):
     return doc if doc.get("complete") else None
 
 
+def run_logged(ctx, point, cmd, d):
+    """Runs the simulator's 'cmd' for 'point' (with ctx.malloc's
+    allocator) with its output in d/log.txt (progress lines can be
+    followed there during a long point); returns (wall seconds, load
+    average before, the child's own rusage).  Raises PointError with the
+    log's tail on failure or timeout."""
+    load_before = os.getloadavg()
+    t0 = time.monotonic()
+    log_path = os.path.join(d, "log.txt")
+    with open(log_path, "w") as log:
+        log.write("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
+        log.flush()
+        rc, usage, timed_out = _run_measured(cmd, log, ctx.timeout,
+                                             malloc_env(ctx.malloc))
+    if timed_out:
+        raise PointError("%s: timed out after %g s" % (point.name(),
+                                                       ctx.timeout))
+    wall = time.monotonic() - t0
+    if rc != 0:
+        with open(log_path) as f:
+            tail = f.read()[-1000:].strip()
+        raise PointError("%s: %s exit %d: %s" % (
+            point.name(), os.path.basename(cmd[0]), rc, tail))
+    return wall, load_before, usage
+
+
+def _run_measured(cmd, log, timeout, env):
+    """Runs cmd with its output to 'log'; returns (exit status, its own
+    rusage, timed out).  os.wait4 gives this child's CPU time and peak RSS
+    alone (RUSAGE_CHILDREN would mix the points a sweep runs at once):
+    with other jobs on the machine, wall time measures contention, CPU
+    time the work."""
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                            env=env)
+    expired = threading.Event()
+
+    def kill():
+        expired.set()
+        proc.kill()
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage, expired.is_set()
+
+
 def run_point(ctx, point, policy=None):
     """Runs 'point' unless its result exists; returns the result.
     'policy' is {"panda": {"action"}, "pias": {"action"}} for the schemes
@@ -194,30 +279,37 @@ def run_point(ctx, point, policy=None):
             raise PointError("%s: no policy" % point.name())
         action = policy[POLICY_KIND[point.scheme]]["action"]
     cmd = [ctx.binary()] + point.args(ctx.top, action) + ["--out=" + d]
-    load_before = os.getloadavg()
-    t0 = time.monotonic()
-    # panda-sim's output goes straight to log.txt: its progress lines can
-    # be followed there during a long point.
-    log_path = os.path.join(d, "log.txt")
-    with open(log_path, "w") as log:
-        log.write("$ %s\n" % " ".join(shlex.quote(c) for c in cmd))
-        log.flush()
-        try:
-            res = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                 timeout=ctx.timeout)
-        except subprocess.TimeoutExpired:
-            raise PointError("%s: timed out after %g s" % (point.name(),
-                                                           ctx.timeout))
-    wall = time.monotonic() - t0
-    if res.returncode != 0:
-        with open(log_path) as f:
-            tail = f.read()[-1000:].strip()
-        raise PointError("%s: panda-sim exit %d: %s" % (
-            point.name(), res.returncode, tail))
-    return summarize(ctx, point, d, cmd, wall, load_before)
+    wall, load_before, usage = run_logged(ctx, point, cmd, d)
+    return summarize(ctx, point, d, cmd, wall, load_before, usage)
 
 
-def summarize(ctx, point, d, cmd, wall, load_before):
+def metadata(ctx, point, run, cmd, wall, load_before, usage=None, **extra):
+    """A point.json's "metadata": what ran (code, simulator, command,
+    allocator), and what it cost (the simulator's own wall time, memory
+    and events, the child's CPU time, the machine's load before and
+    after); 'extra' keys are the simulator's."""
+    m = {
+        "ns3_version": run.get("ns3_version"),
+        "git_commit": (ctx.git or {}).get("commit"),
+        "git_dirty": (ctx.git or {}).get("dirty"),
+        "seed": point.seed,
+        "wall_s": run["run"]["wall_s"],
+        "process_wall_s": wall,
+        "cpu_user_s": usage.ru_utime if usage else None,
+        "cpu_sys_s": usage.ru_stime if usage else None,
+        "malloc": ctx.malloc,
+        "peak_rss_kb": run["run"]["peak_rss_kb"],
+        "events": run["run"]["events"],
+        "loadavg_before": load_before[0],
+        "loadavg_after": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
+        "command": " ".join(shlex.quote(c) for c in cmd),
+    }
+    m.update(extra)
+    return m
+
+
+def summarize(ctx, point, d, cmd, wall, load_before, usage=None):
     with open(os.path.join(d, "run.json")) as f:
         run = json.load(f)
     flows = metrics.read_flows(os.path.join(d, "flows.csv"))
@@ -228,22 +320,9 @@ def summarize(ctx, point, d, cmd, wall, load_before):
         "complete": True,
         "name": point.name(),
         "point": dataclasses.asdict(point),
-        "metadata": {
-            "ns3_version": run.get("ns3_version"),
-            "git_commit": (ctx.git or {}).get("commit"),
-            "git_dirty": (ctx.git or {}).get("dirty"),
-            "seed": point.seed,
-            "wall_s": run["run"]["wall_s"],
-            "process_wall_s": wall,
-            "peak_rss_kb": run["run"]["peak_rss_kb"],
-            "events": run["run"]["events"],
-            "sim_end_s": run["run"]["sim_end_ns"] / 1e9,
-            "stopped_by": run["run"]["stopped_by"],
-            "loadavg_before": load_before[0],
-            "loadavg_after": os.getloadavg()[0],
-            "cpus": os.cpu_count(),
-            "command": " ".join(shlex.quote(c) for c in cmd),
-        },
+        "metadata": metadata(ctx, point, run, cmd, wall, load_before,
+                             usage, sim_end_s=run["run"]["sim_end_ns"] / 1e9,
+                             stopped_by=run["run"]["stopped_by"]),
         "fct": metrics.fct_summary(flows),
         "rpc": rpc,
         "incast": metrics.incast_summary(flows),

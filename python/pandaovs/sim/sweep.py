@@ -24,10 +24,14 @@ def _log(msg):
 
 
 def run_parallel(ctx, todo, jobs, policies=None, log=_log,
-                 group_of=pts.Point.group):
+                 group_of=pts.Point.group, run=None, describe=None):
     """Runs the points of 'todo' ([Point]); returns ({name: result},
     {name: error}).  'policies' maps the name of a point's group (see
-    run_sweep) to its policy."""
+    run_sweep) to its policy.  Other simulators' points (tsl-sim's,
+    incast.py) bring their own 'run(ctx, point, policy)' and
+    'describe(result)' (one line of headline numbers)."""
+    run = run or pts.run_point
+    describe = describe or brief
     results, errors = {}, {}
     pending = []
     for p in todo:
@@ -45,7 +49,7 @@ def run_parallel(ctx, todo, jobs, policies=None, log=_log,
         futs = {}
         for p in pending:
             pol_doc = (policies or {}).get(group_of(p).name())
-            futs[ex.submit(pts.run_point, ctx, p, pol_doc)] = p
+            futs[ex.submit(run, ctx, p, pol_doc)] = p
         for i, f in enumerate(concurrent.futures.as_completed(futs), 1):
             p = futs[f]
             try:
@@ -58,7 +62,7 @@ def run_parallel(ctx, todo, jobs, policies=None, log=_log,
             el = time.monotonic() - t0
             eta = el / i * (len(pending) - i)
             log("[%d/%d] %s: %s (%.0f s wall, %d MB; elapsed %.0f s, eta "
-                "%.0f s)" % (i, len(pending), p.name(), brief(r),
+                "%.0f s)" % (i, len(pending), p.name(), describe(r),
                              r["metadata"]["wall_s"],
                              r["metadata"]["peak_rss_kb"] // 1024, el, eta))
     return results, errors
@@ -136,7 +140,8 @@ def _model_load(point, fifo_result):
         return point.load
     run = fifo_result["run"]
     flows = fifo_result["fct"]["all"]
-    window = (run["workload"]["load_end_ns"] - run["workload"]["load_start_ns"]) / 1e9
+    window = (run["workload"]["load_end_ns"]
+              - run["workload"]["load_start_ns"]) / 1e9
     hosts = run["topology"]["hosts"] if point.topology != "dumbbell" else 1
     offered = run["workload"]["mean_flow_bytes"] * flows["flows"] * 8
     rho = offered / max(window, 1e-9) / (run["topology"]["edge_bps"] * hosts)
@@ -150,8 +155,8 @@ CSV_FIELDS = ["name", "topology", "hosts", "workload", "scheme", "cc", "load",
               "all_mean_ms", "small_slowdown_mean", "all_slowdown_mean",
               "flows_completed", "flows_unfinished", "rpc_requests",
               "rpc_p50_ms", "rpc_p99_ms", "rpc_p999_ms", "incast_qct_p99_ms",
-              "rto", "drops", "marks", "wall_s", "peak_rss_mb", "events",
-              "ns3_version", "git_commit"]
+              "rto", "drops", "marks", "wall_s", "cpu_s", "peak_rss_mb",
+              "events", "malloc", "ns3_version", "git_commit"]
 
 
 def row(r):
@@ -181,22 +186,56 @@ def row(r):
         "rto": run["tcp"]["rto"],
         "drops": sum(v["dropped_packets"] for v in q.values()),
         "marks": sum(v["marked_packets"] for v in q.values()),
-        "wall_s": m["wall_s"], "peak_rss_mb": m["peak_rss_kb"] / 1024.0,
-        "events": m["events"], "ns3_version": m["ns3_version"],
+        "wall_s": m["wall_s"],
+        "cpu_s": (m["cpu_user_s"] + m["cpu_sys_s"]
+                  if m.get("cpu_user_s") is not None else None),
+        "peak_rss_mb": m["peak_rss_kb"] / 1024.0,
+        "events": m["events"], "malloc": m.get("malloc"),
+        "ns3_version": m["ns3_version"],
         "git_commit": m["git_commit"],
     }
 
 
-def write_outputs(out_dir, results, errors, extra=None):
-    """result.json (every point, errors, extra) and result.csv (one row
-    per point)."""
+def run_metadata(results, argv=None):
+    """What a set of results was made with: the command, ns-3 version(s),
+    code commit(s) and whether the tree was dirty, seeds, allocators, and
+    the machine time spent (CPU is the work; wall time also counts the
+    other load, loadavg before each point)."""
+    ms = [r["metadata"] for r in results]
+
+    def values(key):
+        return sorted({m.get(key) for m in ms if m.get(key) is not None},
+                      key=str)
+    cpu = [m["cpu_user_s"] + m["cpu_sys_s"] for m in ms
+           if m.get("cpu_user_s") is not None]
+    if argv is None:
+        argv = ["sim/run.py"] + sys.argv[1:]
+    return {"command": " ".join(argv),
+            "points": len(ms), "ns3_version": values("ns3_version"),
+            "git_commit": values("git_commit"),
+            "git_dirty": values("git_dirty"), "seeds": values("seed"),
+            "malloc": values("malloc"), "cpus": values("cpus"),
+            "cpu_s_total": sum(cpu) if cpu else None,
+            "point_wall_s_total": sum(m["wall_s"] for m in ms),
+            "loadavg_before": [min(values("loadavg_before") or [0]),
+                               max(values("loadavg_before") or [0])]}
+
+
+def write_outputs(out_dir, results, errors, extra=None, fields=CSV_FIELDS,
+                  row_of=row):
+    """result.json (every point, errors, extra, run metadata), result.csv
+    (one row per point: 'fields', from 'row_of(result)') and metadata.json
+    (run_metadata)."""
     ordered = sorted(results.values(), key=lambda r: r["name"])
-    doc = {"points": ordered, "errors": errors}
+    meta = run_metadata(ordered)
+    doc = {"metadata": meta, "points": ordered, "errors": errors}
     doc.update(extra or {})
     with open(os.path.join(out_dir, "result.json"), "w") as f:
         json.dump(doc, f, indent=1)
+    with open(os.path.join(out_dir, "metadata.json"), "w") as f:
+        json.dump(meta, f, indent=1)
     with open(os.path.join(out_dir, "result.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         for r in ordered:
-            w.writerow(row(r))
+            w.writerow(row_of(r))

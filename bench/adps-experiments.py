@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""ADPS's server-side experiments on the priority event loop (issue 17):
+the full runs.  See python/pandaovs/adps.py for what they do and why.
+
+    bench/adps-experiments.py [--experiments queueing,blocking] [--reps 3]
+                              [--out DIR] [--build DIR]
+
+Writes DIR/adps.json (metadata, every run's client and server JSON, the
+p99 of the latency-sensitive type per mode and its ratio to the ideal or
+optimum) and DIR/adps-<experiment>.png; prints the summary.  About 2
+minute per repetition and mode (7 runs per repetition), not niced: see
+main().  tests/loadgen/test_adps.py runs the
+quick versions.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "python"))
+
+from pandaovs import adps  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--experiments", default="queueing,blocking")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--out", default=None,
+                    help="output directory (default results/adps-TIME)")
+    ap.add_argument("--build", default=None, help="build tree")
+    a = ap.parse_args()
+    names = a.experiments.split(",")
+    for n in names:
+        if n not in adps.EXPERIMENTS:
+            ap.error("--experiments: unknown %r (known: %s)"
+                     % (n, ", ".join(adps.EXPERIMENTS)))
+    # Not niced (unlike the CPU benchmarks): what is measured is latency,
+    # which a niced process on a loaded machine mostly spends waiting for
+    # the CPU; the runs themselves use little CPU (the queueing experiment
+    # sleeps, the blocking one spins for about 2% of a core).
+    out = a.out or os.path.join("results", "adps-" + datetime.datetime.now()
+                                .strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(out, exist_ok=True)
+    doc = {"metadata": adps.metadata(sys.argv, a.build), "experiments": {}}
+    for n in names:
+        res = adps.run_experiment(adps.EXPERIMENTS[n], a.build, a.reps,
+                                  log=lambda m: print(m, file=sys.stderr))
+        adps.plot(res, os.path.join(out, "adps-%s.png" % n))
+        for rs in res["runs"].values():
+            for r in rs:
+                r.pop("samples")
+        doc["experiments"][n] = res
+        exp = res["experiment"]
+        print("%s: %s" % (n, exp["title"]))
+        print("  %-14s %12s %10s" % ("mode", "p99 (us)",
+                                     "x " + exp["reference"]))
+        for mode, s in res["summary"].items():
+            print("  %-14s %12.0f %10.2f" % (
+                mode, s["p99_us_median"],
+                s["ratio_to_%s" % exp["reference"]]))
+    with open(os.path.join(out, "adps.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    print("results in %s" % out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,537 @@
+/* The priority event loop; see lg-evloop.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include "lg-evloop.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <panda/base.h>
+
+#define MAX_EVENTS 256
+#define LISTENER_TAG 1u         /* Low bit of an epoll cookie: a listener. */
+
+struct lg_ev_listener {
+    int fd;
+    const struct panda_classifier *cls;
+    lg_ev_handler *handler;
+    void *aux;
+    struct lg_ev_listener *next;
+};
+
+struct lg_ev_conn {
+    union panda_cls_state state;    /* First: its own cache line. */
+    int fd;
+    uint8_t level;              /* Of the request queued or being handled. */
+    uint8_t mark;               /* What the rule 'app' sees as DSCP. */
+    bool queued;                /* In a ready queue. */
+    bool busy;                  /* On the worker (out of the poll set). */
+    enum lg_ev_status status;   /* The worker's handler's verdict. */
+    uint64_t ready_seq;         /* When it was queued (loop order). */
+    struct panda_pkt key;       /* Family, ports and addresses. */
+    const struct lg_ev_listener *l;
+    struct lg_ev_conn *next;    /* In a ready, work or done queue. */
+    struct lg_ev_conn *all_prev, *all_next;     /* In 'all'. */
+};
+
+struct queue {
+    struct lg_ev_conn *head, *tail;
+};
+
+struct lg_ev_loop {
+    struct lg_ev_config cfg;
+    int epfd;
+    int wakefd;                 /* eventfd: stop, and worker completions. */
+    atomic_bool stop;
+    struct lg_ev_listener *listeners;
+    struct lg_ev_conn all;      /* Sentinel of every open connection. */
+    struct queue ready[PANDA_MAX_LEVELS];
+    size_t n_ready;
+    uint64_t seq;
+    struct lg_ev_stats stats;
+
+    /* The dedicated worker (offload_level > 0). */
+    bool have_worker;
+    pthread_t worker;
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    struct queue work, done;    /* Under 'mutex'. */
+    bool worker_exit;           /* Under 'mutex'. */
+};
+
+static void
+queue_push(struct queue *q, struct lg_ev_conn *c)
+{
+    c->next = NULL;
+    if (q->tail) {
+        q->tail->next = c;
+    } else {
+        q->head = c;
+    }
+    q->tail = c;
+}
+
+static struct lg_ev_conn *
+queue_pop(struct queue *q)
+{
+    struct lg_ev_conn *c = q->head;
+
+    if (c) {
+        q->head = c->next;
+        if (!q->head) {
+            q->tail = NULL;
+        }
+        c->next = NULL;
+    }
+    return c;
+}
+
+static void
+wake(struct lg_ev_loop *loop)
+{
+    uint64_t one = 1;
+
+    /* A full counter (2^64 - 2 wakeups) still wakes the loop: ignore. */
+    if (write(loop->wakefd, &one, sizeof one) < 0) {
+        return;
+    }
+}
+
+static void *
+worker_main(void *loop_)
+{
+    struct lg_ev_loop *loop = loop_;
+
+    for (;;) {
+        struct lg_ev_conn *c;
+
+        pthread_mutex_lock(&loop->mutex);
+        while (!loop->work.head && !loop->worker_exit) {
+            pthread_cond_wait(&loop->cond, &loop->mutex);
+        }
+        c = queue_pop(&loop->work);
+        pthread_mutex_unlock(&loop->mutex);
+        if (!c) {
+            return NULL;
+        }
+        c->status = c->l->handler(c, c->l->aux);
+        pthread_mutex_lock(&loop->mutex);
+        queue_push(&loop->done, c);
+        pthread_mutex_unlock(&loop->mutex);
+        wake(loop);
+    }
+}
+
+struct lg_ev_loop *
+lg_ev_create(const struct lg_ev_config *cfg, char **errp)
+{
+    struct lg_ev_loop *loop = calloc(1, sizeof *loop);
+    struct epoll_event ev;
+
+    *errp = NULL;
+    if (!loop) {
+        *errp = panda_asprintf("out of memory");
+        return NULL;
+    }
+    if (cfg->offload_level >= PANDA_MAX_LEVELS) {
+        *errp = panda_asprintf("offload level %d: must be 0 (none) to %d",
+                               cfg->offload_level, PANDA_MAX_LEVELS - 1);
+        free(loop);
+        return NULL;
+    }
+    loop->cfg = *cfg;
+    loop->all.all_prev = loop->all.all_next = &loop->all;
+    loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+    loop->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN;
+    ev.data.u64 = 0;            /* The wake fd. */
+    if (loop->epfd < 0 || loop->wakefd < 0
+        || epoll_ctl(loop->epfd, EPOLL_CTL_ADD, loop->wakefd, &ev)) {
+        *errp = panda_asprintf("epoll/eventfd: %s", strerror(errno));
+        goto error;
+    }
+    pthread_mutex_init(&loop->mutex, NULL);
+    pthread_cond_init(&loop->cond, NULL);
+    if (cfg->offload_level) {
+        int error = pthread_create(&loop->worker, NULL, worker_main, loop);
+
+        if (error) {
+            *errp = panda_asprintf("worker thread: %s", strerror(error));
+            goto error;
+        }
+        loop->have_worker = true;
+    }
+    return loop;
+
+error:
+    if (loop->epfd >= 0) {
+        close(loop->epfd);
+    }
+    if (loop->wakefd >= 0) {
+        close(loop->wakefd);
+    }
+    free(loop);
+    return NULL;
+}
+
+static void
+conn_close(struct lg_ev_loop *loop, struct lg_ev_conn *c)
+{
+    epoll_ctl(loop->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->all_prev->all_next = c->all_next;
+    c->all_next->all_prev = c->all_prev;
+    loop->stats.closed++;
+    free(c);
+}
+
+void
+lg_ev_destroy(struct lg_ev_loop *loop)
+{
+    struct lg_ev_listener *l, *next;
+
+    if (!loop) {
+        return;
+    }
+    if (loop->have_worker) {
+        pthread_mutex_lock(&loop->mutex);
+        loop->worker_exit = true;
+        pthread_cond_signal(&loop->cond);
+        pthread_mutex_unlock(&loop->mutex);
+        pthread_join(loop->worker, NULL);
+    }
+    while (loop->all.all_next != &loop->all) {
+        conn_close(loop, loop->all.all_next);
+    }
+    for (l = loop->listeners; l; l = next) {
+        next = l->next;
+        free(l);
+    }
+    pthread_mutex_destroy(&loop->mutex);
+    pthread_cond_destroy(&loop->cond);
+    close(loop->epfd);
+    close(loop->wakefd);
+    free(loop);
+}
+
+int
+lg_ev_listen(struct lg_ev_loop *loop, int fd,
+             const struct panda_classifier *cls, lg_ev_handler *handler,
+             void *aux)
+{
+    struct lg_ev_listener *l = calloc(1, sizeof *l);
+    struct epoll_event ev;
+    int flags = fcntl(fd, F_GETFL);
+
+    if (!l) {
+        return ENOMEM;
+    }
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        int error = errno;
+
+        free(l);
+        return error;
+    }
+    l->fd = fd;
+    l->cls = cls;
+    l->handler = handler;
+    l->aux = aux;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN;
+    ev.data.u64 = (uintptr_t) l | LISTENER_TAG;
+    if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+        int error = errno;
+
+        free(l);
+        return error;
+    }
+    l->next = loop->listeners;
+    loop->listeners = l;
+    return 0;
+}
+
+/* Fills the addresses and ports of 'key' (network byte order, as the
+ * datapath has them: the peer is the source, we are the destination). */
+static void
+conn_key(int fd, const struct sockaddr_storage *peer, struct panda_pkt *key)
+{
+    struct sockaddr_storage local;
+    socklen_t len = sizeof local;
+
+    memset(key, 0, sizeof *key);
+    key->proto = 6;
+    if (getsockname(fd, (struct sockaddr *) &local, &len)) {
+        memset(&local, 0, sizeof local);
+    }
+    if (peer->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *p = (const void *) peer;
+        const struct sockaddr_in6 *m = (const void *) &local;
+
+        key->family = 6;
+        memcpy(key->src.v6, &p->sin6_addr, 16);
+        memcpy(key->dst.v6, &m->sin6_addr, 16);
+        key->sport = p->sin6_port;
+        key->dport = m->sin6_port;
+    } else {
+        const struct sockaddr_in *p = (const void *) peer;
+        const struct sockaddr_in *m = (const void *) &local;
+
+        key->family = 4;
+        key->src.v4 = p->sin_addr.s_addr;
+        key->dst.v4 = m->sin_addr.s_addr;
+        key->sport = p->sin_port;
+        key->dport = m->sin_port;
+    }
+}
+
+static void
+accept_all(struct lg_ev_loop *loop, struct lg_ev_listener *l)
+{
+    for (;;) {
+        struct sockaddr_storage peer;
+        socklen_t len = sizeof peer;
+        struct epoll_event ev;
+        struct lg_ev_conn *c;
+        int one = 1, fd;
+
+        fd = accept4(l->fd, (struct sockaddr *) &peer, &len,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            /* EAGAIN: done.  Out of descriptors or memory: the listener
+             * stays readable and is tried again on the next poll. */
+            return;
+        }
+        if (posix_memalign((void **) &c, PANDA_CLS_STATE_MAX, sizeof *c)) {
+            close(fd);
+            return;
+        }
+        memset(c, 0, sizeof *c);
+        c->fd = fd;
+        c->l = l;
+        conn_key(fd, &peer, &c->key);
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        memset(&ev, 0, sizeof ev);
+        ev.events = EPOLLIN;
+        ev.data.ptr = c;
+        if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+            close(fd);
+            free(c);
+            continue;
+        }
+        c->all_next = loop->all.all_next;
+        c->all_prev = &loop->all;
+        c->all_next->all_prev = c;
+        loop->all.all_next = c;
+        loop->stats.accepted++;
+    }
+}
+
+/* 'c' is readable: classifies the request that its waiting bytes begin
+ * and queues it at that level. */
+static void
+conn_ready(struct lg_ev_loop *loop, struct lg_ev_conn *c)
+{
+    uint8_t buf[PANDA_MAX_KEYWORD];
+    struct panda_pkt pkt;
+    int avail = 0;
+    ssize_t n;
+
+    n = recv(c->fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        return;                 /* Spurious. */
+    }
+    if (n <= 0 || !c->l->cls) {
+        /* End of stream or an error: level 0, so that the handler sees it
+         * (and the connection is closed) without waiting. */
+        c->level = 0;
+    } else {
+        if (ioctl(c->fd, FIONREAD, &avail) || avail < n) {
+            avail = n;
+        }
+        pkt = c->key;
+        pkt.dscp = c->mark;
+        pkt.payload = avail;
+        pkt.data = buf;
+        pkt.data_len = n;
+        c->level = panda_cls_classify(c->l->cls, &c->state, &pkt);
+        if (c->level >= PANDA_MAX_LEVELS) {
+            c->level = PANDA_MAX_LEVELS - 1;
+        }
+    }
+    c->queued = true;
+    c->ready_seq = loop->seq++;
+    queue_push(&loop->ready[loop->cfg.order == LG_EV_PRIORITY ? c->level : 0],
+               c);
+    loop->n_ready++;
+}
+
+/* Takes the next connection to dispatch out of the ready queues. */
+static struct lg_ev_conn *
+next_ready(struct lg_ev_loop *loop)
+{
+    struct lg_ev_conn *c = NULL, *oldest = NULL;
+    int i;
+
+    for (i = 0; i < PANDA_MAX_LEVELS; i++) {
+        struct lg_ev_conn *h = loop->ready[i].head;
+
+        if (h && !c) {
+            c = h;
+        }
+        if (h && (!oldest || h->ready_seq < oldest->ready_seq)) {
+            oldest = h;
+        }
+    }
+    if (c) {
+        queue_pop(&loop->ready[loop->cfg.order == LG_EV_PRIORITY
+                               ? c->level : 0]);
+        loop->n_ready--;
+        c->queued = false;
+        loop->stats.overtakes += c != oldest;
+    }
+    return c;
+}
+
+static void
+poll_set(struct lg_ev_loop *loop, struct lg_ev_conn *c, uint32_t events)
+{
+    struct epoll_event ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.events = events;
+    ev.data.ptr = c;
+    epoll_ctl(loop->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void
+dispatch(struct lg_ev_loop *loop, struct lg_ev_conn *c)
+{
+    loop->stats.dispatched[c->level]++;
+    if (loop->have_worker && c->level >= loop->cfg.offload_level) {
+        /* Out of the poll set until the worker is done with it. */
+        c->busy = true;
+        poll_set(loop, c, 0);
+        loop->stats.offloaded++;
+        pthread_mutex_lock(&loop->mutex);
+        queue_push(&loop->work, c);
+        pthread_cond_signal(&loop->cond);
+        pthread_mutex_unlock(&loop->mutex);
+    } else if (c->l->handler(c, c->l->aux) == LG_EV_CLOSE) {
+        conn_close(loop, c);
+    }
+}
+
+/* Takes back the connections the worker is done with. */
+static void
+collect_done(struct lg_ev_loop *loop)
+{
+    struct queue done;
+    struct lg_ev_conn *c;
+    uint64_t n;
+
+    if (read(loop->wakefd, &n, sizeof n) < 0) {
+        /* EAGAIN: nothing to read. */
+    }
+    pthread_mutex_lock(&loop->mutex);
+    done = loop->done;
+    loop->done.head = loop->done.tail = NULL;
+    pthread_mutex_unlock(&loop->mutex);
+    while ((c = queue_pop(&done)) != NULL) {
+        c->busy = false;
+        if (c->status == LG_EV_CLOSE) {
+            conn_close(loop, c);
+        } else {
+            poll_set(loop, c, EPOLLIN);
+        }
+    }
+}
+
+int
+lg_ev_run(struct lg_ev_loop *loop)
+{
+    struct epoll_event evs[MAX_EVENTS];
+
+    while (!atomic_load(&loop->stop)) {
+        struct lg_ev_conn *c;
+        int i, n;
+
+        /* Block only when nothing is waiting to be dispatched. */
+        n = epoll_wait(loop->epfd, evs, MAX_EVENTS, loop->n_ready ? 0 : 1000);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errno;
+        }
+        for (i = 0; i < n; i++) {
+            uint64_t cookie = evs[i].data.u64;
+
+            if (!cookie) {
+                collect_done(loop);
+            } else if (cookie & LISTENER_TAG) {
+                accept_all(loop, (struct lg_ev_listener *)
+                                 (uintptr_t) (cookie & ~(uint64_t) 1));
+            } else {
+                c = evs[i].data.ptr;
+                if (!c->queued && !c->busy) {
+                    conn_ready(loop, c);
+                }
+            }
+        }
+        c = next_ready(loop);
+        if (c) {
+            dispatch(loop, c);
+        }
+    }
+    return 0;
+}
+
+void
+lg_ev_stop(struct lg_ev_loop *loop)
+{
+    atomic_store(&loop->stop, true);
+    wake(loop);
+}
+
+void
+lg_ev_stats(struct lg_ev_loop *loop, struct lg_ev_stats *s)
+{
+    *s = loop->stats;
+}
+
+int
+lg_ev_conn_fd(const struct lg_ev_conn *c)
+{
+    return c->fd;
+}
+
+uint8_t
+lg_ev_conn_level(const struct lg_ev_conn *c)
+{
+    return c->level;
+}
+
+union panda_cls_state *
+lg_ev_conn_state(struct lg_ev_conn *c)
+{
+    return &c->state;
+}
+
+void
+lg_ev_conn_set_mark(struct lg_ev_conn *c, uint8_t dscp)
+{
+    c->mark = dscp;
+}

@@ -1,0 +1,141 @@
+"""TCP SkyLine in ns-3 (sim/TSL.md): the quick incast check (sim/run.py
+tsl-quick) - 64 senders of 256 KB through one 128 KB switch port at 10
+Gbit/s (base RTT 8 us, RTO_min 200 ms) - and tsl-sim's refusals.
+
+ns-3 is deterministic: what is asserted are properties of the code (who
+collapses, whether an RTO happened, which packets a queue dropped), not
+of the machine's speed.  About 20 s on 2 idle cores.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pandaovs import paths
+from pandaovs.sim import incast
+
+
+@pytest.fixture(scope="module")
+def tsl_sim(build, panda_sim):
+    path = build.path("sim/tsl-sim")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s missing though the simulator is built" % path)
+    out = subprocess.run([panda_sim, "--features"], capture_output=True,
+                         text=True, check=True).stdout
+    if "scheduler=yes" not in out:
+        pytest.skip("TSL's label-aware WRED needs the lib/panda scheduler "
+                    "core, absent from this build")
+    return path
+
+
+@pytest.fixture(scope="module")
+def quick(build, tsl_sim, tmp_path_factory):
+    out = tmp_path_factory.mktemp("tsl")
+    res = subprocess.run(
+        [paths.PY, os.path.join(paths.TOP, "sim", "run.py"), "tsl-quick",
+         "--out", str(out), "--run-id", "q", "--build-dir", build.root],
+        capture_output=True, text=True, timeout=1800)
+    sys.stdout.write(res.stdout[-3000:])
+    path = out / "q" / "result.json"
+    assert path.exists(), "no result.json: %s" % res.stderr[-2000:]
+    with open(path) as f:
+        doc = json.load(f)
+    by = {(r["label"], r["point"]["workers"], r["point"]["rounds"]): r
+          for r in doc["points"]}
+    return res, doc, by, out / "q"
+
+
+def test_every_point_ran(quick):
+    res, doc, by, d = quick
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert not doc["errors"]
+    assert len(doc["points"]) == len(by) == 5
+    for r in doc["points"]:
+        m = r["metadata"]
+        assert m["git_commit"] and m["ns3_version"] and m["command"]
+        assert r["run"]["topology"]["hosts"] == r["point"]["workers"] + 1
+    assert (d / "result.csv").exists()
+    assert (d / "incast-goodput.png").exists()
+
+
+def test_tsl_holds_the_link_without_timeouts(quick):
+    r = quick[2][("tsl", 64, 1)]
+    assert r["complete_rounds"] == 1
+    assert r["link_fraction"] >= 0.8, r["goodput_gbps"]
+    assert r["rto"] == 0
+    tcp = r["run"]["tcp"]
+    # Losses happened and were repaired by signal ACKs, not by timeouts.
+    assert tcp["sa_recovery"] > 0 and tcp["sp_sent"] > 0
+    assert r["run"]["labelled_packets_sent"] > 0
+
+
+def test_wred_drops_only_unlabelled_packets(quick):
+    r = quick[2][("tsl", 64, 1)]
+    cfg = r["run"]["config"]["sched_config"]
+    buf = r["point"]["buffer"]
+    # Labels (DSCP 32-47) keep the whole buffer; the rest stop at 0.7.
+    assert "32-47:%d:%d:" % (round(0.1 * buf), buf) in cfg
+    assert "0-31:%d:%d:" % (round(0.1 * buf), round(0.7 * buf)) in cfg
+    port = r["run"]["queues"]["leaf-down"]
+    assert port["drop_reasons"].get("WRED", 0) > 0
+    assert port["drop_reasons"].get("Port buffer full", 0) == 0
+
+
+def test_tcp_collapses_and_signal_packets_matter(quick):
+    by = quick[2]
+    for label in ("newreno", "dctcp", "tsl-signal"):
+        r = by[(label, 64, 1)]
+        assert r["rto"] >= 1, label
+        assert r["link_fraction"] < 0.2, (label, r["goodput_gbps"])
+
+
+def test_window_alignment_each_round(quick):
+    r = quick[2][("tsl", 16, 4)]
+    assert r["complete_rounds"] == 4 and r["rto"] == 0
+    assert r["link_fraction"] >= 0.8
+    # One TSA per worker per round, and the sender aligns on each - but
+    # the run ends with the last byte, when the last round's TSAs of the
+    # workers that finished last are still on their way.
+    assert r["run"]["receiver"]["tsa_sent"] == 16 * 4
+    assert 16 * 3 < r["run"]["tcp"]["alignments"] < 16 * 4
+    assert r["run"]["tcp"]["tsp_sent"] >= 16 * 4
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--scheme=reno"], "--scheme: 'reno'"),
+    (["--scheme=dctcp", "--cawa=0"], "TSL's"),
+    (["--min-th=0.8"], "--min-th"),
+    (["--workers=0"], "--workers"),
+])
+def test_bad_configuration_is_refused(tsl_sim, tmp_path, args, msg):
+    res = subprocess.run([tsl_sim, "--out=%s" % tmp_path] + args,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert msg in res.stderr
+
+
+def _r(label, n, frac, rto=0):
+    p = incast.TslPoint(workers=n)
+    return {"label": label, "point": dict(p.__dict__),
+            "link_fraction": frac, "goodput_gbps": frac * 10, "rto": rto,
+            "rto_max_per_worker": min(rto, 1)}
+
+
+def test_summary_largest_n_and_ordering():
+    rs = [_r("tsl", 16, 0.95), _r("tsl", 64, 0.9), _r("tsl", 128, 0.1, 5),
+          _r("dctcp", 16, 0.9), _r("dctcp", 64, 0.3, 2),
+          _r("dctcp", 128, 0.85),
+          _r("newreno", 16, 0.1, 3), _r("newreno", 64, 0.1, 9)]
+    s = incast.summarize(rs)
+    rows = {r["scheme"]: r for r in s["rows"]}
+    assert rows["tsl"]["n_max_80pct"] == 64
+    # A curve that recovers after a dip keeps its first collapse.
+    assert rows["dctcp"]["n_max_80pct"] == 16
+    assert rows["dctcp"]["n_any_80pct"] == 128
+    assert rows["newreno"]["n_max_80pct"] is None
+    assert rows["newreno"]["first_n_with_rto"] == 16
+    (o,) = s["ordering"]
+    assert o["paper_ordering_holds"] is True
