@@ -6,12 +6,14 @@ so the tests import pandaovs as product code does.  The build tree is
 pandaovs.paths' ($PANDA_BUILD_DIR, which tests/run.sh sets, else
 <repo>/_build).
 
-Fixtures: build (a paths.BuildTree), panda_sim (the ns-3 simulator's
+Fixtures: build (a paths.BuildTree), testbed_run (runs testbed/run.py,
+skipped without root or a complete build), panda_sim (the ns-3 simulator's
 program), lg_bin (the load generator's programs), fg_server (starts
 panda-fg-servers on loopback), memcached (one
 on a free loopback port), free_port; policy_vector (each block of
 tests/vectors/policies.txt).
 """
+import json
 import os
 import shutil
 import signal
@@ -36,6 +38,40 @@ def build():
     if not os.path.isdir(b.root):
         pytest.skip("build tree %s not found (run ./build.sh)" % b.root)
     return b
+
+
+TESTBED_NEEDS = ("ovs/build/vswitchd/ovs-vswitchd",
+                 "load_generator/panda-mc-client",
+                 "load_generator/panda-fg-client", "tools/panda-model")
+
+
+@pytest.fixture(scope="session")
+def testbed_run(build):
+    """run(out_dir, run_id, *args): testbed/run.py (the README's command)
+    with 'args' on this build, results in out_dir/run_id; returns
+    (CompletedProcess, result.json, run directory).  Skipped without root
+    (namespaces, OVS) or without the programs the testbed needs."""
+    if os.geteuid() != 0:
+        pytest.skip("the testbed needs root (network namespaces and OVS); "
+                    "run as root")
+    missing = build.missing(TESTBED_NEEDS)
+    if missing:
+        pytest.skip("no complete build in %s (set PANDA_BUILD_DIR; missing "
+                    "%s)" % (build.root, ", ".join(missing)))
+
+    def run(out, run_id, *args):
+        res = subprocess.run(
+            [paths.PY, os.path.join(paths.TOP, "testbed", "run.py"),
+             "--out", str(out), "--run-id", run_id, "--build-dir",
+             build.root, "--no-plots"] + list(args),
+            capture_output=True, text=True, timeout=1800)
+        sys.stdout.write(res.stdout[-4000:])
+        path = os.path.join(str(out), run_id, "result.json")
+        assert os.path.exists(path), \
+            "no result.json; stderr: %s" % res.stderr[-2000:]
+        with open(path) as f:
+            return res, json.load(f), os.path.join(str(out), run_id)
+    return run
 
 
 @pytest.fixture(scope="session")

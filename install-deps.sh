@@ -20,7 +20,7 @@ APT_PACKAGES="
   libcmocka-dev libpcap-dev libmemcached-dev memcached
   libbpf-dev libxdp-dev
   libns3-dev libgsl-dev libtcmalloc-minimal4
-  iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
+  iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps iperf3
   ansible ansible-lint
   mininet
   clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl
@@ -43,6 +43,9 @@ if [ -n "$missing" ]; then
     # tshark asks whether non-root users may capture; the answer is no.
     echo "wireshark-common wireshark-common/install-setuid boolean false" \
         | debconf-set-selections
+    # iperf3 offers to run a system-wide server; the testbed starts its own
+    # inside its namespaces, by pid, so no daemon.
+    echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections
     apt-get update -q
     apt-get install -y -q --no-install-recommends $missing
 fi

@@ -124,6 +124,30 @@ flow_map_get(struct flow_map *m, const void *key, struct panda_samples *s,
     return m->slots[i].flow;
 }
 
+/* ---- Packet order. ---- */
+
+#ifdef HAVE_PCAP
+static void
+sequence_push(struct model_sequence *q, size_t flow, uint32_t payload)
+{
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 4096;
+        q->pkt = panda_xrealloc(q->pkt, q->cap * sizeof *q->pkt);
+    }
+    q->pkt[q->n].flow = (uint32_t) flow;
+    q->pkt[q->n].payload = payload;
+    q->n++;
+}
+#endif
+
+void
+model_sequence_destroy(struct model_sequence *q)
+{
+    free(q->pkt);
+    q->pkt = NULL;
+    q->n = q->cap = 0;
+}
+
 /* ---- Histogram files. ---- */
 
 static char *
@@ -472,6 +496,9 @@ read_pcap(const char *file, const struct model_input_opts *o,
         flow = flow_map_get(&map, &key, s, &st->flows);
         panda_samples_push(s, flow, (uint32_t) payload + o->header_len,
                            o->header_len);
+        if (o->seq) {
+            sequence_push(o->seq, flow, (uint32_t) payload);
+        }
         st->packets++;
     }
     if (rc == -1) {
@@ -540,6 +567,9 @@ model_read_samples(const char *file, const struct model_input_opts *o,
                               "\" text histogram", file);
     }
     rewind(f);
+    if (o->seq) {
+        o->seq->unordered = true;
+    }
     err = read_histogram(f, file, o, s, st);
     fclose(f);
     return err;

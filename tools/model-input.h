@@ -6,12 +6,26 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <panda/model.h>
 #include <panda/solver.h>
+
+/* Packets in input order, for replaying Algorithm 2 over them
+ * (panda_model_excursion): 8 bytes per packet, grown as needed. */
+struct model_sequence {
+    struct panda_model_pkt *pkt;
+    size_t n, cap;
+    bool unordered;         /* Some input had no packet order (a
+                             * histogram): the sequence is incomplete. */
+};
+
+void model_sequence_destroy(struct model_sequence *);
 
 struct model_input_opts {
     uint32_t header_len;    /* Sizes are normalised to payload + this. */
     bool keep_acks;         /* Keep zero-payload packets (size header_len). */
     const char *filter;     /* BPF filter for pcap input (NULL: none). */
+    struct model_sequence *seq; /* If nonnull, pcap packets are appended
+                                 * here in capture order too. */
 };
 
 struct model_input_stats {

@@ -107,3 +107,85 @@ panda_model_data_ratio_comp(const struct panda_hist *alpha,
     /* Eq. 3-20, first line. */
     return (a.avg / b.avg) * (gb / ga);
 }
+
+/* Counters after each packet of 'pkts' with payload, in order, into
+ * 'after' (n entries); returns how many were written and sets '*n_flows'. */
+static size_t
+replay(const struct panda_policy *p, const struct panda_model_pkt *pkts,
+       size_t n, int64_t *after, size_t *n_flows)
+{
+    uint32_t max_flow = 0;
+    int64_t *counter;
+    uint8_t *seen;
+    size_t i, m = 0, flows = 0;
+
+    for (i = 0; i < n; i++) {
+        max_flow = pkts[i].flow > max_flow ? pkts[i].flow : max_flow;
+    }
+    counter = panda_xcalloc((size_t) max_flow + 1, sizeof *counter);
+    seen = panda_xcalloc((size_t) max_flow + 1, 1);
+    for (i = 0; i < n; i++) {
+        const struct panda_model_pkt *k = &pkts[i];
+
+        if (!k->payload) {
+            continue;
+        }
+        if (!seen[k->flow]) {
+            seen[k->flow] = 1;
+            flows++;
+        }
+        counter[k->flow] = panda_policy_update(p, counter[k->flow],
+                                               k->payload);
+        after[m++] = counter[k->flow];
+    }
+    free(counter);
+    free(seen);
+    *n_flows = flows;
+    return m;
+}
+
+static int
+cmp_i64(const void *a_, const void *b_)
+{
+    int64_t a = *(const int64_t *) a_, b = *(const int64_t *) b_;
+
+    return a < b ? -1 : a > b;
+}
+
+void
+panda_model_excursion(const struct panda_policy *p,
+                      const struct panda_model_pkt *pkts, size_t n, double q,
+                      struct panda_model_excursion *out)
+{
+    int64_t *after = panda_xmalloc((n ? n : 1) * sizeof *after);
+    size_t m = replay(p, pkts, n, after, &out->flows), k;
+
+    out->packets = m;
+    out->q = q;
+    out->quantile = out->max = 0;
+    if (m) {
+        qsort(after, m, sizeof *after, cmp_i64);
+        /* The ceil(q m)-th smallest counter: that many packets are at or
+         * below it. */
+        k = (size_t) ceil(q * (double) m);
+        k = k < 1 ? 1 : k > m ? m : k;
+        out->quantile = after[k - 1];
+        out->max = after[m - 1];
+    }
+    free(after);
+}
+
+double
+panda_model_level0_share(const struct panda_policy *p,
+                         const struct panda_model_pkt *pkts, size_t n,
+                         uint64_t alpha1)
+{
+    int64_t *after = panda_xmalloc((n ? n : 1) * sizeof *after);
+    size_t flows, m = replay(p, pkts, n, after, &flows), i, top = 0;
+
+    for (i = 0; i < m; i++) {
+        top += after[i] <= 0 || (uint64_t) after[i] <= alpha1;
+    }
+    free(after);
+    return m ? (double) top / m : 1.0;
+}

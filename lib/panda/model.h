@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <panda/hist.h>
+#include <panda/policy.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +57,54 @@ double panda_model_data_ratio_noncomp(const struct panda_hist *alpha,
  * (the FLT flow's counter never grows: it stays at the top level). */
 double panda_model_data_ratio_comp(const struct panda_hist *alpha,
                              const struct panda_hist *beta, uint32_t T);
+
+/* ------------------------------------------------------------------------
+ * Counter excursions of the FLT (issue 19).
+ *
+ * Appendix B derives alpha from the FHT flow-size CDF alone.  Under
+ * Algorithm 2 an FLT connection's counter is not 0, though: it rises by
+ * the size of every packet >= T (a memcached response larger than one MSS
+ * sends full segments) and falls by T - s for every smaller one, so it
+ * makes excursions whose height depends on the FLT's own packet sequence.
+ * Where the CDF puts alpha_1 below them (data-mining: alpha_1 = 1460
+ * bytes, half of its flows being one packet) the FLT connection leaves
+ * level 0 on every large response, whatever T does.  Replaying Algorithm
+ * 2 over captured FLT packets, in order, measures those excursions, and
+ * their q-quantile is the smallest alpha_1 that keeps a share q of the FLT
+ * packets at level 0 (a packet's level is taken from the counter after
+ * its own update, as in panda_conn_table).
+ * ------------------------------------------------------------------------ */
+
+/* One captured packet: its flow (any id; one counter per distinct id) and
+ * its TCP payload in bytes. */
+struct panda_model_pkt {
+    uint32_t flow;
+    uint32_t payload;
+};
+
+struct panda_model_excursion {
+    size_t packets;         /* Packets replayed (zero-payload ones skipped:
+                             * they never move the counter). */
+    size_t flows;           /* Distinct flows among them. */
+    double q;               /* The share asked for. */
+    int64_t quantile;       /* Smallest c such that a share >= q of the
+                             * packets leave their counter at <= c. */
+    int64_t max;            /* Largest counter after any packet. */
+};
+
+/* Replays 'p' (panda_policy_update: T, weights, floor; every flow starts
+ * at counter 0) over the 'n' packets of 'pkts' in order.  'q' in (0, 1].
+ * Allocates 8 bytes per packet and 8 per flow id up to the largest, freed
+ * before returning. */
+void panda_model_excursion(const struct panda_policy *p,
+                           const struct panda_model_pkt *pkts, size_t n,
+                           double q, struct panda_model_excursion *out);
+
+/* The share of the packets of 'pkts' (with payload) that 'p' leaves at
+ * counter <= alpha1, i.e. at level 0 when alpha_1 = alpha1; 1 if none. */
+double panda_model_level0_share(const struct panda_policy *p,
+                                const struct panda_model_pkt *pkts, size_t n,
+                                uint64_t alpha1);
 
 #ifdef __cplusplus
 }

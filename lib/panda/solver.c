@@ -448,6 +448,7 @@ struct alpha_ctx {
     double rho;
     int K;
     uint64_t top;               /* alpha_K: above every flow. */
+    uint64_t min1;              /* Lower bound of alpha_1 (>= 1). */
 };
 
 static double
@@ -477,15 +478,15 @@ objective_of(const struct alpha_ctx *c, const uint64_t *alpha, double *S)
     return panda_solver_alpha_objective(S, c->K, c->rho);
 }
 
-/* Forces 1 <= alpha_1 < alpha_2 < ...; returns the number of thresholds
- * moved. */
+/* Forces min1 <= alpha_1 < alpha_2 < ...; returns the number of
+ * thresholds moved. */
 static int
-make_ascending(uint64_t *alpha, int n)
+make_ascending(uint64_t *alpha, int n, uint64_t min1)
 {
     int j, moved = 0;
 
     for (j = 0; j < n; j++) {
-        uint64_t min = j ? alpha[j - 1] + 1 : 1;
+        uint64_t min = j ? alpha[j - 1] + 1 : min1;
 
         if (alpha[j] < min) {
             alpha[j] = min;
@@ -531,7 +532,7 @@ coordinate_descent(const struct alpha_ctx *c, uint64_t *alpha, int *sweeps)
         int j;
 
         for (j = 0; j < n; j++) {
-            uint64_t lo = j ? alpha[j - 1] + 1 : 1;
+            uint64_t lo = j ? alpha[j - 1] + 1 : c->min1;
             uint64_t hi = j + 1 < n ? alpha[j + 1] - 1 : c->top - 1;
             double S[PANDA_MAX_LEVELS - 1], sa, sb, x1, x2, f1, f2;
             const double g = (sqrt(5.0) - 1) / 2;
@@ -602,15 +603,15 @@ coordinate_descent(const struct alpha_ctx *c, uint64_t *alpha, int *sweeps)
     return cur;
 }
 
+static void solve_alpha(const struct alpha_ctx *,
+                        struct panda_solver_alpha *);
+
 char *
 panda_solver_find_alpha(const struct panda_cdf *cdf, double scale, double rho,
                   int K, struct panda_solver_alpha *out)
 {
     struct alpha_ctx c;
-    uint64_t start[PANDA_MAX_LEVELS - 1];
-    double obj_start;
     char *err;
-    int j, n = K - 1;
 
     memset(out, 0, sizeof *out);
     if (!(rho > 0 && rho < 1)) {
@@ -647,24 +648,61 @@ panda_solver_find_alpha(const struct panda_cdf *cdf, double scale, double rho,
     c.rho = rho;
     c.K = K;
     c.top = (uint64_t) ceil(cdf->value[cdf->n - 1] * scale) + K + 1;
+    c.min1 = 1;
+    solve_alpha(&c, out);
+    return NULL;
+}
+
+/* The closed form under alpha_1 >= c->min1, when the bound binds: with
+ * D_l = 1 - rho S_l, J = (K - sum_l D_l / D_l-1) / rho and the product of
+ * the K ratios fixed at 1 - rho.  D_1 is fixed by the bound, so by the
+ * same AM-GM argument as panda_solver_alpha_closed_form() the other K - 1
+ * ratios are equal: D_l = D_1 r^(l-1), r = ((1 - rho) / D_1)^(1/(K-1)).
+ * (The sum is convex in D_1, so with the bound above the unconstrained
+ * alpha_1 the constrained optimum has alpha_1 on the bound.) */
+static void
+closed_form_bounded(const struct alpha_ctx *c, double *S)
+{
+    double s1 = F_bytes(c, c->min1), d1 = 1 - c->rho * s1, r;
+    int l;
+
+    r = d1 > 0 ? pow((1 - c->rho) / d1, 1.0 / (c->K - 1)) : 1;
+    S[0] = s1;
+    for (l = 2; l < c->K; l++) {
+        S[l - 1] = (1 - d1 * pow(r, l - 1)) / c->rho;
+    }
+}
+
+/* Closed form and numerical minimisation for the context 'c' (checked). */
+static void
+solve_alpha(const struct alpha_ctx *c_, struct panda_solver_alpha *out)
+{
+    struct alpha_ctx cc = *c_, *c = &cc;
+    const int K = c->K;
+    uint64_t start[PANDA_MAX_LEVELS - 1];
+    double obj_start;
+    int j, n = K - 1;
 
     if (K == 1) {
         out->obj_ideal = out->obj_cf = out->obj_num = out->obj_num_uniform
-            = panda_solver_alpha_objective(NULL, 1, rho);
-        return NULL;
+            = panda_solver_alpha_objective(NULL, 1, c->rho);
+        return;
     }
 
     /* Closed form. */
-    panda_solver_alpha_closed_form(K, rho, out->S_ideal);
-    out->obj_ideal = panda_solver_alpha_objective(out->S_ideal, K, rho);
+    panda_solver_alpha_closed_form(K, c->rho, out->S_ideal);
+    if (c->min1 > 1 && quantile_bytes(c, out->S_ideal[0]) < c->min1) {
+        closed_form_bounded(c, out->S_ideal);
+    }
+    out->obj_ideal = panda_solver_alpha_objective(out->S_ideal, K, c->rho);
     for (j = 0; j < n; j++) {
-        out->alpha_cf[j] = quantile_bytes(&c, out->S_ideal[j]);
+        out->alpha_cf[j] = quantile_bytes(c, out->S_ideal[j]);
     }
     {
         uint64_t before[PANDA_MAX_LEVELS - 1];
 
         memcpy(before, out->alpha_cf, sizeof before);
-        out->n_adjusted = make_ascending(out->alpha_cf, n);
+        out->n_adjusted = make_ascending(out->alpha_cf, n, c->min1);
         if (out->n_adjusted) {
             char *list = NULL;
 
@@ -685,26 +723,67 @@ panda_solver_find_alpha(const struct panda_cdf *cdf, double scale, double rho,
             free(list);
         }
     }
-    out->obj_cf = objective_of(&c, out->alpha_cf, out->S_cf);
+    out->obj_cf = objective_of(c, out->alpha_cf, out->S_cf);
 
     /* Numerical minimisation, from a uniform start (theta_l = 1/K)... */
     for (j = 0; j < n; j++) {
-        start[j] = quantile_bytes(&c, (double) (j + 1) / K);
+        start[j] = quantile_bytes(c, (double) (j + 1) / K);
     }
-    make_ascending(start, n);
-    out->obj_num_uniform = coordinate_descent(&c, start, &out->iterations);
+    make_ascending(start, n, c->min1);
+    out->obj_num_uniform = coordinate_descent(c, start, &out->iterations);
 
     /* ...and from the closed form; keep the better. */
     memcpy(out->alpha_num, out->alpha_cf, sizeof out->alpha_num);
-    obj_start = coordinate_descent(&c, out->alpha_num, &out->iterations);
+    obj_start = coordinate_descent(c, out->alpha_num, &out->iterations);
     if (out->obj_num_uniform < obj_start) {
         memcpy(out->alpha_num, start, sizeof out->alpha_num);
     }
-    out->obj_num = objective_of(&c, out->alpha_num, out->S_num);
+    out->obj_num = objective_of(c, out->alpha_num, out->S_num);
 
     out->numeric_chosen = out->obj_num < out->obj_cf * (1 - 1e-9);
     memcpy(out->alpha, out->numeric_chosen ? out->alpha_num : out->alpha_cf,
            sizeof out->alpha);
+}
+
+char *
+panda_solver_find_alpha_bounded(const struct panda_cdf *cdf, double scale,
+                                double rho, int K, uint64_t alpha1_min,
+                                struct panda_solver_alpha *out)
+{
+    struct panda_solver_alpha free_;
+    struct alpha_ctx c;
+    char *err;
+
+    err = panda_solver_find_alpha(cdf, scale, rho, K, out);
+    out->alpha1_min = alpha1_min;
+    if (err || K == 1 || out->alpha[0] >= alpha1_min) {
+        return err;
+    }
+    /* The bound binds: solve again under it, keeping the free optimum
+     * for the record. */
+    free_ = *out;
+    c.cdf = cdf;
+    c.scale = scale;
+    c.rho = rho;
+    c.K = K;
+    c.top = (uint64_t) ceil(cdf->value[cdf->n - 1] * scale) + K + 1;
+    c.min1 = alpha1_min;
+    memset(out, 0, sizeof *out);
+    out->K = K;
+    out->rho = rho;
+    out->scale = scale;
+    out->alpha1_min = alpha1_min;
+    out->bound_active = true;
+    memcpy(out->alpha_free, free_.alpha, sizeof out->alpha_free);
+    out->obj_free = free_.numeric_chosen ? free_.obj_num : free_.obj_cf;
+    out->notes = free_.notes;
+    solve_alpha(&c, out);
+    panda_append(&out->notes, "; ", "alpha_1 raised to its lower bound %"
+                 PRIu64 " bytes (the free optimum was %" PRIu64 "), the "
+                 "other thresholds re-optimised above it: objective B %.9f "
+                 "instead of %.9f", alpha1_min, free_.alpha[0],
+                 out->numeric_chosen ? out->obj_num : out->obj_cf,
+                 out->obj_free);
     return NULL;
 }
 

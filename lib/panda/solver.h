@@ -172,6 +172,14 @@ struct panda_solver_alpha {
                                      * closed form is kept). */
     uint64_t alpha[PANDA_MAX_LEVELS - 1];   /* The better of the two. */
     char *notes;                    /* malloc()ed remarks or NULL. */
+
+    /* panda_solver_find_alpha_bounded() only. */
+    uint64_t alpha1_min;            /* The lower bound of alpha_1 asked. */
+    bool bound_active;              /* The free optimum's alpha_1 was
+                                     * below it: everything above is the
+                                     * optimum under the bound. */
+    uint64_t alpha_free[PANDA_MAX_LEVELS - 1];  /* The free optimum... */
+    double obj_free;                /* ...and its objective B. */
 };
 
 /* Solves for K-1 thresholds in bytes from the flow-size CDF 'cdf' (values
@@ -180,6 +188,18 @@ struct panda_solver_alpha {
  * Free with panda_solver_alpha_destroy(). */
 char *panda_solver_find_alpha(const struct panda_cdf *cdf, double scale,
                         double rho, int K, struct panda_solver_alpha *);
+
+/* The same under alpha_1 >= alpha1_min bytes (e.g. the FLT counter's
+ * excursions, panda_model_excursion()).  If the free optimum satisfies
+ * the bound it is the answer, unchanged; otherwise alpha_1 sits on the
+ * bound (B is convex in D_1 = 1 - rho S_1 with the rest optimal) and
+ * alpha_2.. are re-optimised above it, closed form (the K - 1 remaining
+ * ratios equal) and numerically, and the free optimum is kept in
+ * alpha_free / obj_free. */
+char *panda_solver_find_alpha_bounded(const struct panda_cdf *cdf,
+                                      double scale, double rho, int K,
+                                      uint64_t alpha1_min,
+                                      struct panda_solver_alpha *);
 void panda_solver_alpha_destroy(struct panda_solver_alpha *);
 
 #ifdef __cplusplus

@@ -365,6 +365,9 @@ def test_floor_and_targets():
         t["fct"]["small"]["p99_ms"] = 50.0 if s == "panda-droptail" else 9.0
         t["fct"]["large"]["unfinished"] = 2
         trials.append(t)
+    # 97% of panda's memcached packets at level 0 (met; the others keep
+    # _trial()'s 90%).
+    trials[-3]["memcached_levels"] = {"0": 97, "1": 3}
     # Small FCT 3% above pias's (met), medium 10% (not met).
     trials[-3]["fct"]["small"]["mean_ms"] = 10.3
     trials[-3]["fct"]["medium"]["mean_ms"] = 22.0
@@ -378,6 +381,8 @@ def test_floor_and_targets():
     assert t["panda_p99_vs_fq"]["met"] and t["p99_order"]["met"]
     assert t["fct_small_vs_pias"]["met"]
     assert t["fct_small_vs_pias"]["ratio"] == pytest.approx(1.03)
+    assert t["panda_mc_level0"]["met"]
+    assert t["panda_mc_level0"]["share"] == pytest.approx(0.97)
     assert t["fct_medium_vs_pias"]["met"] is False
     assert t["ecn_vs_droptail"]["met"]
     e = t["ecn_vs_droptail"]["schemes"]
@@ -390,9 +395,41 @@ def test_floor_and_targets():
     # Worse than the floor allows, and a scheme missing: no verdict.
     trials = [x for x in trials if x["scheme"] != "fq"]
     trials[-3]["memcached"]["p99_ms"] = 3.0
+    trials[-3]["memcached_levels"] = {"0": 94, "1": 6}
     t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+    assert t["panda_mc_level0"]["met"] is False
     assert t["panda_p99_vs_floor"]["met"] is False
     assert t["panda_p99_vs_fq"]["met"] is None
     text = "\n".join(targets.lines(runner.summarize(trials, cfg)))
     assert "floor (cubic): 2.24 ms = unloaded memcached p99 2.00 ms" in text
     assert "NOT met" in text
+    assert "94.0% at level 0 (packets per level: 0:94 1:6)" in text
+
+
+def test_compare_runs(tmp_path):
+    """pandaovs.testbed.compare: the figures and their numbers, per run,
+    from each run's result.json (no capture needed)."""
+    from pandaovs.testbed import compare
+    cfg = config.parse_args([])
+    for name, top in (("before", 60), ("after", 99)):
+        trials = [_trial("pias", 0, 30.0), _trial("panda", 0, 2.0)]
+        trials[1]["memcached_levels"] = {"0": top, "1": 100 - top}
+        trials[1]["dir"] = str(tmp_path / "gone")
+        d = tmp_path / name
+        d.mkdir()
+        (d / "result.json").write_text(json.dumps({
+            "metadata": {"workload": {"name": "data-mining"}},
+            "trials": trials, "summary": runner.summarize(trials, cfg)}))
+    assert compare.main(["--out", str(tmp_path / "cmp"),
+                         "CDF alone=%s" % (tmp_path / "before"),
+                         "floor=%s" % (tmp_path / "after")]) == 0
+    for f in ("compare-levels.png", "compare-metrics.png"):
+        assert (tmp_path / "cmp" / f).stat().st_size > 10000
+    runs = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert [r["label"] for r in runs] == ["CDF alone", "floor"]
+    assert [r["panda"]["memcached_level0_share"] for r in runs] == [0.6,
+                                                                    0.99]
+    assert runs[0]["pias"]["memcached_p99_ms"] == 30.0
+    assert runs[1]["workload"] == "data-mining"
+    with pytest.raises(SystemExit):
+        compare.main(["--out", str(tmp_path), "nolabel"])

@@ -19,43 +19,18 @@ The targets themselves (panda within 1.1x the floor, ...) are measurements
 printed by the run, not asserted here.  Takes about ten minutes.  Needs root (network namespaces, OVS) and a build
 tree: $PANDA_BUILD_DIR, default <repo>/_build."""
 
-import json
-import os
-import subprocess
-import sys
+import hashlib
+import shutil
 
 import pytest
 
 from pandaovs import paths
 
-BUILD = paths.build_dir()
-RUN = os.path.join(paths.TOP, "testbed", "run.py")     # the README's command
-NEEDED = ("ovs/build/vswitchd/ovs-vswitchd", "load_generator/panda-mc-client",
-          "load_generator/panda-fg-client", "tools/panda-model")
-
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root "
-                       "(network namespaces and OVS); run as root"),
-    pytest.mark.skipif(
-        not all(os.access(os.path.join(BUILD, n), os.X_OK) for n in NEEDED),
-        reason="no complete build in %s (set PANDA_BUILD_DIR; needs %s)"
-        % (BUILD, ", ".join(NEEDED))),
-]
-
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("testbed")
-    res = subprocess.run([paths.PY, RUN, "--quick", "--qos", "panda-sched",
-                          "--out",
-                          str(out), "--run-id", "quick", "--build-dir",
-                          BUILD, "--no-plots"],
-                         capture_output=True, text=True, timeout=1800)
-    sys.stdout.write(res.stdout[-4000:])
-    path = out / "quick" / "result.json"
-    assert path.exists(), "no result.json; stderr: %s" % res.stderr[-2000:]
-    with open(path) as f:
-        result = json.load(f)
+def quick(testbed_run, tmp_path_factory):
+    res, result, _ = testbed_run(tmp_path_factory.mktemp("testbed"),
+                                 "quick", "--quick", "--qos", "panda-sched")
     return res, result
 
 
@@ -111,6 +86,30 @@ def test_every_scheme_finished(quick):
         assert md.get(k) is not None, k
     assert md["qos"]["type"] == "panda-sched"
     assert "no DCTCP" in md["qos"]["ecn"]
+    # The default workload, recorded exactly.
+    wl = md["workload"]
+    with open(paths.cdf("web-search.cdf"), "rb") as f:
+        assert wl["sha256"] == hashlib.sha256(f.read()).hexdigest()
+    assert wl["name"] == "web-search" and wl["shipped"]
+    assert result["policy"]["workload"]["sha256"] == wl["sha256"]
+
+
+def test_goodput_cross_check(quick):
+    """The generator's goodput and iperf3's on the same path, the same
+    run: both fill most of the shaped link and neither exceeds what it
+    can carry (a generator counting bytes or time wrong would)."""
+    _, result = quick
+    g = result["goodput_check"]
+    if shutil.which("iperf3") is None:
+        assert g["status"].startswith("unavailable: iperf3 not found")
+        return
+    assert g["status"] == "ok", g
+    link = g["link_goodput_mbps"]
+    assert link == pytest.approx(50 * 1448 / 1514)
+    for who in ("load_generator", "iperf3"):
+        assert 0.5 * link < g[who]["goodput_mbps"] <= 1.05 * link, g
+    assert g["ratio_load_generator_to_iperf3"] == pytest.approx(
+        g["load_generator"]["goodput_mbps"] / g["iperf3"]["goodput_mbps"])
 
 
 def test_floor_and_targets(quick):
@@ -124,6 +123,7 @@ def test_floor_and_targets(quick):
     assert summ["floor_ms"] == pytest.approx(p99 + 1514 * 8 / 50e6 * 1e3)
     assert {t["id"] for t in summ["targets"]} == {
         "panda_p99_vs_floor", "panda_p99_vs_fq", "p99_order",
+        "panda_mc_level0",
         "fct_small_vs_pias", "fct_medium_vs_pias", "large_flows_guard",
         "ecn_vs_droptail"}
     # Every scheme a target needs ran, so each has a verdict (or, for the
@@ -145,6 +145,7 @@ def test_panda_keeps_memcached_on_top(quick):
     assert conn["connection"]["level"] == 0, conn
     lv, n = levels_share(t)
     assert lv.get(0, 0) >= 0.95 * n, lv
+    assert t["memcached_level0_share"] == lv.get(0, 0) / n
     # The top level sent them; the web-search flows fill lower ones.
     sent = [lv["sent_p"] for lv in t["sched_levels"]]
     assert sent[0] >= lv.get(0, 0), sent

@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from pandaovs import paths
+from pandaovs.policy import Policy
 
 BUILD = paths.BuildTree()
 MODEL = BUILD.path("tools/panda-model")
@@ -312,6 +313,112 @@ def test_pcap_fixture(tmp_path, cdf):
     assert keep["model"]["inputs"]["flt"]["size_min"] == 40
     assert keep["model"]["inputs"]["flt"]["packets"] == 142
     assert keep["model"]["keep_acks"] is True
+
+
+MINING_CDF = "1460 0\n1460 0.5\n2920 0.6\n4380 0.7\n10220 0.8\n389820 0.9\n" \
+    "3076220 0.95\n97333820 0.99\n973333820 1\n"
+
+
+def flt_with_bursts(tmp_path):
+    """95 rounds of one small response, then one round of a 3-segment
+    response: with T = 1448 payload bytes the counter (floor 0) climbs to
+    3 x 1448 = 4344 and each small packet takes T - 60 = 1388 off."""
+    flt = Pcap()
+    for i in range(100):
+        if i % 20 == 19:
+            flt.tcp4(11211, 40000, 1448, n=3)
+        else:
+            flt.tcp4(11211, 40000, 60)
+    fht = Pcap()
+    fht.tcp4(5001, 50001, 1448, n=100, options=TS_OPTION)
+    return flt.write(tmp_path / "flt.pcap"), fht.write(tmp_path / "fht.pcap")
+
+
+def test_flt_excursions_bounded_by_a_floor(tmp_path):
+    """Issue 19: on a data-mining CDF alpha_1 is 1460 bytes, below what
+    the FLT's large responses add up to.  panda-model replays Algorithm 2
+    over the FLT capture in order and gives the counter the credit that
+    keeps 99% of the FLT packets at level 0 (floor = -(4344 - 1460)), the
+    thresholds staying Appendix B's."""
+    mining = write(tmp_path / "mining.cdf", MINING_CDF)
+    flt, fht = flt_with_bursts(tmp_path)
+    pias = model_json("--pias", "--cdf", mining, "--load", 0.8)
+    assert pias["thresholds"][0] == 1460
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
+                     0.8)
+    check_policy(doc, 8)
+    assert doc["threshold"] == 1448
+    assert doc["thresholds"] == pias["thresholds"]
+    b = doc["model"]["alpha"]["flt_bound"]
+    # 95 small packets at counter 0 and 15 large ones at 1448, 2896, 4344
+    # (5 each): 99% of 110 is 109 packets, the 109th smallest is 4344.
+    assert b["bound"] == "floor" and b["flt_level0"] == 0.99
+    assert b["packets"] == 110 and b["flows"] == 1
+    assert b["counter_max"] == 4344 and b["counter_quantile"] == 4344
+    assert b["active"] is True and b["floor"] == -2884
+    assert parse_action(doc["action"])["floor"] == "-2884"
+    assert doc["floor"] == -2884        # the structured field too
+    assert Policy.from_json(doc)[0].text() == doc["action"]
+    # Free: after 1448 the counter stays above 1460 for two large packets
+    # (2896, 4344) and two small ones (2956, 1568): 4 per burst, 2 for the
+    # last one, which ends the capture.  With the floor the counter sits
+    # at -2884 before every burst (the first comes after 19 small
+    # packets) and tops out at 1460: all at level 0.
+    assert b["flt_level0_share_free"] == pytest.approx(92 / 110)
+    assert b["flt_level0_share"] == 1.0
+    assert any("counter floor set to -2884" in n
+               for n in doc["model"]["notes"])
+    # A lower share asks for less: 80% of the packets (83 at 0, 4 at 180,
+    # then 1448) are at <= 1448, below alpha_1 already.
+    lower = model_json("--flt", flt, "--fht", fht, "--cdf", mining,
+                       "--load", 0.8, "--flt-level0", 0.8)
+    lb = lower["model"]["alpha"]["flt_bound"]
+    assert lb["counter_quantile"] == 1448 and lb["active"] is False
+    assert lb["floor"] == 0 and "floor" not in parse_action(lower["action"])
+    assert "floor" not in lower
+    # Off: the free policy, no record.
+    off = model_json("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
+                     0.8, "--flt-level0", 0)
+    assert off["thresholds"] == pias["thresholds"]
+    assert "flt_bound" not in off["model"]["alpha"]
+    assert "floor" not in parse_action(off["action"])
+    # On the web-search CDF alpha_1 (21415) is above these excursions.
+    web = model_json("--flt", flt, "--fht", fht, "--cdf", WEB_SEARCH,
+                     "--load", 0.8)
+    assert web["model"]["alpha"]["flt_bound"]["active"] is False
+    assert "floor" not in parse_action(web["action"])
+    # Histograms carry no order: no bound, and a note says why.
+    h = model_json("--flt", hist(tmp_path, "flt.hist", [(100, 10)]),
+                   "--fht", fht, "--cdf", mining, "--load", 0.8)
+    assert "flt_bound" not in h["model"]["alpha"]
+    assert any("carry no packet order" in n for n in h["model"]["notes"])
+    for args, msg in ((["--flt-level0", 1.5], "--flt-level0"),
+                      (["--flt-bound", "ceiling"], "floor or alpha1")):
+        res = run("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
+                  0.8, *args, check=False)
+        assert res.returncode == 1 and msg in res.stderr
+
+
+def test_flt_excursions_bounded_by_alpha1(tmp_path):
+    """--flt-bound alpha1: alpha_1 raised to the excursion instead, the
+    other thresholds re-optimised above it (lib/panda/solver.c)."""
+    mining = write(tmp_path / "mining.cdf", MINING_CDF)
+    flt, fht = flt_with_bursts(tmp_path)
+    pias = model_json("--pias", "--cdf", mining, "--load", 0.8)
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
+                     0.8, "--flt-bound", "alpha1")
+    check_policy(doc, 8)
+    b = doc["model"]["alpha"]["flt_bound"]
+    assert b["bound"] == "alpha1" and b["active"] is True
+    assert b["alpha1_min"] == 4344 and doc["thresholds"][0] == 4344
+    assert b["free_thresholds_bytes"] == pias["thresholds"]
+    assert b["free_objective"] < doc["model"]["alpha"]["numeric"][
+        "objective"] + 1e-12
+    assert b["flt_level0_share"] == 1.0
+    assert b["flt_level0_share_free"] == pytest.approx(92 / 110)
+    assert "floor" not in parse_action(doc["action"])
+    assert any("alpha_1 raised to its lower bound 4344" in n
+               for n in doc["model"]["notes"])
 
 
 def test_pcap_filters(tmp_path):

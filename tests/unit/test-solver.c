@@ -578,6 +578,106 @@ test_alpha_numeric_never_worse(void **state)
     }
 }
 
+/* alpha_1 >= a bound (the FLT counter's excursions, issue 19): a bound
+ * below the free optimum changes nothing; one above it puts alpha_1 on
+ * the bound and re-optimises the rest, never better than the free
+ * optimum and as good as any other choice of the rest. */
+static void
+test_alpha_bounded(void **state)
+{
+    struct panda_solver_alpha free_, r;
+    struct panda_cdf cdf;
+    uint64_t a2;
+    double best = HUGE_VAL;
+    int K;
+
+    (void) state;
+    load_cdf(&cdf, "0 0\n1000000 1\n");
+    assert_null(panda_solver_find_alpha(&cdf, 1.0, 0.5, 2, &free_));
+    assert_null(panda_solver_find_alpha_bounded(&cdf, 1.0, 0.5, 2, 100, &r));
+    assert_false(r.bound_active);
+    assert_memory_equal(r.alpha, free_.alpha, sizeof r.alpha);
+    assert_int_equal(r.alpha1_min, 100);
+    panda_solver_alpha_destroy(&r);
+    assert_null(panda_solver_find_alpha_bounded(&cdf, 1.0, 0.5, 2, 800000,
+                                                &r));
+    assert_true(r.bound_active);
+    assert_int_equal(r.alpha[0], 800000);
+    assert_int_equal(r.alpha_free[0], free_.alpha[0]);
+    assert_true(r.obj_num > r.obj_free);
+    assert_contains(r.notes, "alpha_1 raised to its lower bound 800000");
+    panda_solver_alpha_destroy(&r);
+    panda_solver_alpha_destroy(&free_);
+
+    /* K = 3 (free alpha_1 = 519 KB), the bound binding: alpha_2 by brute
+     * force over a grid. */
+    assert_null(panda_solver_find_alpha_bounded(&cdf, 1.0, 0.8, 3, 700000,
+                                                &r));
+    assert_true(r.bound_active);
+    assert_int_equal(r.alpha[0], 700000);
+    for (a2 = 700001; a2 < 1000000; a2 += 997) {
+        double S[2] = { 0.7, a2 / 1e6 };
+        double v = panda_solver_alpha_objective(S, 3, 0.8);
+
+        best = v < best ? v : best;
+    }
+    assert_true(fmin(r.obj_cf, r.obj_num) <= best + 1e-9);
+    panda_solver_alpha_destroy(&r);
+    panda_cdf_destroy(&cdf);
+
+    /* Data-mining-like CDF (alpha_1 free is small), every K. */
+    load_cdf(&cdf, test_cdfs[1]);
+    for (K = 2; K <= PANDA_MAX_LEVELS; K++) {
+        assert_null(panda_solver_find_alpha_bounded(&cdf, 1.0, 0.8, K, 15000,
+                                                    &r));
+        assert_true(r.bound_active);
+        assert_true(r.alpha[0] >= 15000);
+        assert_true(r.alpha_free[0] < 15000);
+        assert_ascending(r.alpha, K - 1);
+        assert_true(fmin(r.obj_cf, r.obj_num) >= r.obj_free);
+        panda_solver_alpha_destroy(&r);
+    }
+    panda_cdf_destroy(&cdf);
+}
+
+/* Algorithm 2 replayed over packets in order: each flow its own counter
+ * from 0, zero-payload packets skipped, the quantile and the share at
+ * level 0 counted per packet, by hand. */
+static void
+test_excursion(void **state)
+{
+    static const struct panda_model_pkt pkts[] = {
+        { 7, 1448 }, { 9, 100 }, { 7, 1448 }, { 7, 0 }, { 7, 100 },
+        { 7, 100 }, { 7, 1448 },
+    };
+    struct panda_model_excursion e;
+    struct panda_policy p;
+
+    (void) state;
+    panda_policy_init(&p, PANDA_KIND_PANDA);
+    p.threshold = 1000;
+    /* Counters after each packet with payload: 1448, 0 (flow 9 at the
+     * floor), 2896, 1996, 1096, 2544. */
+    panda_model_excursion(&p, pkts, 7, 0.5, &e);
+    assert_int_equal(e.packets, 6);
+    assert_int_equal(e.flows, 2);
+    assert_int_equal(e.quantile, 1448);
+    assert_int_equal(e.max, 2896);
+    panda_model_excursion(&p, pkts, 7, 1.0, &e);
+    assert_int_equal(e.quantile, 2896);
+    panda_model_excursion(&p, pkts, 7, 0.01, &e);
+    assert_int_equal(e.quantile, 0);
+    assert_true(fabs(panda_model_level0_share(&p, pkts, 7, 1448) - 0.5)
+                < 1e-12);
+    assert_true(fabs(panda_model_level0_share(&p, pkts, 7, 2896) - 1)
+                < 1e-12);
+    assert_true(fabs(panda_model_level0_share(&p, pkts, 7, 1) - 1 / 6.0)
+                < 1e-12);
+    panda_model_excursion(&p, pkts, 0, 0.99, &e);
+    assert_int_equal(e.packets, 0);
+    assert_int_equal(e.quantile, 0);
+}
+
 /* With an atom the closed form's quantiles collide: they are moved apart
  * (and said so), and the numerical search does strictly better. */
 static void
@@ -661,6 +761,8 @@ main(void)
         cmocka_unit_test(test_alpha_uniform_cdf),
         cmocka_unit_test(test_alpha_numeric_never_worse),
         cmocka_unit_test(test_alpha_atoms),
+        cmocka_unit_test(test_alpha_bounded),
+        cmocka_unit_test(test_excursion),
         cmocka_unit_test(test_alpha_errors),
     };
 

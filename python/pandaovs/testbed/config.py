@@ -10,6 +10,7 @@ import os
 from typing import Optional, Tuple
 
 from .. import paths
+from .. import workload as workloads
 from .experiments import MODES
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
@@ -39,6 +40,13 @@ class RunConfig:
     run_id: Optional[str]
     plots: bool
     calibrate: Optional[Tuple[float, ...]]  # rates, Mbit/s
+    # The FHT flow-size CDF (pandaovs.workload): collection, model and
+    # every trial use it.
+    workload: workloads.Workload = None
+    iperf3_streams: int = 0     # long-lived background streams per trial
+    goodput_check_s: float = 0  # the iperf3 cross-check's length, 0: off
+    flt_level0: float = 0.99    # panda-model --flt-level0 (0: no bound)
+    flt_bound: str = "floor"    # panda-model --flt-bound: floor, alpha1
     argv: Tuple[str, ...] = ()
 
     @property
@@ -56,6 +64,10 @@ class TrialConfig:
     fct_window_s: float = 0.0       # 0: from warm-up to memcached's end
     fct_grace_s: float = 0.0        # load kept up after the window
     fht_sample_pkts: int = 300000   # stage 1: FHT packets captured
+    cdf: str = None                 # FHT flow sizes (the run's workload
+                                    # copy); None: the web-search CDF
+    iperf3_streams: int = 0         # background iperf3 streams (loaded
+                                    # trials only)
 
 
 def parser(prog="testbed/run.py"):
@@ -129,6 +141,32 @@ def parser(prog="testbed/run.py"):
     p.add_argument("--fct-window", type=float, metavar="SECONDS",
                    help="experiment (c)'s FCT window (default: quick 20, "
                    "full 60); the load is kept up half as long again")
+    p.add_argument("--workload", default=workloads.DEFAULT,
+                   metavar="web-search|data-mining|FILE",
+                   help="flow sizes of the throughput traffic, in "
+                   "collection, model and experiments: a shipped CDF "
+                   "(load_generator/cdf/) or a CDF file in the load "
+                   "generator's format (default %(default)s)")
+    p.add_argument("--iperf3-streams", type=int, default=0, metavar="N",
+                   help="add N long-lived iperf3 streams (PM2 to PM1, the "
+                   "path of the flows) as background load to every loaded "
+                   "trial (default 0; needs iperf3)")
+    p.add_argument("--goodput-check", type=float, metavar="SECONDS",
+                   help="length of the iperf3 cross-check of the load "
+                   "generator's goodput, once per run (default: quick 10, "
+                   "full 30; 0 = skip)")
+    p.add_argument("--flt-level0", type=float, default=0.99,
+                   metavar="SHARE",
+                   help="the model makes room for the memcached counter's "
+                   "excursions so that SHARE of the collected memcached "
+                   "packets stay at level 0 (panda-model --flt-level0; "
+                   "default %(default)g, 0 = the policy of the flow-size "
+                   "CDF alone)")
+    p.add_argument("--flt-bound", choices=("floor", "alpha1"),
+                   default="floor",
+                   help="how: a counter floor (credit) below 0, the "
+                   "thresholds staying the CDF's (default), or alpha_1 "
+                   "raised (panda-model --flt-bound)")
     p.add_argument("--run-id", help="name of the run directory")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--calibrate", metavar="RATES",
@@ -192,6 +230,18 @@ def run_config(p, a, argv):
     window = a.fct_window or MODES[mode]["fct_window_s"]
     grace = (window / 2 if a.fct_window
              else MODES[mode]["fct_grace_s"])
+    try:
+        wl = workloads.load(a.workload)
+    except workloads.WorkloadError as e:
+        p.error("--workload: %s" % e)
+    if not 0 <= a.iperf3_streams <= 128:
+        p.error("--iperf3-streams %d: must be 0..128" % a.iperf3_streams)
+    if a.goodput_check is not None and not 0 <= a.goodput_check <= 3600:
+        p.error("--goodput-check must be 0..3600 seconds")
+    if not 0 <= a.flt_level0 <= 1:
+        p.error("--flt-level0 %g: must be in [0, 1]" % a.flt_level0)
+    check_s = (a.goodput_check if a.goodput_check is not None
+               else MODES[mode]["goodput_check_s"])
     calibrate = None
     if a.calibrate:
         try:
@@ -206,4 +256,7 @@ def run_config(p, a, argv):
         load=a.load, queue_pkts=queue_pkts, qos=qos,
         warmup_s=a.warmup or MODES[mode]["warmup_s"], fct_window_s=window,
         fct_grace_s=grace, run_id=a.run_id,
-        plots=not a.no_plots, calibrate=calibrate, argv=tuple(argv))
+        plots=not a.no_plots, calibrate=calibrate, workload=wl,
+        iperf3_streams=a.iperf3_streams, goodput_check_s=check_s,
+        flt_level0=a.flt_level0, flt_bound=a.flt_bound,
+        argv=tuple(argv))

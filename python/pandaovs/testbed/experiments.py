@@ -1,12 +1,12 @@
 """Experiment definitions (thesis ch. 5) and the trial plan.
 
-(a) memcached p90/p99 vs number of requests, 14 web-search flows
-    (Figs 5.1/5.2);
+(a) memcached p90/p99 vs number of requests, 14 flows of the workload
+    (web-search by default, --workload) (Figs 5.1/5.2);
 (b) memcached p90/p99 vs concurrency 1..20 for 100/2000/10000 requests
     (Figs 5.5/5.6);
-(c) web-search mean FCT per size bucket vs concurrency (Fig 5.10), from the
+(c) the flows' mean FCT per size bucket vs concurrency (Fig 5.10), from the
     load of the (b) trials.
-floor: memcached unloaded (no web-search flow), once per congestion
+floor: memcached unloaded (no flow of the workload), once per congestion
     control: its p99 plus one MTU at the link rate is the latency floor
     the loaded schemes are measured against (summary.floor_ms).
 
@@ -30,6 +30,7 @@ MODES = {
         "warmup_s": 3.0,
         "fct_window_s": 20.0,
         "fct_grace_s": 10.0,
+        "goodput_check_s": 10.0,
     },
     "full": {
         "a_requests": [100, 500, 1000, 2000, 5000, 10000],
@@ -43,6 +44,7 @@ MODES = {
         "warmup_s": 5.0,
         "fct_window_s": 60.0,
         "fct_grace_s": 30.0,
+        "goodput_check_s": 30.0,
     },
 }
 

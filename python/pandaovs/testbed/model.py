@@ -1,7 +1,7 @@
 """Thesis stage 2 (offline modelling): tools/panda-model turns the packet
-sizes recorded in stage 1 (FLT = memcached, FHT = web-search, sending side)
-plus the web-search flow-size CDF and the load into Panda's T and
-thresholds, and the PIAS baseline from the same CDF and load.
+sizes recorded in stage 1 (FLT = memcached, FHT = the workload's flows,
+sending side) plus the workload's flow-size CDF and the load into Panda's T
+and thresholds, and the PIAS baseline from the same CDF and load.
 
 A policy record is {"panda": {...}, "pias": {...}}, each with "action" (the
 policy text) and, from a model run, "model" (panda-model's JSON) and
@@ -12,7 +12,7 @@ import collections
 import json
 import os
 
-from .. import loadgen, modeltool
+from .. import modeltool
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..modeltool import ModelToolError
 from ..policy import Policy, PolicyError
@@ -58,14 +58,20 @@ def sample_summary(path, port):
             "share_below_1000": sum(c for s, c in ordered if s < 1000) / n}
 
 
-def run_model(build, flt_pcap, fht_pcap, load, levels, outdir, log=None):
-    """Runs panda-model for Panda and PIAS; returns the policy record."""
+def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
+              flt_level0=0.99, flt_bound="floor", log=None):
+    """Runs panda-model for Panda and PIAS on the flow-size CDF 'cdf' (the
+    run's workload); returns the policy record.  'flt_level0', 'flt_bound':
+    the Panda policy makes room for the memcached counter's excursions in
+    the FLT capture (a floor, or a higher alpha_1), so that this share of
+    its packets stay at level 0 (panda-model --flt-level0, --flt-bound;
+    tools/README-panda-model.md)."""
     log = log or (lambda m: None)
     try:
         tool = build.tool("panda-model")
     except RuntimeError as e:
         raise ModelError(str(e))
-    common = ["--cdf", loadgen.WEB_SEARCH_CDF, "--load", str(load),
+    common = ["--cdf", cdf, "--load", str(load),
               "--levels", str(levels)]
     out_json = {s: os.path.join(outdir, "%s-policy.json" % s)
                 for s in MODEL_IDS}
@@ -76,6 +82,8 @@ def run_model(build, flt_pcap, fht_pcap, load, levels, outdir, log=None):
                                                        MEMCACHED_PORT),
                   "--fht", fht_pcap, "--fht-filter",
                   "src host %s and tcp src port %d" % (PM2_IP, FG_PORT),
+                  "--flt-level0", "%g" % flt_level0,
+                  "--flt-bound", flt_bound,
                   "-o", out_json["panda"]] + common,
         "pias": [tool, "--pias", "--id", str(MODEL_IDS["pias"]),
                  "-o", out_json["pias"]] + common,
@@ -89,6 +97,18 @@ def run_model(build, flt_pcap, fht_pcap, load, levels, outdir, log=None):
             raise ModelError("panda-model (%s): %s"
                              % (name, warnings[name][0]))
         log("  %s policy: %s" % (name, out[name]["action"]))
+    bound = (out["panda"]["model"].get("model", {}).get("alpha") or {}).get(
+        "flt_bound")
+    if bound:
+        log("  memcached counter (replayed over the FLT capture): %g%% of "
+            "its packets at or below %d, max %d; %s bound %s; predicted at "
+            "level 0: %.1f%%%s" % (
+                100 * bound["flt_level0"], bound["counter_quantile"],
+                bound["counter_max"], bound["bound"],
+                "active" if bound["active"] else "not needed",
+                100 * bound["flt_level0_share"],
+                " (%.1f%% without)" % (100 * bound["flt_level0_share_free"])
+                if bound["active"] else ""))
     return out
 
 

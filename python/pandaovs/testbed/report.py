@@ -82,6 +82,8 @@ def aggregate(trials):
             for k, v in (t.get("memcached_levels") or {}).items():
                 lv[k] = lv.get(k, 0) + v
         row["memcached_levels"] = lv
+        n = sum(lv.values())
+        row["memcached_level0_share"] = lv.get("0", 0) / n if n else None
         rows.append(row)
     return rows
 

@@ -2,6 +2,7 @@
 experiments), aggregation and output.  testbed/run.py launches main();
 testbed/README.md documents both."""
 
+import dataclasses
 import datetime
 import glob
 import hashlib
@@ -14,10 +15,10 @@ import subprocess
 import sys
 import time
 
-from .. import paths
+from .. import iperf3, paths
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import is_root
-from . import experiments, model, report, targets
+from . import experiments, goodput, model, report, targets
 from .config import TrialConfig, parse_args
 from .profiles import PROFILES
 from .schemes import FRAME, SCHEMES
@@ -107,6 +108,9 @@ class Run:
         self.dir = os.path.join(cfg.out, self.run_id)
         self.result = None
         self.policies = None        # {"panda": Policy, "pias": Policy}
+        # The workload's checked bytes, copied into the run directory:
+        # what the model and the load generator read (execute()).
+        self.cdf = None
 
     def preflight(self):
         if not is_root():
@@ -125,6 +129,9 @@ class Run:
             if not shutil.which(prog):
                 raise TestbedError("%s not found (run ./install-deps.sh)"
                                    % prog)
+        if self.cfg.iperf3_streams and iperf3.unavailable():
+            raise TestbedError("--iperf3-streams %d: %s" % (
+                self.cfg.iperf3_streams, iperf3.unavailable()))
 
     def metadata(self, tb):
         c = self.cfg
@@ -164,6 +171,10 @@ class Run:
             "fct_window_s": c.fct_window_s,
             "fct_grace_s": c.fct_grace_s,
             "load_rho_for_model": c.load,
+            "flt_level0_for_model": c.flt_level0,
+            "flt_bound_for_model": c.flt_bound,
+            "workload": c.workload.record(copy="workload.cdf"),
+            "iperf3_background_streams": c.iperf3_streams,
             "memcached_version": _cmd_out(["memcached", "-V"]),
             "schemes": list(c.schemes),
             "scheme_descriptions": {s: SCHEMES[s].description
@@ -208,7 +219,14 @@ class Run:
         t_start = time.time()
         self.log("panda testbed: run %s -> %s" % (self.run_id, self.dir))
         self.result = {"metadata": None, "policy": None, "collection": None,
-                       "trials": [], "unavailable": [], "summary": None}
+                       "goodput_check": None, "trials": [],
+                       "unavailable": [], "summary": None}
+        self.cdf = c.workload.write_copy(os.path.join(self.dir,
+                                                      "workload.cdf"))
+        self.log("  workload %s (%s, sha256 %s, mean flow %.0f bytes)%s" % (
+            c.workload.name, c.workload.path, c.workload.sha256[:12],
+            c.workload.mean_bytes, ", %d background iperf3 streams"
+            % c.iperf3_streams if c.iperf3_streams else ""))
         ccs = []
         for cc in c.ccs:
             why = cc_availability(cc)
@@ -224,6 +242,7 @@ class Run:
         if c.policy and c.modeled_schemes:
             record = model.load_policy(c.policy)
             record["source"] = os.path.abspath(c.policy)
+            self.check_policy_workload(record)
             self.use_policy(record)
         for cc in ccs:
             cc_trials = [t for t in trials if t["cc"] == cc]
@@ -244,6 +263,9 @@ class Run:
                 panda_ok = tb.panda_available()
                 if self.policies is None and c.modeled_schemes:
                     self.stage_collect_model(tb, cc_trials)
+                if self.result["goodput_check"] is None \
+                        and c.goodput_check_s > 0:
+                    self.stage_goodput_check(tb)
                 self.stage_experiments(tb, cc_trials, panda_ok)
         if self.result["metadata"] is None:
             self.result["metadata"] = {"run_id": self.run_id,
@@ -267,6 +289,25 @@ class Run:
                  % (self.run_id, len(self.result["trials"]), len(failed),
                     time.time() - t_start, self.dir))
         return 1 if failed or not self.result["trials"] else 0
+
+    def check_policy_workload(self, record):
+        """A saved policy modelled on another workload may be reused (a
+        static policy under a changed workload is an experiment of its
+        own), but the result says so."""
+        saved = record.get("workload")
+        wl = self.cfg.workload
+        if saved is None:
+            record["workload_matches_run"] = None
+            self.log("  warning: %s does not say which workload it was "
+                     "modelled on (an older policy.json)" % self.cfg.policy)
+        else:
+            record["workload_matches_run"] = saved.get("sha256") == wl.sha256
+            if not record["workload_matches_run"]:
+                self.log("  warning: %s was modelled on workload %s (sha256 "
+                         "%s), the run uses %s (sha256 %s)" % (
+                             self.cfg.policy, saved.get("name"),
+                             (saved.get("sha256") or "?")[:12], wl.name,
+                             wl.sha256[:12]))
 
     def use_policy(self, record):
         """The policy record (model.py) of this run: checked once here."""
@@ -318,18 +359,43 @@ class Run:
                      coll["flt"].get("mean_payload") or 0,
                      coll["fht"].get("packets", 0),
                      coll["fht"].get("mean_payload") or 0))
-        self.log("stage 2: model (panda-model, web-search CDF, rho %g, K %d)"
-                 % (c.load, tb.levels))
-        pol = model.run_model(self.build, flt, fht, c.load, tb.levels,
-                              self.dir, log=self.log)
+        self.log("stage 2: model (panda-model, %s CDF, rho %g, K %d)"
+                 % (c.workload.name, c.load, tb.levels))
+        pol = model.run_model(self.build, flt, fht, self.cdf, c.load,
+                              tb.levels, self.dir, flt_level0=c.flt_level0,
+                              flt_bound=c.flt_bound, log=self.log)
         pol["source"] = "model"
+        pol["workload"] = c.workload.record(copy="workload.cdf")
         with open(os.path.join(self.dir, "policy.json"), "w") as f:
             json.dump({"panda": {"action": pol["panda"]["action"]},
                        "pias": {"action": pol["pias"]["action"]},
                        "collection": {k: v for k, v in coll.items()
                                       if k in ("flt", "fht")},
+                       "workload": pol["workload"],
                        "load": c.load, "levels": tb.levels}, f, indent=1)
         self.use_policy(pol)
+        self.save()
+
+    def stage_goodput_check(self, tb):
+        """goodput.py: the generator's goodput against iperf3's, once."""
+        c = self.cfg
+        conc = experiments.MODES[c.mode]["a_concurrency"]
+        self.log("goodput cross-check: panda-fg-client and iperf3, %d "
+                 "flows/streams, %g s each, fifo" % (conc, c.goodput_check_s))
+        wdir = os.path.join(self.dir, "goodput-check-%s" % tb.cc)
+        os.makedirs(wdir, exist_ok=True)
+        try:
+            rec = goodput.cross_check(tb, self.cdf, c.workload.name, conc,
+                                      c.goodput_check_s, c.seed, wdir,
+                                      log=self.log)
+        except Exception as e:      # noqa: BLE001
+            # A measurement beside the experiments (and on topologies
+            # other than the namespace testbed's, pandaovs.mininet):
+            # recorded, never fatal to the run.
+            rec = {"status": "failed: %s: %s" % (type(e).__name__, e)}
+        rec.update(cc=tb.cc, dir=wdir)
+        self.result["goodput_check"] = rec
+        self.log("  " + goodput.line(rec))
         self.save()
 
     # -- stage 3 ---------------------------------------------------------
@@ -375,12 +441,12 @@ class Run:
         wdir = os.path.join(self.dir, "trials", "%s-%s-c%d-r%d-rep%d" % (
             t["cc"], t["scheme"], t["concurrency"], t["requests"],
             t["rep"] + 1))
-        tcfg = TrialConfig(warmup_s=c.warmup_s)
+        tcfg = TrialConfig(warmup_s=c.warmup_s, cdf=self.cdf,
+                           iperf3_streams=c.iperf3_streams)
         if "c" in t.get("experiments", ()):
             # Experiment (c): a fixed FCT window, the same for every scheme.
-            tcfg = TrialConfig(warmup_s=c.warmup_s,
-                               fct_window_s=c.fct_window_s,
-                               fct_grace_s=c.fct_grace_s)
+            tcfg = dataclasses.replace(tcfg, fct_window_s=c.fct_window_s,
+                                       fct_grace_s=c.fct_grace_s)
         res = run_trial(tb, tcfg, t["scheme"], t["concurrency"],
                         t["requests"], c.seed + t["rep"], wdir,
                         policy=policy, collect=t.get("collect", False),

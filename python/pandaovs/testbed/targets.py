@@ -18,6 +18,8 @@ from .experiments import MODES
 from .schemes import FRAME
 
 P99_VS_FLOOR = 1.1          # panda p99 <= 1.1 x floor_ms
+LEVEL0_SHARE = 0.95         # panda keeps >= 95% of memcached's packets at
+                            # level 0 (issue 19, every shipped workload)
 FCT_TOLERANCE = 0.05        # panda small/medium mean FCT within 5% of pias
 
 
@@ -79,6 +81,14 @@ def _evaluate_cc(cc, at, floor_ms, conc, req):
         "panda_p99_vs_fq", "panda memcached p99 <= fq's",
         None if panda is None or fq is None else panda <= fq,
         panda_p99_ms=panda, fq_p99_ms=fq, **where))
+    share = (at["panda"].get("memcached_level0_share") if "panda" in at
+             else None)
+    res.append(_target(
+        "panda_mc_level0", "panda keeps >= %d%% of the memcached "
+        "connection's packets at level 0" % (LEVEL0_SHARE * 100),
+        None if share is None else share >= LEVEL0_SHARE,
+        share=share, levels=at["panda"]["memcached_levels"]
+        if "panda" in at else None, **where))
     order = {s: _p99(at, s) for s in ("fifo", "pias", "panda")}
     res.append(_target(
         "p99_order", "memcached p99: fifo > pias > panda",
@@ -91,7 +101,7 @@ def _evaluate_cc(cc, at, floor_ms, conc, req):
         r = (fct["panda"] / fct["pias"]
              if None not in fct.values() and fct["pias"] else None)
         res.append(_target(
-            "fct_%s_vs_pias" % b, "web-search %s mean FCT of panda within "
+            "fct_%s_vs_pias" % b, "%s flows' mean FCT of panda within "
             "+-%d%% of pias" % (b, FCT_TOLERANCE * 100),
             None if r is None else abs(r - 1) <= FCT_TOLERANCE,
             mean_fct_ms=fct, ratio=r, **where))
@@ -167,6 +177,11 @@ def _values(t):
     if t["id"] == "panda_p99_vs_fq":
         return "panda %s ms, fq %s ms" % (_f(t["panda_p99_ms"]),
                                           _f(t["fq_p99_ms"]))
+    if t["id"] == "panda_mc_level0":
+        lv = t["levels"] or {}
+        return "%s at level 0 (packets per level: %s)" % (
+            "-" if t["share"] is None else "%.1f%%" % (100 * t["share"]),
+            " ".join("%s:%d" % kv for kv in sorted(lv.items())) or "-")
     if t["id"] == "p99_order":
         return ", ".join("%s %s" % (s, _f(v)) for s, v in
                          t["p99_ms"].items()) + " ms"

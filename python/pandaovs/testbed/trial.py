@@ -18,7 +18,7 @@ import signal
 import subprocess
 import time
 
-from .. import loadgen
+from .. import iperf3, loadgen
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import end_process
 from . import pcap
@@ -123,12 +123,11 @@ def overlap(load_window, mc_window, warmup_s):
             "load_after_s": lw[1] - mw[1] if known else None}
 
 
-def dscp_levels(path, dscp_map):
-    """Memcached data packets received at PM1, per level (by DSCP), of the
-    measurement connection: panda-mc-client first stores its keys on a
-    connection of its own, then opens the measured one, so that is the
-    connection seen last.  Returns (levels, other DSCPs)."""
-    inv = {d: i for i, d in enumerate(dscp_map)}
+def measured_dscps(path):
+    """The DSCPs of the memcached data packets received at PM1 (capture
+    'path'), in order, of the measurement connection: panda-mc-client
+    first stores its keys on a connection of its own, then opens the
+    measured one, so that is the connection seen last."""
     first = {}
     per_conn = collections.defaultdict(list)
     for p in pcap.tcp_packets(path):
@@ -136,17 +135,32 @@ def dscp_levels(path, dscp_map):
             continue
         first.setdefault(p["dport"], p["ts"])
         per_conn[p["dport"]].append(p["dscp"])
+    if not first:
+        return []
+    return per_conn[max(first, key=lambda port: first[port])]
+
+
+def dscp_levels(path, dscp_map):
+    """measured_dscps() per level (by the policy's DSCP map).  Returns
+    (levels, other DSCPs)."""
+    inv = {d: i for i, d in enumerate(dscp_map)}
     levels = collections.Counter()
     other = collections.Counter()
-    if first:
-        last = max(first, key=lambda port: first[port])
-        for dscp in per_conn[last]:
-            if dscp in inv:
-                levels[inv[dscp]] += 1
-            else:
-                other[dscp] += 1
+    for dscp in measured_dscps(path):
+        if dscp in inv:
+            levels[inv[dscp]] += 1
+        else:
+            other[dscp] += 1
     return ({str(k): v for k, v in sorted(levels.items())},
             {str(k): v for k, v in sorted(other.items())})
+
+
+def level0_share(levels):
+    """Share of the measured memcached connection's data packets that
+    arrived with the top level's DSCP (levels: dscp_levels()'s counts per
+    level), or None when none was captured."""
+    n = sum(levels.values())
+    return levels.get("0", 0) / n if n else None
 
 
 def class_delta(before, after):
@@ -216,6 +230,7 @@ class Trial:
         self.log = log or (lambda m: None)
         self.caps = []          # tcpdumps
         self.fg = self.mc = None
+        self.bg = None          # background iperf3 streams
         self.res = {"scheme": scheme, "cc": tb.cc, "concurrency": concurrency,
                     "requests": requests, "seed": seed, "status": "ok",
                     "dir": workdir}
@@ -240,6 +255,8 @@ class Trial:
             for c in (self.mc, self.fg):
                 if c is not None:
                     c.stop()
+            if self.bg is not None:
+                self.bg.kill()
             for p in reversed(self.caps):
                 end_process(p, signal.SIGINT)
         return self.res
@@ -266,6 +283,12 @@ class Trial:
                                      % (PM2_IP, FG_PORT),
                                      count=cfg.fht_sample_pkts))
         self.t_load = time.time()
+        if self.concurrency > 0 and cfg.iperf3_streams:
+            # Long-lived background streams on the flows' path, started
+            # with the flows so that the warm-up covers both.
+            self.bg = iperf3.Streams(tb.spawn, tb.pm2, tb.pm1,
+                                     cfg.iperf3_streams, self.dir,
+                                     tag="iperf3-bg")
         if self.concurrency > 0:
             # The FCT window opens after the warm-up; experiment (c) closes
             # it after a fixed time (the same for every scheme), other
@@ -275,7 +298,8 @@ class Trial:
                 window += ":%g" % cfg.fct_window_s
             self.fg = loadgen.start_fg_client(
                 tb.build, PM2_IP, FG_PORT, self.dir, host=tb.pm1,
-                cdf=loadgen.WEB_SEARCH_CDF, concurrency=self.concurrency,
+                cdf=cfg.cdf or loadgen.WEB_SEARCH_CDF,
+                concurrency=self.concurrency,
                 duration=3600, drain_timeout=1, max_failures=0,
                 seed=self.seed, output=self.path("flows.txt"),
                 fct_window=window, no_progress=True, quiet=True)
@@ -325,6 +349,9 @@ class Trial:
             raise TrialError("panda-fg-client %s (status %d): %s"
                              % (what, self.fg.returncode,
                                 self.fg.error_tail()))
+        if self.bg is not None and self.bg.poll() is not None:
+            raise TrialError("the background iperf3 client %s (status %d)"
+                             % (what, self.bg.poll()))
 
     def stop_load(self):
         """Keeps the load up until the FCT window (and its grace) has
@@ -338,6 +365,10 @@ class Trial:
                 self._check_load("exited early")
                 time.sleep(0.2)
             self.fg.interrupt()
+        if self.bg is not None:
+            bg, self.bg = self.bg, None
+            self.res["iperf3_background"] = dict(
+                bg.stop(), requested_streams=cfg.iperf3_streams)
         self.after = tb.bottleneck_counters()
         self.tcp_after = tb.sender_tcp()
         if self.policy is not None:
@@ -393,6 +424,7 @@ class Trial:
         dscp_map = list(self.policy.dscp) if self.policy else [0]
         lv, other = dscp_levels(self.path("mc-rx.pcap"), dscp_map)
         res["memcached_levels"] = lv
+        res["memcached_level0_share"] = level0_share(lv)
         if other:
             res["memcached_other_dscp"] = other
         res["elapsed_s"] = time.time() - self.t_load
