@@ -10,6 +10,7 @@ import os
 from typing import Optional, Tuple
 
 from .. import paths
+from ..lab import PMD_MAXSLEEP_MAX_US, PORT_TYPES, PortConfig
 from .experiments import MODES
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
@@ -33,6 +34,7 @@ class RunConfig:
     queue_pkts: int             # buffer: each HTB queue, the panda-sched
                                 # port
     qos: QosConfig              # the egress (schemes.py)
+    ports: PortConfig           # the switch ports' type (pandaovs.lab)
     warmup_s: float
     fct_window_s: float         # experiment (c)'s FCT window; the load is
     fct_grace_s: float          # kept up the grace after it
@@ -56,6 +58,12 @@ class TrialConfig:
     fct_window_s: float = 0.0       # 0: from warm-up to memcached's end
     fct_grace_s: float = 0.0        # load kept up after the window
     fht_sample_pkts: int = 300000   # stage 1: FHT packets captured
+
+
+# An idle PMD thread spins a whole core unless OVS lets it sleep; on the
+# testbed's 2 cores that core is half the machine.  See testbed/README.md,
+# "Port types", for what each value costs in latency and CPU.
+DEFAULT_PMD_MAXSLEEP_US = 50
 
 
 def parser():
@@ -89,6 +97,21 @@ def parser():
                    "linux-htb through the netdev-linux patches, default) "
                    "or panda-sched (the userspace datapath's scheduler, "
                    "which fish and fq need)")
+    p.add_argument("--ports", choices=PORT_TYPES, default="system",
+                   help="type of the OVS ports towards PM1 and PM2: system "
+                   "(netdev-linux, AF_PACKET, served by ovs-vswitchd's main "
+                   "thread on millisecond timers; default) or afxdp "
+                   "(AF_XDP on the veths, generic XDP, polled by a PMD "
+                   "thread: needs OVS built with AF_XDP and --qos "
+                   "panda-sched, since AF_XDP bypasses the kernel's qdiscs)")
+    p.add_argument("--pmd-maxsleep", type=int, metavar="USEC",
+                   help="--ports afxdp: OVS other_config:pmd-maxsleep, how "
+                   "long an idle PMD thread may sleep instead of spinning "
+                   "a core (0..%d; default %d)" % (
+                       PMD_MAXSLEEP_MAX_US, DEFAULT_PMD_MAXSLEEP_US))
+    p.add_argument("--pmd-cpu-mask", metavar="HEX",
+                   help="--ports afxdp: OVS other_config:pmd-cpu-mask "
+                   "(default: one PMD thread, on the last CPU)")
     p.add_argument("--ecn-threshold", type=int,
                    default=DEFAULT_ECN_THRESHOLD, metavar="BYTES",
                    help="panda-sched port ECN threshold, with ECN-capable "
@@ -177,6 +200,22 @@ def parse_args(argv):
                                            queue_pkts * FRAME))
     if not 0 <= a.guard <= 500:
         p.error("--guard %d: must be 0..500 permille" % a.guard)
+    if a.ports == "afxdp" and a.qos != "panda-sched":
+        p.error("--ports afxdp needs --qos panda-sched: AF_XDP sends "
+                "around the kernel's qdiscs, so linux-htb would shape "
+                "nothing")
+    if a.ports != "afxdp" and (a.pmd_maxsleep is not None
+                               or a.pmd_cpu_mask is not None):
+        p.error("--pmd-maxsleep and --pmd-cpu-mask need --ports afxdp "
+                "(system ports are not served by PMD threads)")
+    ports = PortConfig(type=a.ports, pmd_cpu_mask=a.pmd_cpu_mask,
+                       pmd_maxsleep_us=DEFAULT_PMD_MAXSLEEP_US
+                       if a.pmd_maxsleep is None else a.pmd_maxsleep)
+    if not ports.pmd:
+        ports = PortConfig()
+    why = ports.problem()
+    if why:
+        p.error("--ports %s: %s" % (a.ports, why))
     qos = QosConfig(type=a.qos, rate_bps=int(rate * 1e6),
                     levels=PROFILES[a.profile]["levels"],
                     queue_pkts=queue_pkts,
@@ -198,7 +237,7 @@ def parse_args(argv):
         out=os.path.abspath(a.out), rate_mbit=rate, seed=a.seed, reps=reps,
         policy=a.policy, profile=a.profile,
         ccs=tuple(c.strip() for c in a.cc.split(",") if c.strip()),
-        load=a.load, queue_pkts=queue_pkts, qos=qos,
+        load=a.load, queue_pkts=queue_pkts, qos=qos, ports=ports,
         warmup_s=a.warmup or MODES[mode]["warmup_s"], fct_window_s=window,
         fct_grace_s=grace, run_id=a.run_id,
         plots=not a.no_plots, calibrate=calibrate, argv=tuple(argv))
