@@ -22,7 +22,8 @@ that the machine's load drifts hit all alike:
   sched fifo-levels    port ECN, one FIFO per level (as HTB has)
   htb                  linux-htb, drop-tail, 50 packets per class: the
                        baseline (issue 13: panda on htb sits at the floor)
-  afxdp ms=N           (--egresses afxdp) sched port-ecn on AF_XDP ports,
+  afxdp ms=N           (--egresses afxdp) sched port-ecn on AF_XDP ports
+                       with the testbed's burst there (--afxdp-burst),
                        polled by one PMD thread with other_config:
                        pmd-maxsleep=N us (each --pmd-maxsleep value, set
                        live on one testbed, each with its own floor); also
@@ -57,7 +58,7 @@ from pandaovs.testbed import model  # noqa: E402
 from pandaovs.testbed.config import TrialConfig  # noqa: E402
 from pandaovs.testbed.schemes import (DEFAULT_ECN_THRESHOLD,  # noqa: E402
                                       DEFAULT_GUARD_PERMILLE, FRAME,
-                                      QosConfig)
+                                      PMD_PORT_BURST, QosConfig)
 from pandaovs.testbed.topology import Testbed  # noqa: E402
 from pandaovs.testbed.trial import run_trial  # noqa: E402
 
@@ -99,6 +100,10 @@ def main():
     ap.add_argument("--pmd-maxsleep", default="0,50,200",
                     help="afxdp: pmd-maxsleep values in us (default "
                     "%(default)s)")
+    ap.add_argument("--afxdp-burst", type=int, default=PMD_PORT_BURST,
+                    help="afxdp: panda-sched's burst in bytes, 0 = the "
+                    "datapath's default (default: %(default)s, the "
+                    "testbed's on --ports afxdp)")
     a = ap.parse_args()
     groups = set(a.egresses.split(","))
     if not groups or groups - {"sched", "htb", "afxdp"}:
@@ -132,8 +137,10 @@ def main():
                 b.loaded(tb, "htb", "htb", rep)
     if "afxdp" in groups:
         ports = PortConfig("afxdp", pmd_maxsleep_us=sleeps[0])
-        with Testbed(a.build, sched, ports=ports) as tb:
-            print("afxdp ports: %s" % ports.record())
+        xdp_q = dataclasses.replace(sched, burst_bytes=a.afxdp_burst)
+        with Testbed(a.build, xdp_q, ports=ports) as tb:
+            print("afxdp ports: %s, burst %s" % (ports.record(),
+                                                 a.afxdp_burst or "default"))
             # The PMD thread's cost with nothing to do, then each value's
             # floor; the loaded trials interleave the values.
             for ms in sleeps:

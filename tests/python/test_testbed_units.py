@@ -420,6 +420,13 @@ def test_ports_option(capsys):
     rec = a.ports.record()
     assert (rec["type"], rec["xdp_mode"], rec["pmd_cpu_mask"],
             rec["pmd_maxsleep_us"]) == ("afxdp", "generic", "0x1", 0)
+    # Token bucket: two frames where a PMD thread serves the port, the
+    # datapath's default (no key) on system ports, --burst over both.
+    assert dict(a.qos.sched_settings("panda"))["burst"] == "3028"
+    a = config.parse_args(["--qos", "panda-sched"])
+    assert "burst" not in dict(a.qos.sched_settings("panda"))
+    a = config.parse_args(["--qos", "panda-sched", "--burst", "20000"])
+    assert dict(a.qos.sched_settings("fifo"))["burst"] == "20000"
     for argv, why in (
             (["--ports", "afxdp"], "needs --qos panda-sched"),
             (["--qos", "htb", "--ports", "afxdp"], "needs --qos panda-sched"),
@@ -429,7 +436,9 @@ def test_ports_option(capsys):
               "20000"], "pmd-maxsleep 20000 us: must be 0..10000"),
             (["--qos", "panda-sched", "--ports", "afxdp", "--pmd-cpu-mask",
               "cores"], "pmd-cpu-mask 'cores'"),
-            (["--qos", "panda-sched", "--ports", "dpdk"], "invalid choice")):
+            (["--qos", "panda-sched", "--ports", "dpdk"], "invalid choice"),
+            (["--qos", "panda-sched", "--burst", "1000"], "--burst 1000"),
+            (["--qos", "htb", "--burst", "3028"], "--burst 3028")):
         with pytest.raises(SystemExit):
             config.parse_args(argv)
         assert why in capsys.readouterr().err, argv

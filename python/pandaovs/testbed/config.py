@@ -14,8 +14,8 @@ from ..lab import PMD_MAXSLEEP_MAX_US, PORT_TYPES, PortConfig
 from .experiments import MODES
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
-                      DEFAULT_SCHEMES, FRAME, ORDER, QOS_TYPES, SCHEMES,
-                      QosConfig, unavailable)
+                      DEFAULT_SCHEMES, FRAME, ORDER, PMD_PORT_BURST,
+                      QOS_TYPES, SCHEMES, QosConfig, unavailable)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,6 +112,11 @@ def parser():
     p.add_argument("--pmd-cpu-mask", metavar="HEX",
                    help="--ports afxdp: OVS other_config:pmd-cpu-mask "
                    "(default: one PMD thread, on the last CPU)")
+    p.add_argument("--burst", type=int, metavar="BYTES",
+                   help="panda-sched token bucket depth (default: %d, two "
+                   "frames, on --ports afxdp; the datapath's 10 ms at the "
+                   "rate on system ports, whose main thread comes back on "
+                   "millisecond timers)" % PMD_PORT_BURST)
     p.add_argument("--ecn-threshold", type=int,
                    default=DEFAULT_ECN_THRESHOLD, metavar="BYTES",
                    help="panda-sched port ECN threshold, with ECN-capable "
@@ -216,11 +221,15 @@ def parse_args(argv):
     why = ports.problem()
     if why:
         p.error("--ports %s: %s" % (a.ports, why))
+    if a.burst is not None and (a.qos != "panda-sched" or a.burst < FRAME):
+        p.error("--burst %d: needs --qos panda-sched and at least one "
+                "frame, %d bytes" % (a.burst, FRAME))
+    burst = a.burst or (PMD_PORT_BURST if ports.pmd else 0)
     qos = QosConfig(type=a.qos, rate_bps=int(rate * 1e6),
                     levels=PROFILES[a.profile]["levels"],
                     queue_pkts=queue_pkts,
                     ecn_threshold=a.ecn_threshold if a.qos == "panda-sched"
-                    else 0, guard_permille=a.guard)
+                    else 0, guard_permille=a.guard, burst_bytes=burst)
     if a.fct_window is not None and a.fct_window <= 0:
         p.error("--fct-window must be positive")
     window = a.fct_window or MODES[mode]["fct_window_s"]

@@ -182,6 +182,8 @@ class Run:
                    else "off (--ecn-threshold 0): drop-tail")
             md.update(buffer="%d packets / %d bytes for the port, shared by "
                       "the levels" % (q.queue_pkts, q.queue_pkts * FRAME),
+                      burst_bytes=q.burst_bytes or "datapath default (10 "
+                      "ms at the rate)",
                       ecn_threshold_bytes=q.ecn_threshold,
                       guard_permille_of_guarded_schemes=q.guard_permille,
                       ecn=ecn)
