@@ -42,7 +42,7 @@ import pytest
 
 from pandaovs import loadgen, paths
 from pandaovs.lab import (FG_PORT, MEMCACHED_PORT, Lab, PortsUnavailable,
-                         wait_until)
+                          wait_until)
 from pandaovs.qos import parse_status
 from pandaovs.sandbox import end_process, is_root
 

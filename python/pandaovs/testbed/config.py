@@ -91,7 +91,10 @@ def parser():
     # ovs-vswitchd's main thread, woken on millisecond timers) against
     # 0.93x on htb (testbed/README.md, "Results").  The default should not
     # make the headline result worse; --qos panda-sched runs the new
-    # schemes (fish, fq) and the targets.
+    # schemes (fish, fq) and the targets.  On --ports afxdp (a PMD thread
+    # serves the scheduler) panda-sched meets the bar (testbed/README.md,
+    # "Port types"), but those ports need OVS built with AF_XDP and cost a
+    # quarter of a core, so the defaults stay what every build can run.
     p.add_argument("--qos", choices=QOS_TYPES, default="htb",
                    help="egress QoS of the bottleneck: htb (kernel "
                    "linux-htb through the netdev-linux patches, default) "

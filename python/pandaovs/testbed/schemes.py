@@ -117,7 +117,8 @@ class QosConfig:
         sch_pias and the thesis's switch."""
         s = SCHEMES[scheme]
         burst = [("burst", str(self.burst_bytes))] if self.burst_bytes else []
-        return burst + [("limit-packets", str(self.queue_pkts)),
+        return burst + [
+                ("limit-packets", str(self.queue_pkts)),
                 ("limit-bytes", str(self.queue_pkts * FRAME)),
                 ("ecn-threshold", str(self.ecn_threshold if s.ecn else 0)),
                 ("guard", str(self.guard_permille if s.guard else 0)),
