@@ -3,6 +3,9 @@
 # Debian 12 (bookworm).  Safe to run again; needs root.
 # libbpf-dev and libxdp-dev: Open vSwitch's configure finds them and builds
 # AF_XDP ports (type=afxdp), which the panda-sched system test uses.
+# mininet: the Mininet front end (mininet/README.md); installed without its
+# recommended openvswitch-switch (--no-install-recommends below): the front
+# end runs the build tree's OVS in a namespace, never the distro's.
 # libtcmalloc-minimal4: sim/run.py preloads tcmalloc into the ns-3
 # simulator (sim/README.md, "Speed": about 18% less CPU than glibc's
 # malloc, same results); optional, glibc's malloc without it.
@@ -19,6 +22,7 @@ APT_PACKAGES="
   libns3-dev libgsl-dev libtcmalloc-minimal4
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps
   ansible ansible-lint
+  mininet
   clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl
   valgrind
 "

@@ -29,10 +29,9 @@ packet it puts there, for pipelines that pick queues with set_queue.
     panda-qos show PORT
     panda-qos del PORT
 
-add (panda-sched) waits until ovs-vswitchd reports the new QoS in the QoS
-record's status column (ovs-patches 0010): "active", or "refused" with an
-error naming the key; a refused QoS is taken back and the port keeps what it
-had.  For htb the status is read once, not waited for.  The
+add waits until ovs-vswitchd reports the new QoS in the QoS record's status
+column (ovs-patches 0010): "active", or "refused" with an error naming the
+problem; a refused QoS is taken back and the port keeps what it had.  The
 panda-sched keys are checked by the scheduler's own parser in ovs-vswitchd
 (lib/panda/scheduler.c), the one place that knows their ranges; this tool
 checks only what it needs to write the records (numbers, the rate).
@@ -289,13 +288,9 @@ def do_add(vsctl, port, qos_type, create, wait):
     if vsctl.dry_run:
         return {}
     new = port_qos(vsctl, port)
-    if qos_type == "panda-sched" and wait:
+    if wait:
         st = wait_status(vsctl, new, wait)
     else:
-        # linux-htb: ovs-vswitchd may publish no status at all for the
-        # first QoS of a port (seen on netdev-linux ports), so the status
-        # is read once, for a refusal, and not waited for; the kernel's
-        # classes (tc class show) are what shows it applied.
         st = qos_status(vsctl, new)
     if st is None and qos_type == "panda-sched":
         st = {"state": "refused", "error": "this Open vSwitch reports no "

@@ -17,6 +17,8 @@ short random id, and stop() ends only the processes this sandbox started
 Product code (the testbed, the lab, the benchmarks) and the tests share it.
 """
 
+import contextlib
+import ctypes
 import os
 import re
 import secrets
@@ -97,6 +99,39 @@ class Netns:
 
     def delete(self):
         run("ip", "netns", "del", self.name, check=False)
+
+    @contextlib.contextmanager
+    def entered(self):
+        """Runs the calling thread in this namespace for the 'with' body
+        (setns(2); Python 3.11 has no os.setns), and back in the one it
+        was in afterwards, whatever happens.  For libraries that create
+        interfaces and start processes in "the" network namespace of the
+        process that calls them (Mininet): their children inherit it.
+        Only the calling thread moves, so call it from the thread that
+        runs the library."""
+        old = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+        try:
+            new = os.open("/run/netns/%s" % self.name, os.O_RDONLY)
+            try:
+                _setns(new, self.name)
+            finally:
+                os.close(new)
+            try:
+                yield self
+            finally:
+                _setns(old, "the original namespace")
+        finally:
+            os.close(old)
+
+
+_CLONE_NEWNET = 0x40000000
+
+
+def _setns(fd, what):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, _CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "setns into %s: %s" % (what, os.strerror(err)))
 
 
 class Host(Netns):

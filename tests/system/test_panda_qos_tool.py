@@ -98,6 +98,20 @@ def test_refused_without_previous_qos_leaves_none(lab):
     assert records(lab) == (0, 0)
 
 
+def test_htb_as_first_qos_reports_active(lab):
+    # A port's first QoS of a device type gets a status too (the bridge
+    # publishes nothing for ports that never had QoS; ovs-patches 0009
+    # once left the first linux-htb out with them).
+    port = lab.h1.port
+    rc, out, err = qos_tool(lab, "add", port, "--type", "htb", "--rate",
+                            "50M", "--levels", "2")
+    assert rc == 0, err
+    assert "linux-htb QoS, link rate 50000000 bit/s, 2 queues (active)" \
+        in out, out
+    assert lab.qos_status(port)["state"] == "active"
+    assert {"1:1", "1:2"} <= set(lab.tc_classes(port))
+
+
 def test_switch_between_types(lab):
     port = lab.h1.port
     assert qos_tool(lab, "add", port, "--rate", "50M")[0] == 0

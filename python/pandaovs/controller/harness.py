@@ -3,7 +3,8 @@ bridges set up as the operator recipe says (controller, fail_mode=secure,
 OpenFlow 1.3), the controller's files in a directory, the controller
 process in the switch namespace (through its launcher, as an operator runs
 it) and its REST interface.  Used by the controller's system test and its
-benchmark (bench/bench-controller.py).
+benchmark (bench/bench-controller.py), and by the Mininet front end
+(pandaovs.mininet.testbed, --controller) on its own sandbox.
 
 Every wait is for a condition (the controller's REST status), with a
 timeout only as a safety net.
@@ -53,16 +54,20 @@ def parse_flow(line):
 
 class ControllerLab:
     """'workdir' holds the configuration (self.config), a policy file
-    (self.policy_file) and the controller's log."""
+    (self.policy_file) and the controller's log.  'sb': a started sandbox
+    whose bridges the caller attaches (attach()) and stops itself (the
+    Mininet front end); default a new one with 'bridges', stopped by
+    stop()."""
 
-    def __init__(self, workdir, bridges=("br0",), build=None):
+    def __init__(self, workdir, bridges=("br0",), build=None, sb=None):
         self.tmp = str(workdir)
         self.ctl = None
         self.ctl_log = os.path.join(self.tmp, "controller.log")
         self.config = os.path.join(self.tmp, "panda-controller.json")
         self.policy_file = os.path.join(self.tmp, "policy.json")
         self.token_file = os.path.join(self.tmp, "rest-token")
-        self.sb = OvsSandbox(paths.build_dir(build)).start()
+        self.own_sb = sb is None
+        self.sb = sb or OvsSandbox(paths.build_dir(build)).start()
         try:
             for br in bridges:
                 self.add_bridge(br)
@@ -77,6 +82,10 @@ class ControllerLab:
         fail_mode=secure; 'settings' ("column=value" of the Bridge table)
         go into the same transaction as the bridge."""
         self.sb.add_bridge(br, *settings)
+        self.attach(br, target)
+
+    def attach(self, br, target="tcp:127.0.0.1:%d" % OF_PORT):
+        """Points bridge 'br' at our controller as the recipe says."""
         self.sb.vsctl("set-controller", br, target,
                       "--", "set-fail-mode", br, "secure", "--", "set",
                       "bridge", br, "protocols=OpenFlow10,OpenFlow13")
@@ -172,4 +181,5 @@ class ControllerLab:
                 self.kill_controller()
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        self.sb.stop()
+        if self.own_sb:
+            self.sb.stop()

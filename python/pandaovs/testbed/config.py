@@ -66,9 +66,9 @@ class TrialConfig:
 DEFAULT_PMD_MAXSLEEP_US = 50
 
 
-def parser():
+def parser(prog="testbed/run.py"):
     p = argparse.ArgumentParser(
-        prog="testbed/run.py",
+        prog=prog,
         description="Panda vs PIAS vs FIFO on one machine (thesis ch. 5): "
         "OVS (userspace datapath) in a private network namespace, PM1/PM2 "
         "as namespaces, memcached against web-search flows on a shaped "
@@ -172,7 +172,12 @@ def parser():
 def parse_args(argv):
     """Checks 'argv' (argparse's exit 2 on errors) -> RunConfig."""
     p = parser()
-    a = p.parse_args(argv)
+    return run_config(p, p.parse_args(argv), argv)
+
+
+def run_config(p, a, argv):
+    """The RunConfig of 'a', what parser 'p' (parser() or one that adds
+    options to it) parsed from 'argv'; p.error() on bad values."""
     mode = a.mode or "quick"
     if a.schemes is None:
         schemes = DEFAULT_SCHEMES[a.qos]

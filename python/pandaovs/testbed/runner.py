@@ -89,9 +89,16 @@ def cc_availability(cc):
 class Run:
     """One testbed run as configured by 'cfg' (a config.RunConfig)."""
 
-    def __init__(self, cfg, log=print):
+    def __init__(self, cfg, log=print, testbed=None, prog="testbed/run.py"):
+        """'testbed': makes the topology of one congestion control,
+        testbed(cfg, cc, mtu) -> a started-by-'with' Testbed (default the
+        namespace testbed; pandaovs.mininet passes its own); 'prog': the
+        command recorded in the metadata."""
         self.cfg = cfg
         self.log = log
+        self.testbed = testbed or (lambda cfg, cc, mtu: Testbed(
+            cfg.build_dir, cfg.qos, mtu=mtu, cc=cc, ports=cfg.ports))
+        self.prog = prog
         self.prof = PROFILES[cfg.profile]
         self.build = paths.BuildTree(cfg.build_dir)
         self.run_id = cfg.run_id or "%s-%s-%gm" % (
@@ -124,7 +131,8 @@ class Run:
         return {
             "run_id": self.run_id,
             "mode": c.mode,
-            "argv": ["testbed/run.py"] + list(c.argv),
+            "argv": [self.prog] + list(c.argv),
+            "topology": tb.topology(),
             "started_utc": datetime.datetime.now(
                 datetime.timezone.utc).isoformat(),
             "host": platform.node(),
@@ -222,8 +230,7 @@ class Run:
             self.use_policy(record)
         for cc in ccs:
             cc_trials = [t for t in trials if t["cc"] == cc]
-            with Testbed(c.build_dir, c.qos, mtu=self.prof["mtu"],
-                         cc=cc, ports=c.ports) as tb:
+            with self.testbed(c, cc, self.prof["mtu"]) as tb:
                 if self.result["metadata"] is None:
                     self.result["metadata"] = self.metadata(tb)
                     self.log("  kernel %s, %s, link %g Mbit/s, %s ports, "
@@ -447,27 +454,38 @@ def _cmd_out(cmd):
 
 def main(argv=None):
     cfg = parse_args(sys.argv[1:] if argv is None else argv)
+    handle_signals()
+    if cfg.calibrate:
+        return calibrate_main(cfg)
+    return execute(Run(cfg, log=lambda m: print(m, flush=True)),
+                   "testbed/run.py")
 
+
+def handle_signals():
+    """SIGTERM and SIGINT end a run through its clean-up (every process
+    and namespace it started goes)."""
     def on_term(sig, frame):
         raise Interrupted("signal %d" % sig)
     signal.signal(signal.SIGTERM, on_term)
     # A shell starts background jobs with SIGINT ignored; clean up on it
     # all the same.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    if cfg.calibrate:
-        return calibrate_main(cfg)
-    run = Run(cfg, log=lambda m: print(m, flush=True))
+
+
+def execute(run, prog):
+    """Runs 'run' (a Run); its exit status.  Errors and interruptions are
+    reported as 'prog: ...' and recorded in result.json."""
     try:
         return run.execute()
     except (TestbedError, model.ModelError) as e:
-        print("testbed/run.py: %s" % e, file=sys.stderr)
+        print("%s: %s" % (prog, e), file=sys.stderr)
         if run.result is not None:
             run.result.setdefault("error", str(e))
             run.save()
         return 1
     except (KeyboardInterrupt, Interrupted) as e:
-        print("testbed/run.py: interrupted (%s); partial results in %s"
-              % (e or "Ctrl-C", run.dir), file=sys.stderr)
+        print("%s: interrupted (%s); partial results in %s"
+              % (prog, e or "Ctrl-C", run.dir), file=sys.stderr)
         if run.result is not None:
             run.result["error"] = "interrupted"
             run.save()

@@ -90,9 +90,24 @@ class Testbed(Lab):
         self.egress = None          # the scheme whose egress settings run
         self.memcached = self.fg = None
 
+    @property
+    def bottleneck(self):
+        """The shaped switch port: the OVS port towards PM1."""
+        return self.pm1.port
+
+    def topology(self):
+        """What result.json's metadata records about the topology."""
+        return {"kind": "namespace testbed: PM1 and PM2 on one OVS bridge",
+                "bottleneck": "br0 port %d (%s) towards pm1"
+                              % (PM1_OFPORT, self.bottleneck)}
+
+    def start_network(self):
+        """OVS, the bridge and the hosts (Lab.start)."""
+        Lab.start(self)
+
     def start(self):
         try:
-            super().start()
+            self.start_network()
             for h in (self.pm1, self.pm2):
                 self.set_cc(h)
                 if self.qos.marks:
@@ -104,7 +119,7 @@ class Testbed(Lab):
             if self.qos.type == "htb":
                 # --no-dscp: the panda action writes each level's DSCP
                 # itself.
-                self.shape(self.pm1.port, self.rate_bps, self.levels,
+                self.shape(self.bottleneck, self.rate_bps, self.levels,
                            queue_pkts=self.queue_pkts, qos_type="htb")
             # Static forwarding: no learning, no flooding, same path for
             # every scheme (panda-sched: its QoS settings, too).
@@ -148,6 +163,37 @@ class Testbed(Lab):
         which sets DSCP and queue per level.  "prio" (calibration only): an
         oracle that puts memcached in the top queue and the web-search
         flows in the lowest one."""
+        if scheme == "prio":
+            egress = "pias"     # strict FIFO levels, as on HTB
+        elif scheme in SCHEMES:
+            if SCHEMES[scheme].policy and policy is None:
+                raise TestbedError("scheme %s needs a policy" % scheme)
+            egress = scheme
+        else:
+            raise TestbedError("unknown scheme %r" % scheme)
+        flows = self.scheme_flows(scheme, policy)
+        if self.qos.type == "panda-sched":
+            settings = self.qos.sched_settings(egress)
+            if settings != self.sched_applied:
+                try:
+                    self.shape(self.bottleneck, self.rate_bps, self.levels,
+                               qos_type="panda-sched", sched=settings)
+                except RuntimeError as e:
+                    raise TestbedError("panda-sched on %s: %s"
+                                       % (self.bottleneck, e))
+                self.sched_applied = settings
+        self.egress = egress
+        for br, brflows in flows.items():
+            self.replace_flows(br, brflows)
+        if policy is not None:
+            try:
+                self.sb.appctl("panda/flush")
+            except RuntimeError:
+                pass
+        self.scheme = scheme
+
+    def scheme_flows(self, scheme, policy):
+        """{bridge: [flow]} of 'scheme' (set_scheme)."""
         flows = ["priority=1,in_port=%d,actions=output:%d"
                  % (PM1_OFPORT, PM2_OFPORT),
                  "priority=1,in_port=%d,actions=output:%d"
@@ -160,37 +206,16 @@ class Testbed(Lab):
                          "actions=set_queue:%d,output:%d"
                          % (PM2_OFPORT, FG_PORT, self.levels - 1,
                             PM1_OFPORT))
-            egress = "pias"     # strict FIFO levels, as on HTB
-        elif scheme in SCHEMES:
-            if SCHEMES[scheme].policy:
-                if policy is None:
-                    raise TestbedError("scheme %s needs a policy" % scheme)
-                flows.append("priority=10,tcp,in_port=%d,actions=panda(%s),"
-                             "output:%d" % (PM2_OFPORT, policy.text(),
-                                            PM1_OFPORT))
-            egress = scheme
-        else:
-            raise TestbedError("unknown scheme %r" % scheme)
-        if self.qos.type == "panda-sched":
-            settings = self.qos.sched_settings(egress)
-            if settings != self.sched_applied:
-                try:
-                    self.shape(self.pm1.port, self.rate_bps, self.levels,
-                               qos_type="panda-sched", sched=settings)
-                except RuntimeError as e:
-                    raise TestbedError("panda-sched on %s: %s"
-                                       % (self.pm1.port, e))
-                self.sched_applied = settings
-        self.egress = egress
-        self.sb.ofctl("del-flows", "br0")
-        self.sb.ofctl("add-flows", "br0", "-",
-                      input="\n".join(flows) + "\n")
-        if policy is not None:
-            try:
-                self.sb.appctl("panda/flush")
-            except RuntimeError:
-                pass
-        self.scheme = scheme
+        elif SCHEMES[scheme].policy:
+            flows.append("priority=10,tcp,in_port=%d,actions=panda(%s),"
+                         "output:%d" % (PM2_OFPORT, policy.text(),
+                                        PM1_OFPORT))
+        return {"br0": flows}
+
+    def replace_flows(self, br, flows):
+        """Replaces every flow of bridge 'br' with 'flows'."""
+        self.sb.ofctl("del-flows", br)
+        self.sb.ofctl("add-flows", br, "-", input="\n".join(flows) + "\n")
 
     def qos_record(self):
         """The "qos" of a trial of the current scheme: its settings
@@ -198,7 +223,7 @@ class Testbed(Lab):
         effect as the datapath reports it."""
         rec = self.qos.record(self.egress)
         if self.qos.type == "panda-sched":
-            rec["in_effect"] = self.qos_status(self.pm1.port).get("config")
+            rec["in_effect"] = self.qos_status(self.bottleneck).get("config")
         return rec
 
     def panda_available(self):
@@ -230,8 +255,8 @@ class Testbed(Lab):
         backlog}}}) or the panda-sched levels ({"sched": [{sent_p, sent_b,
         drop-limit, mark-ecn, guard, ...}], "backlog_p"})."""
         if self.qos.type == "htb":
-            return {"tc_classes": self.tc_classes(self.pm1.port)}
-        show = self.sched_show(self.pm1.port)
+            return {"tc_classes": self.tc_classes(self.bottleneck)}
+        show = self.sched_show(self.bottleneck)
         return {"sched": show["levels"],
                 "backlog_p": show["port"].get("backlog_p", 0)}
 
@@ -245,17 +270,12 @@ class Testbed(Lab):
             return not any(v.get("backlog")
                            for v in c["tc_classes"].values())
         wait_until(drained, timeout, "the queues of %s to drain"
-                   % self.pm1.port)
+                   % self.bottleneck)
 
     def offload_state(self):
         """ethtool -k of every interface on the data path."""
         out = {}
-        for where, ns, dev in (("pm1:eth0", self.pm1, "eth0"),
-                               ("pm2:eth0", self.pm2, "eth0"),
-                               ("ovs:" + self.pm1.port, self.sb.ns,
-                                self.pm1.port),
-                               ("ovs:" + self.pm2.port, self.sb.ns,
-                                self.pm2.port)):
+        for where, ns, dev in self.datapath_interfaces():
             text = ns.run("ethtool", "-k", dev, check=False)
             feats = {}
             for line in text.splitlines():
@@ -264,6 +284,13 @@ class Testbed(Lab):
                     feats[m.group(1)] = m.group(2)
             out[where] = feats
         return out
+
+    def datapath_interfaces(self):
+        """[(label, namespace, device)] of every interface packets between
+        PM1 and PM2 cross."""
+        return [("pm1:eth0", self.pm1, "eth0"), ("pm2:eth0", self.pm2, "eth0"),
+                ("ovs:" + self.pm1.port, self.sb.ns, self.pm1.port),
+                ("ovs:" + self.pm2.port, self.sb.ns, self.pm2.port)]
 
     def ovs_version(self):
         out = run(self.sb.bin("vswitchd/ovs-vswitchd"), "--version")
