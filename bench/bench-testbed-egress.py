@@ -4,6 +4,7 @@ against linux-htb measured in the same run.
 
     sudo bench/bench-testbed-egress.py --policy RUN/policy.json
         [--build DIR] [--reps N] [--requests N] [--concurrency N]
+        [--egresses sched,htb,afxdp] [--pmd-maxsleep 0,50,200]
 
 The testbed's topology and trial (pandaovs.testbed: PM2 -> OVS -> PM1 at
 50 Mbit/s, N web-search flows, then R memcached GETs on one connection),
@@ -21,6 +22,12 @@ that the machine's load drifts hit all alike:
   sched fifo-levels    port ECN, one FIFO per level (as HTB has)
   htb                  linux-htb, drop-tail, 50 packets per class: the
                        baseline (issue 13: panda on htb sits at the floor)
+  afxdp ms=N           (--egresses afxdp) sched port-ecn on AF_XDP ports
+                       with the testbed's burst there (--afxdp-burst),
+                       polled by one PMD thread with other_config:
+                       pmd-maxsleep=N us (each --pmd-maxsleep value, set
+                       live on one testbed, each with its own floor); also
+                       the PMD thread's CPU share loaded and idle
 
 It prints p50/p90/p99 per trial and, per variant, the median p99 and its
 ratio to htb's, and to the floor (unloaded p99 + one frame at the rate).
@@ -34,6 +41,7 @@ import dataclasses
 import os
 import statistics
 import tempfile
+import time
 
 try:
     import pandaovs  # noqa: F401
@@ -44,12 +52,13 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                    {"SCRIPT": os.path.realpath(__file__)})
 
 from pandaovs import paths  # noqa: E402
+from pandaovs.lab import PortConfig  # noqa: E402
 from pandaovs.sandbox import is_root  # noqa: E402
 from pandaovs.testbed import model  # noqa: E402
 from pandaovs.testbed.config import TrialConfig  # noqa: E402
 from pandaovs.testbed.schemes import (DEFAULT_ECN_THRESHOLD,  # noqa: E402
                                       DEFAULT_GUARD_PERMILLE, FRAME,
-                                      QosConfig)
+                                      PMD_PORT_BURST, QosConfig)
 from pandaovs.testbed.topology import Testbed  # noqa: E402
 from pandaovs.testbed.trial import run_trial  # noqa: E402
 
@@ -84,60 +93,149 @@ def main():
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--requests", type=int, default=10000)
     ap.add_argument("--concurrency", type=int, default=14)
+    ap.add_argument("--egresses", default="sched,htb",
+                    help="which groups to run: sched (panda-sched on system "
+                    "ports, three variants), htb, afxdp (default "
+                    "%(default)s)")
+    ap.add_argument("--pmd-maxsleep", default="0,50,200",
+                    help="afxdp: pmd-maxsleep values in us (default "
+                    "%(default)s)")
+    ap.add_argument("--afxdp-burst", type=int, default=PMD_PORT_BURST,
+                    help="afxdp: panda-sched's burst in bytes, 0 = the "
+                    "datapath's default (default: %(default)s, the "
+                    "testbed's on --ports afxdp)")
     a = ap.parse_args()
+    groups = set(a.egresses.split(","))
+    if not groups or groups - {"sched", "htb", "afxdp"}:
+        ap.error("--egresses: choose from sched, htb, afxdp")
+    sleeps = [int(v) for v in a.pmd_maxsleep.split(",")]
     if not is_root():
         raise SystemExit("needs root (network namespaces, OVS)")
     panda = model.policies(model.load_policy(a.policy))["panda"]
-    cfg = TrialConfig(warmup_s=3.0)
-    work = tempfile.mkdtemp(prefix="bench-egress-")
-    print("kernel %s, %d cores, load average %.1f; %d Mbit/s, %d flows, "
-          "%d GETs, %d repetitions; CUBIC; offloads off"
-          % (os.uname().release, os.cpu_count(), os.getloadavg()[0],
-             RATE // 10**6, a.concurrency, a.requests, a.reps))
+    b = Bench(a, panda)
+    print("kernel %s, %d cores, load average %.2f %.2f %.2f; %d Mbit/s, "
+          "%d flows, %d GETs, %d repetitions; CUBIC; offloads off"
+          % ((os.uname().release, os.cpu_count()) + os.getloadavg()
+             + (RATE // 10**6, a.concurrency, a.requests, a.reps)))
     sched = QosConfig("panda-sched", RATE, 8, QUEUE_PKTS,
                       DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE)
     htb = dataclasses.replace(sched, type="htb", ecn_threshold=0)
-    p99 = {}
-    floors = {}
-    n = 0
-    with Testbed(a.build, sched) as tb:
-        floors["sched"] = trial(tb, cfg, 0, a.requests, 1,
-                                os.path.join(work, "floor-sched"))[2]
-        tb.set_scheme("panda", panda)
-        for rep in range(a.reps):
-            for name, settings in sched_variants(sched):
-                tb.shape(tb.pm1.port, RATE, 8, qos_type="panda-sched",
-                         sched=settings)
-                tb.wait_drained()
-                n += 1
-                res = trial(tb, cfg, a.concurrency, a.requests, 1 + rep,
-                            os.path.join(work, "t%d" % n), panda)
-                p99.setdefault(name, []).append(res[2])
-                print("%-18s rep %d  p50 %.2f  p90 %.2f  p99 %.2f ms"
-                      % ((name, rep + 1) + res), flush=True)
-    with Testbed(a.build, htb) as tb:
-        floors["htb"] = trial(tb, cfg, 0, a.requests, 1,
-                              os.path.join(work, "floor-htb"))[2]
-        tb.set_scheme("panda", panda)
-        for rep in range(a.reps):
-            tb.wait_drained()
-            n += 1
-            res = trial(tb, cfg, a.concurrency, a.requests, 1 + rep,
-                        os.path.join(work, "t%d" % n), panda)
-            p99.setdefault("htb", []).append(res[2])
-            print("%-18s rep %d  p50 %.2f  p90 %.2f  p99 %.2f ms"
-                  % (("htb", rep + 1) + res), flush=True)
-    frame_ms = FRAME * 8 / RATE * 1000
-    base = statistics.median(p99["htb"])
-    print("\nfloor (unloaded p99 + %.3f ms): panda-sched %.2f ms, htb %.2f "
-          "ms" % (frame_ms, floors["sched"] + frame_ms,
-                  floors["htb"] + frame_ms))
-    for name, vals in p99.items():
-        m = statistics.median(vals)
-        fl = floors["htb" if name == "htb" else "sched"] + frame_ms
-        print("%-18s median p99 %6.2f ms  x htb %.2f  x own floor %.2f"
-              % (name, m, m / base, m / fl))
-    print("(trial outputs in %s)" % work)
+    if "sched" in groups:
+        with Testbed(a.build, sched) as tb:
+            b.floor(tb, "sched")
+            tb.set_scheme("panda", panda)
+            for rep in range(a.reps):
+                for name, settings in sched_variants(sched):
+                    tb.shape(tb.pm1.port, RATE, 8, qos_type="panda-sched",
+                             sched=settings)
+                    b.loaded(tb, name, "sched", rep)
+    if "htb" in groups:
+        with Testbed(a.build, htb) as tb:
+            b.floor(tb, "htb")
+            tb.set_scheme("panda", panda)
+            for rep in range(a.reps):
+                b.loaded(tb, "htb", "htb", rep)
+    if "afxdp" in groups:
+        ports = PortConfig("afxdp", pmd_maxsleep_us=sleeps[0])
+        xdp_q = dataclasses.replace(sched, burst_bytes=a.afxdp_burst)
+        with Testbed(a.build, xdp_q, ports=ports) as tb:
+            print("afxdp ports: %s, burst %s" % (ports.record(),
+                                                 a.afxdp_burst or "default"))
+            # The PMD thread's cost with nothing to do, then each value's
+            # floor; the loaded trials interleave the values.
+            for ms in sleeps:
+                set_maxsleep(tb, ms)
+                b.idle_cpu(tb, "afxdp ms=%d" % ms)
+            for ms in sleeps:
+                set_maxsleep(tb, ms)
+                b.floor(tb, "afxdp ms=%d" % ms)
+            tb.set_scheme("panda", panda)
+            for rep in range(a.reps):
+                for ms in sleeps:
+                    set_maxsleep(tb, ms)
+                    b.loaded(tb, "afxdp ms=%d" % ms, "afxdp ms=%d" % ms, rep)
+    b.summary()
+    print("load average at the end %.2f %.2f %.2f" % os.getloadavg())
+    print("(trial outputs in %s)" % b.work)
+
+
+def set_maxsleep(tb, us):
+    tb.sb.vsctl("set", "Open_vSwitch", ".", "other_config:pmd-maxsleep=%d"
+                % us)
+
+
+def pmd_cpu(tb):
+    """CPU seconds of ovs-vswitchd's PMD threads."""
+    return sum(v for k, v in tb.thread_cpu().items() if k.startswith("pmd"))
+
+
+class Bench:
+    IDLE_S = 3.0
+
+    def __init__(self, a, panda):
+        self.a = a
+        self.panda = panda
+        self.cfg = TrialConfig(warmup_s=3.0)
+        self.work = tempfile.mkdtemp(prefix="bench-egress-")
+        self.p99 = {}           # variant: [p99 ms per repetition]
+        self.floors = {}        # floor key: unloaded p99 ms
+        self.floor_of = {}      # variant: floor key
+        self.cpu = {}           # variant: [PMD CPU share of loaded trials]
+        self.idle = {}          # variant: PMD CPU share idle
+        self.n = 0
+
+    def _trial(self, tb, conc, seed, policy=None):
+        self.n += 1
+        tb.wait_drained()
+        c0, t0 = pmd_cpu(tb), time.monotonic()
+        res = trial(tb, self.cfg, conc, self.a.requests, seed,
+                    os.path.join(self.work, "t%d" % self.n), policy)
+        return res, (pmd_cpu(tb) - c0) / (time.monotonic() - t0)
+
+    def floor(self, tb, key):
+        tb.set_scheme("fifo")
+        res, _ = self._trial(tb, 0, 1)
+        self.floors[key] = res[2]
+        print("%-18s floor  p50 %.2f  p90 %.2f  p99 %.2f ms" % ((key,) + res),
+              flush=True)
+
+    def loaded(self, tb, name, floor_key, rep):
+        res, cpu = self._trial(tb, self.a.concurrency, 1 + rep, self.panda)
+        self.p99.setdefault(name, []).append(res[2])
+        self.floor_of[name] = floor_key
+        self.cpu.setdefault(name, []).append(cpu)
+        print("%-18s rep %d  p50 %.2f  p90 %.2f  p99 %.2f ms  PMD CPU %.2f"
+              "  load %.1f" % ((name, rep + 1) + res
+                               + (cpu, os.getloadavg()[0])), flush=True)
+
+    def idle_cpu(self, tb, name):
+        c0, t0 = pmd_cpu(tb), time.monotonic()
+        time.sleep(self.IDLE_S)     # measuring an idle interval, not waiting
+        self.idle[name] = (pmd_cpu(tb) - c0) / (time.monotonic() - t0)
+        print("%-18s idle PMD CPU %.2f of a core" % (name, self.idle[name]),
+              flush=True)
+
+    def summary(self):
+        frame_ms = FRAME * 8 / RATE * 1000
+        print("\nfloor = unloaded p99 + %.3f ms (one frame): %s" % (
+            frame_ms, ", ".join("%s %.2f ms" % (k, v + frame_ms)
+                                for k, v in self.floors.items())))
+        base = (statistics.median(self.p99["htb"]) if "htb" in self.p99
+                else None)
+        for name, vals in self.p99.items():
+            m = statistics.median(vals)
+            fl = self.floors[self.floor_of[name]] + frame_ms
+            line = "%-18s median p99 %6.2f ms  x own floor %.2f" % (
+                name, m, m / fl)
+            if "htb" in self.floors:
+                line += "  x htb floor %.2f" % (
+                    m / (self.floors["htb"] + frame_ms))
+            if base:
+                line += "  x htb %.2f" % (m / base)
+            if name in self.idle:
+                line += "  PMD CPU loaded %.2f idle %.2f" % (
+                    statistics.median(self.cpu[name]), self.idle[name])
+            print(line)
 
 
 if __name__ == "__main__":

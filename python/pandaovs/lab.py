@@ -13,10 +13,13 @@ side is host.port).  Every process is started here and ended by its pid;
 stop() is safe on a half-built lab and twice.
 """
 
+import dataclasses
 import json
+import os
 import re
 import subprocess
 import time
+from typing import Optional
 
 from . import paths, qos
 from .loadgen import FgServer
@@ -28,6 +31,84 @@ FG_PORT = 5001
 
 class LabError(RuntimeError):
     pass
+
+
+class PortsUnavailable(LabError):
+    """The port type asked for cannot run here (OVS built without it, or
+    the kernel cannot attach it); the message says which and why."""
+
+
+PORT_TYPES = ("system", "afxdp")
+# OVS 3.1 caps other_config:pmd-maxsleep at PMD_RCU_QUIESCE_INTERVAL
+# (lib/dpif-netdev.c): a larger value would be cut down silently.
+PMD_MAXSLEEP_MAX_US = 10000
+
+
+def default_pmd_cpu_mask(ncpu=None):
+    """One PMD thread, on the last CPU.  OVS's default is one PMD per core
+    of the NUMA node, each spinning a whole core: on a 2-core machine that
+    leaves nothing for the hosts' processes."""
+    ncpu = ncpu or os.cpu_count() or 1
+    return "0x%x" % (1 << (ncpu - 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class PortConfig:
+    """The type of the switch ports the hosts plug into.
+
+    system: netdev-linux (AF_PACKET on the veth), served by ovs-vswitchd's
+    main thread, which wakes on millisecond poll timers.
+    afxdp:  AF_XDP sockets on the veths (generic XDP: veth has no zero-copy
+    mode), polled by PMD threads (pmd_cpu_mask) that, with pmd_maxsleep_us
+    > 0, sleep up to that long when idle (OVS's pmd-maxsleep) instead of
+    spinning a core."""
+    type: str = "system"
+    pmd_cpu_mask: Optional[str] = None      # afxdp; None: default mask
+    pmd_maxsleep_us: int = 0
+    xdp_mode: str = "generic"
+
+    def problem(self):
+        """None if the settings are consistent, else what is wrong."""
+        if self.type not in PORT_TYPES:
+            return "unknown port type %r (choose from %s)" % (
+                self.type, ", ".join(PORT_TYPES))
+        if not 0 <= self.pmd_maxsleep_us <= PMD_MAXSLEEP_MAX_US:
+            return ("pmd-maxsleep %d us: must be 0..%d (OVS caps it there)"
+                    % (self.pmd_maxsleep_us, PMD_MAXSLEEP_MAX_US))
+        if self.pmd_cpu_mask is not None:
+            try:
+                if int(self.pmd_cpu_mask, 16) <= 0:
+                    raise ValueError
+            except ValueError:
+                return ("pmd-cpu-mask %r: expected a non-zero hex CPU mask,"
+                        " e.g. 0x2" % self.pmd_cpu_mask)
+        return None
+
+    @property
+    def pmd(self):
+        """Do PMD threads serve the ports?"""
+        return self.type == "afxdp"
+
+    def ovs_other_config(self):
+        """Open_vSwitch other_config the ports need (set before
+        ovs-vswitchd starts, so no PMD thread starts on a wrong core)."""
+        if not self.pmd:
+            return {}
+        return {"pmd-cpu-mask": self.pmd_cpu_mask or default_pmd_cpu_mask(),
+                "pmd-maxsleep": str(self.pmd_maxsleep_us)}
+
+    def record(self):
+        """The settings, for result files."""
+        if not self.pmd:
+            return {"type": "system", "netdev": "netdev-linux (AF_PACKET)",
+                    "served_by": "ovs-vswitchd main thread (millisecond "
+                                 "poll timers)",
+                    "pmd_cpu_mask": None, "pmd_maxsleep_us": None}
+        oc = self.ovs_other_config()
+        return {"type": "afxdp", "netdev": "netdev-afxdp",
+                "xdp_mode": self.xdp_mode, "served_by": "PMD threads",
+                "pmd_cpu_mask": oc["pmd-cpu-mask"],
+                "pmd_maxsleep_us": self.pmd_maxsleep_us}
 
 
 def wait_until(cond, timeout, what, interval=0.1):
@@ -72,10 +153,14 @@ class Lab:
     discovery shows up in queue counters."""
 
     def __init__(self, build=None, hosts=(), mtu=1500, static_arp=False,
-                 keep_dir=False):
+                 keep_dir=False, ports=PortConfig()):
         self.build = paths.BuildTree(build)
         self.host_specs = list(hosts)
         self.mtu = mtu
+        why = ports.problem()
+        if why:
+            raise LabError(why)
+        self.ports = ports
         self.static_arp = static_arp
         self.keep_dir = keep_dir
         self.sb = None
@@ -87,7 +172,7 @@ class Lab:
     def start(self):
         self.sb = OvsSandbox(self.build.root, keep_dir=self.keep_dir)
         try:
-            self.sb.start()
+            self.sb.start(self.ports.ovs_other_config())
             self.sb.add_bridge("br0")
             for spec in self.host_specs:
                 name, ip = spec[0], spec[1]
@@ -96,12 +181,76 @@ class Lab:
                                      ofport=ofport)
                 setattr(self, name, h)
                 self.hosts.append(h)
+            if self.ports.type == "afxdp":
+                self.use_afxdp()
             if self.static_arp:
                 self._static_arp()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def use_afxdp(self, xdp_mode=None):
+        """Turns every host's switch port into an AF_XDP port (type=afxdp,
+        'xdp_mode', by default the PortConfig's) and waits until OVS has
+        each one up.  PortsUnavailable if this OVS has no AF_XDP or the
+        kernel refuses XDP on the veth."""
+        mode = xdp_mode or self.ports.xdp_mode
+        types = self.sb.vsctl("get", "Open_vSwitch", ".", "iface_types")
+        if "afxdp" not in types:
+            raise PortsUnavailable(
+                "Open vSwitch built without AF_XDP (iface_types %s; its "
+                "configure needs libbpf-dev and libxdp-dev, see "
+                "install-deps.sh)" % types.strip())
+        for h in self.hosts:
+            self.sb.vsctl("set", "interface", h.port, "type=afxdp",
+                          "options:xdp-mode=%s" % mode)
+        for h in self.hosts:
+            def up():
+                err = self.sb.vsctl("get", "interface", h.port,
+                                    "error").strip()
+                if err not in ("[]", '""'):
+                    raise PortsUnavailable("AF_XDP port %s unavailable "
+                                           "here: %s" % (h.port, err))
+                return self.sb.vsctl("get", "interface", h.port,
+                                     "ofport").strip() not in ("[]", "-1")
+            wait_until(up, 30, "AF_XDP port %s" % h.port)
+
+    def port_state(self):
+        """What serves the switch ports, as OVS reports it: each port's
+        type and whether an XDP program is attached to its veth, and the
+        PMD threads with the receive queues they poll."""
+        out = dict(self.ports.record(), ports={})
+        for h in self.hosts:
+            link = self.sb.ns.run("ip", "-d", "link", "show", "dev",
+                                  h.port, check=False)
+            out["ports"][h.port] = {
+                "type": self.sb.vsctl("get", "interface", h.port,
+                                      "type").strip().strip('"') or
+                "system",
+                "xdp": bool(re.search(r"\bxdp(generic|drv|offload)?\b",
+                                      link))}
+        if self.ports.pmd:
+            out["pmd_rxq"] = self.sb.appctl("dpif-netdev/pmd-rxq-show")
+        return out
+
+    def thread_cpu(self):
+        """{thread name: CPU seconds (user+system)} of ovs-vswitchd's
+        threads: what the PMD threads and the main thread cost."""
+        pid = self.sb.daemon_pids["ovs-vswitchd"]
+        tick = os.sysconf("SC_CLK_TCK")
+        out = {}
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                    st = f.read()
+            except OSError:
+                continue
+            name = st[st.index("(") + 1:st.rindex(")")]
+            fields = st[st.rindex(")") + 2:].split()
+            cpu = (int(fields[11]) + int(fields[12])) / tick
+            out[name] = out.get(name, 0) + cpu
+        return out
 
     def _static_arp(self):
         for h in self.hosts:

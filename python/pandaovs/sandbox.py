@@ -158,6 +158,7 @@ class OvsSandbox:
         self.ns = None
         self.hosts = {}
         self.pids = []
+        self.daemon_pids = {}           # name: pid
         self.started = False
 
     # -- tools ------------------------------------------------------------
@@ -203,6 +204,7 @@ class OvsSandbox:
                    "--no-chdir", "--log-file=%s" % log, "-vconsole:off")
         with open(pidfile) as f:
             self.pids.append(int(f.read().strip()))
+        self.daemon_pids[name] = self.pids[-1]
 
     def log(self, name="ovs-vswitchd"):
         with open(os.path.join(self.dir, name + ".log")) as f:
@@ -226,6 +228,7 @@ class OvsSandbox:
                 except ProcessLookupError:
                     pass
         self.pids = []
+        self.daemon_pids = {}
         for h in self.hosts.values():
             h.delete()
         self.hosts = {}

@@ -8,6 +8,7 @@ import struct
 
 import pytest
 
+from pandaovs.lab import PortConfig, default_pmd_cpu_mask
 from pandaovs.policy import Policy
 from pandaovs.sandbox import parse_tc_classes
 from pandaovs.testbed import config, experiments, model, report, runner
@@ -433,3 +434,63 @@ def test_compare_runs(tmp_path):
     assert runs[1]["workload"] == "data-mining"
     with pytest.raises(SystemExit):
         compare.main(["--out", str(tmp_path), "nolabel"])
+
+
+
+
+def test_ports_option(capsys):
+    """--ports: system by default, with no PMD settings; afxdp with one
+    PMD thread and the default pmd-maxsleep, both as OVS gets them and as
+    result.json records them; every bad combination refused by name."""
+    a = config.parse_args([])
+    assert a.ports == PortConfig() and not a.ports.pmd
+    assert a.ports.ovs_other_config() == {}
+    assert a.ports.record()["type"] == "system"
+    assert a.ports.record()["pmd_maxsleep_us"] is None
+    a = config.parse_args(["--qos", "panda-sched", "--ports", "afxdp"])
+    assert a.ports.type == "afxdp" and a.ports.pmd
+    assert a.ports.ovs_other_config() == {
+        "pmd-cpu-mask": default_pmd_cpu_mask(),
+        "pmd-maxsleep": str(config.DEFAULT_PMD_MAXSLEEP_US)}
+    a = config.parse_args(["--qos", "panda-sched", "--ports", "afxdp",
+                           "--pmd-maxsleep", "0", "--pmd-cpu-mask", "0x1"])
+    assert a.ports.ovs_other_config() == {"pmd-cpu-mask": "0x1",
+                                          "pmd-maxsleep": "0"}
+    rec = a.ports.record()
+    assert (rec["type"], rec["xdp_mode"], rec["pmd_cpu_mask"],
+            rec["pmd_maxsleep_us"]) == ("afxdp", "generic", "0x1", 0)
+    # Token bucket: two frames where a PMD thread serves the port, the
+    # datapath's default (no key) on system ports, --burst over both.
+    assert dict(a.qos.sched_settings("panda"))["burst"] == "3028"
+    a = config.parse_args(["--qos", "panda-sched"])
+    assert "burst" not in dict(a.qos.sched_settings("panda"))
+    a = config.parse_args(["--qos", "panda-sched", "--burst", "20000"])
+    assert dict(a.qos.sched_settings("fifo"))["burst"] == "20000"
+    for argv, why in (
+            (["--ports", "afxdp"], "needs --qos panda-sched"),
+            (["--qos", "htb", "--ports", "afxdp"], "needs --qos panda-sched"),
+            (["--qos", "panda-sched", "--pmd-maxsleep", "50"],
+             "need --ports afxdp"),
+            (["--qos", "panda-sched", "--ports", "afxdp", "--pmd-maxsleep",
+              "20000"], "pmd-maxsleep 20000 us: must be 0..10000"),
+            (["--qos", "panda-sched", "--ports", "afxdp", "--pmd-cpu-mask",
+              "cores"], "pmd-cpu-mask 'cores'"),
+            (["--qos", "panda-sched", "--ports", "dpdk"], "invalid choice"),
+            (["--qos", "panda-sched", "--burst", "1000"], "--burst 1000"),
+            (["--qos", "htb", "--burst", "3028"], "--burst 3028")):
+        with pytest.raises(SystemExit):
+            config.parse_args(argv)
+        assert why in capsys.readouterr().err, argv
+    # One PMD thread, on the last CPU, whatever the machine.
+    assert default_pmd_cpu_mask(1) == "0x1"
+    assert default_pmd_cpu_mask(2) == "0x2"
+    assert default_pmd_cpu_mask(8) == "0x80"
+
+
+def test_thread_cpu_share():
+    before = {"ovs-vswitchd": 1.0, "pmd-c01/id:6": 2.0, "urcu2": 0.5}
+    after = {"ovs-vswitchd": 1.5, "pmd-c01/id:6": 12.0, "urcu2": 0.5}
+    got = runner.thread_cpu_share(before, after, 10.0)
+    assert got == {"wall_s": 10.0, "threads": {
+        "ovs-vswitchd": {"cpu_s": 0.5, "share": 0.05},
+        "pmd-c01/id:6": {"cpu_s": 10.0, "share": 1.0}}}

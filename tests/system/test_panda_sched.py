@@ -41,7 +41,8 @@ import time
 import pytest
 
 from pandaovs import loadgen, paths
-from pandaovs.lab import FG_PORT, MEMCACHED_PORT, Lab, wait_until
+from pandaovs.lab import (FG_PORT, MEMCACHED_PORT, Lab, PortsUnavailable,
+                          wait_until)
 from pandaovs.qos import parse_status
 from pandaovs.sandbox import end_process, is_root
 
@@ -334,21 +335,10 @@ def test_bad_configuration_refused_port_forwards(lab):
 def afxdp_or_skip(lab):
     """Turns the three switch ports into AF_XDP ports (generic XDP on the
     veths), served by a PMD thread; skips if that is not possible here."""
-    types = lab.sb.vsctl("get", "Open_vSwitch", ".", "iface_types")
-    if "afxdp" not in types:
-        pytest.skip("Open vSwitch built without AF_XDP (needs libbpf-dev "
-                    "and libxdp-dev, see install-deps.sh)")
-    for h in lab.hosts:
-        lab.sb.vsctl("set", "interface", h.port, "type=afxdp",
-                     "options:xdp-mode=generic")
-    for h in lab.hosts:
-        def up():
-            err = lab.sb.vsctl("get", "interface", h.port, "error").strip()
-            if err not in ("[]", '""'):
-                pytest.skip("AF_XDP port unavailable here: %s" % err)
-            return lab.sb.vsctl("get", "interface", h.port,
-                                "ofport").strip() not in ("[]", "-1")
-        wait_until(up, 30, "AF_XDP port %s" % h.port)
+    try:
+        lab.use_afxdp("generic")
+    except PortsUnavailable as e:
+        pytest.skip(str(e))
     memcached(lab, "afxdp-up", 20)          # The ports work.
 
 

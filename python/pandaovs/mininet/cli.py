@@ -93,6 +93,10 @@ def main(argv=None):
     if a.calibrate:
         p.error("--calibrate: calibrate on the namespace testbed "
                 "(testbed/run.py --calibrate)")
+    if a.ports != "system":
+        p.error("--ports %s: the Mininet topologies plug their hosts in "
+                "through netdev-linux ports; AF_XDP ports are on the "
+                "namespace testbed (testbed/run.py --ports afxdp)" % a.ports)
     cfg = config.run_config(p, a, argv)
     topo = make_topo(p, a)
     if cfg.run_id is None:

@@ -10,6 +10,7 @@ import dataclasses
 import os
 import time
 
+from ..lab import PortConfig
 from .config import TrialConfig
 from .profiles import queue_pkts_for
 from .topology import Testbed
@@ -17,14 +18,14 @@ from .trial import run_trial
 
 
 def calibrate(build, qos, rates_mbit, concurrency, requests, workdir, seed=1,
-              warmup_s=3, log=print):
+              warmup_s=3, log=print, ports=PortConfig()):
     """'qos': the run's schemes.QosConfig; its rate and buffer are
-    replaced by each rate's."""
+    replaced by each rate's.  'ports': the switch ports (lab.PortConfig)."""
     rows = []
     for rate in rates_mbit:
         q = dataclasses.replace(qos, rate_bps=int(rate * 1e6),
                                 queue_pkts=queue_pkts_for(rate * 1e6))
-        with Testbed(build, q) as tb:
+        with Testbed(build, q, ports=ports) as tb:
             tb.set_scheme("prio")
             for conc in (0, concurrency):
                 t0 = time.time()

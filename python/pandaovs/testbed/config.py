@@ -11,11 +11,12 @@ from typing import Optional, Tuple
 
 from .. import paths
 from .. import workload as workloads
+from ..lab import PMD_MAXSLEEP_MAX_US, PORT_TYPES, PortConfig
 from .experiments import MODES
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
-                      DEFAULT_SCHEMES, FRAME, ORDER, QOS_TYPES, SCHEMES,
-                      QosConfig, unavailable)
+                      DEFAULT_SCHEMES, FRAME, ORDER, PMD_PORT_BURST,
+                      QOS_TYPES, SCHEMES, QosConfig, unavailable)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +35,7 @@ class RunConfig:
     queue_pkts: int             # buffer: each HTB queue, the panda-sched
                                 # port
     qos: QosConfig              # the egress (schemes.py)
+    ports: PortConfig           # the switch ports' type (pandaovs.lab)
     warmup_s: float
     fct_window_s: float         # experiment (c)'s FCT window; the load is
     fct_grace_s: float          # kept up the grace after it
@@ -70,6 +72,12 @@ class TrialConfig:
                                     # trials only)
 
 
+# An idle PMD thread spins a whole core unless OVS lets it sleep; on the
+# testbed's 2 cores that core is half the machine.  See testbed/README.md,
+# "Port types", for what each value costs in latency and CPU.
+DEFAULT_PMD_MAXSLEEP_US = 50
+
+
 def parser(prog="testbed/run.py"):
     p = argparse.ArgumentParser(
         prog=prog,
@@ -95,12 +103,35 @@ def parser(prog="testbed/run.py"):
     # ovs-vswitchd's main thread, woken on millisecond timers) against
     # 0.93x on htb (testbed/README.md, "Results").  The default should not
     # make the headline result worse; --qos panda-sched runs the new
-    # schemes (fish, fq) and the targets.
+    # schemes (fish, fq) and the targets.  On --ports afxdp (a PMD thread
+    # serves the scheduler) panda-sched meets the bar (testbed/README.md,
+    # "Port types"), but those ports need OVS built with AF_XDP and cost a
+    # quarter of a core, so the defaults stay what every build can run.
     p.add_argument("--qos", choices=QOS_TYPES, default="htb",
                    help="egress QoS of the bottleneck: htb (kernel "
                    "linux-htb through the netdev-linux patches, default) "
                    "or panda-sched (the userspace datapath's scheduler, "
                    "which fish and fq need)")
+    p.add_argument("--ports", choices=PORT_TYPES, default="system",
+                   help="type of the OVS ports towards PM1 and PM2: system "
+                   "(netdev-linux, AF_PACKET, served by ovs-vswitchd's main "
+                   "thread on millisecond timers; default) or afxdp "
+                   "(AF_XDP on the veths, generic XDP, polled by a PMD "
+                   "thread: needs OVS built with AF_XDP and --qos "
+                   "panda-sched, since AF_XDP bypasses the kernel's qdiscs)")
+    p.add_argument("--pmd-maxsleep", type=int, metavar="USEC",
+                   help="--ports afxdp: OVS other_config:pmd-maxsleep, how "
+                   "long an idle PMD thread may sleep instead of spinning "
+                   "a core (0..%d; default %d)" % (
+                       PMD_MAXSLEEP_MAX_US, DEFAULT_PMD_MAXSLEEP_US))
+    p.add_argument("--pmd-cpu-mask", metavar="HEX",
+                   help="--ports afxdp: OVS other_config:pmd-cpu-mask "
+                   "(default: one PMD thread, on the last CPU)")
+    p.add_argument("--burst", type=int, metavar="BYTES",
+                   help="panda-sched token bucket depth (default: %d, two "
+                   "frames, on --ports afxdp; the datapath's 10 ms at the "
+                   "rate on system ports, whose main thread comes back on "
+                   "millisecond timers)" % PMD_PORT_BURST)
     p.add_argument("--ecn-threshold", type=int,
                    default=DEFAULT_ECN_THRESHOLD, metavar="BYTES",
                    help="panda-sched port ECN threshold, with ECN-capable "
@@ -220,11 +251,31 @@ def run_config(p, a, argv):
                                            queue_pkts * FRAME))
     if not 0 <= a.guard <= 500:
         p.error("--guard %d: must be 0..500 permille" % a.guard)
+    if a.ports == "afxdp" and a.qos != "panda-sched":
+        p.error("--ports afxdp needs --qos panda-sched: AF_XDP sends "
+                "around the kernel's qdiscs, so linux-htb would shape "
+                "nothing")
+    if a.ports != "afxdp" and (a.pmd_maxsleep is not None
+                               or a.pmd_cpu_mask is not None):
+        p.error("--pmd-maxsleep and --pmd-cpu-mask need --ports afxdp "
+                "(system ports are not served by PMD threads)")
+    ports = PortConfig(type=a.ports, pmd_cpu_mask=a.pmd_cpu_mask,
+                       pmd_maxsleep_us=DEFAULT_PMD_MAXSLEEP_US
+                       if a.pmd_maxsleep is None else a.pmd_maxsleep)
+    if not ports.pmd:
+        ports = PortConfig()
+    why = ports.problem()
+    if why:
+        p.error("--ports %s: %s" % (a.ports, why))
+    if a.burst is not None and (a.qos != "panda-sched" or a.burst < FRAME):
+        p.error("--burst %d: needs --qos panda-sched and at least one "
+                "frame, %d bytes" % (a.burst, FRAME))
+    burst = a.burst or (PMD_PORT_BURST if ports.pmd else 0)
     qos = QosConfig(type=a.qos, rate_bps=int(rate * 1e6),
                     levels=PROFILES[a.profile]["levels"],
                     queue_pkts=queue_pkts,
                     ecn_threshold=a.ecn_threshold if a.qos == "panda-sched"
-                    else 0, guard_permille=a.guard)
+                    else 0, guard_permille=a.guard, burst_bytes=burst)
     if a.fct_window is not None and a.fct_window <= 0:
         p.error("--fct-window must be positive")
     window = a.fct_window or MODES[mode]["fct_window_s"]
@@ -253,7 +304,7 @@ def run_config(p, a, argv):
         out=os.path.abspath(a.out), rate_mbit=rate, seed=a.seed, reps=reps,
         policy=a.policy, profile=a.profile,
         ccs=tuple(c.strip() for c in a.cc.split(",") if c.strip()),
-        load=a.load, queue_pkts=queue_pkts, qos=qos,
+        load=a.load, queue_pkts=queue_pkts, qos=qos, ports=ports,
         warmup_s=a.warmup or MODES[mode]["warmup_s"], fct_window_s=window,
         fct_grace_s=grace, run_id=a.run_id,
         plots=not a.no_plots, calibrate=calibrate, workload=wl,

@@ -98,7 +98,7 @@ class Run:
         self.cfg = cfg
         self.log = log
         self.testbed = testbed or (lambda cfg, cc, mtu: Testbed(
-            cfg.build_dir, cfg.qos, mtu=mtu, cc=cc))
+            cfg.build_dir, cfg.qos, mtu=mtu, cc=cc, ports=cfg.ports))
         self.prog = prog
         self.prof = PROFILES[cfg.profile]
         self.build = paths.BuildTree(cfg.build_dir)
@@ -158,6 +158,7 @@ class Run:
                               "(testbed/README.md, Calibration)",
             "queue_pkts": c.queue_pkts,
             "qos": self.qos_metadata(),
+            "ports": tb.port_state(),
             "levels": tb.levels,
             "mtu": tb.mtu,
             "offloads": tb.offload_state(),
@@ -200,6 +201,8 @@ class Run:
                    else "off (--ecn-threshold 0): drop-tail")
             md.update(buffer="%d packets / %d bytes for the port, shared by "
                       "the levels" % (q.queue_pkts, q.queue_pkts * FRAME),
+                      burst_bytes=q.burst_bytes or "datapath default (10 "
+                      "ms at the rate)",
                       ecn_threshold_bytes=q.ecn_threshold,
                       guard_permille_of_guarded_schemes=q.guard_permille,
                       ecn=ecn)
@@ -249,29 +252,35 @@ class Run:
             with self.testbed(c, cc, self.prof["mtu"]) as tb:
                 if self.result["metadata"] is None:
                     self.result["metadata"] = self.metadata(tb)
-                    self.log("  kernel %s, %s, link %g Mbit/s, %s, %d "
-                             "levels, buffer %d packets %s, %s, offloads "
-                             "off, cc %s" % (
+                    self.log("  kernel %s, %s, link %g Mbit/s, %s ports, "
+                             "%s, %d levels, buffer %d packets %s, %s, "
+                             "offloads off, cc %s" % (
                                  platform.release(),
                                  self.result["metadata"]["ovs_version"],
-                                 c.rate_mbit, c.qos.type, tb.levels,
+                                 c.rate_mbit, ports_str(c.ports),
+                                 c.qos.type, tb.levels,
                                  c.queue_pkts, "per level" if
                                  c.qos.type == "htb" else "per port",
                                  "ECN at %d bytes, ECN-capable senders"
                                  % c.qos.ecn_threshold if c.qos.marks
                                  else "drop-tail", ",".join(ccs)))
                 panda_ok = tb.panda_available()
+                cpu0, t0 = tb.thread_cpu(), time.time()
                 if self.policies is None and c.modeled_schemes:
                     self.stage_collect_model(tb, cc_trials)
                 if self.result["goodput_check"] is None \
                         and c.goodput_check_s > 0:
                     self.stage_goodput_check(tb)
                 self.stage_experiments(tb, cc_trials, panda_ok)
+                self.result["metadata"].setdefault(
+                    "ovs_thread_cpu", {})[cc] = thread_cpu_share(
+                        cpu0, tb.thread_cpu(), time.time() - t0)
         if self.result["metadata"] is None:
             self.result["metadata"] = {"run_id": self.run_id,
                                        "kernel": platform.release()}
         self.result["summary"] = summarize(self.result["trials"], c)
         self.result["metadata"]["runtime_s"] = time.time() - t_start
+        self.result["metadata"]["loadavg_at_end"] = os.getloadavg()
         self.save()
         report.write_csv(self.result, os.path.join(self.dir, "result.csv"))
         if c.plots:
@@ -467,8 +476,32 @@ def summarize(trials, cfg):
             "targets": targets.evaluate(rows, floors, cfg.mode)}
 
 
+def thread_cpu_share(before, after, wall_s):
+    """ovs-vswitchd's threads over one testbed's life (Lab.thread_cpu
+    before and after, 'wall_s' apart): {"wall_s", "threads": {name:
+    {"cpu_s", "share"}}}, share = CPU time / wall time (1.0 = a core).
+    Shows what a spinning or sleeping PMD thread costs against the main
+    thread that serves system ports."""
+    threads = {}
+    for name, cpu in sorted(after.items()):
+        used = cpu - before.get(name, 0)
+        if used > 0:
+            threads[name] = {"cpu_s": round(used, 2),
+                             "share": round(used / wall_s, 3)
+                             if wall_s > 0 else None}
+    return {"wall_s": round(wall_s, 1), "threads": threads}
+
+
 def _f(v):
     return "-" if v is None else "%.2f" % v
+
+
+def ports_str(ports):
+    if not ports.pmd:
+        return ports.type
+    oc = ports.ovs_other_config()
+    return "%s (pmd-cpu-mask %s, pmd-maxsleep %s us)" % (
+        ports.type, oc["pmd-cpu-mask"], oc["pmd-maxsleep"])
 
 
 def _levels_str(lv):
@@ -535,11 +568,12 @@ def calibrate_main(cfg):
     out = os.path.join(cfg.out, run_id)
     os.makedirs(out, exist_ok=True)
     rows = calibrate(cfg.build_dir, cfg.qos, cfg.calibrate, 14, 3000, out,
+                     ports=cfg.ports,
                      seed=cfg.seed, warmup_s=cfg.warmup_s,
                      log=lambda m: print(m, flush=True))
     with open(os.path.join(out, "calibration.json"), "w") as f:
         json.dump({"kernel": platform.release(), "cpus": os.cpu_count(),
-                   "rows": rows}, f, indent=1)
+                   "ports": cfg.ports.record(), "rows": rows}, f, indent=1)
     print("calibration written to %s" % os.path.join(out,
                                                      "calibration.json"))
     return 0

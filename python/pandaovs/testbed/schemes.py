@@ -28,6 +28,19 @@ DEFAULT_ECN_THRESHOLD = 30000
 
 FRAME = 1514            # bytes of a full frame on the wire (MTU 1500)
 
+# panda-sched's token bucket on ports that PMD threads serve (--ports
+# afxdp): two frames, the library's smallest.  The datapath's default, 10
+# ms at the rate, is there for netdev-linux ports, which ovs-vswitchd's
+# main thread serves on millisecond timers; but a bucket that deep lets an
+# unloaded memcached response of up to 62.5 kB (at 50 Mbit/s) leave at
+# line rate, so the unloaded floor would no longer be the floor a loaded
+# connection can reach (there the bucket is empty and the response is
+# serialised at the link rate, as HTB serialises it loaded or not).  A PMD
+# thread comes back every pmd-maxsleep plus the timer slack (tens to
+# hundreds of microseconds), well within the 484 us that two frames take
+# at 50 Mbit/s.
+PMD_PORT_BURST = 2 * FRAME
+
 
 @dataclasses.dataclass(frozen=True)
 class Scheme:
@@ -89,6 +102,8 @@ class QosConfig:
     queue_pkts: int             # htb: each queue; panda-sched: the port
     ecn_threshold: int          # bytes, 0 = no ECN (panda-sched only)
     guard_permille: int
+    burst_bytes: int = 0        # panda-sched token bucket; 0: the
+                                # datapath's default (10 ms at the rate)
 
     @property
     def marks(self):
@@ -101,7 +116,9 @@ class QosConfig:
         (queue_pkts, 12 ms at any rate), shared by the levels as in
         sch_pias and the thesis's switch."""
         s = SCHEMES[scheme]
-        return [("limit-packets", str(self.queue_pkts)),
+        burst = [("burst", str(self.burst_bytes))] if self.burst_bytes else []
+        return burst + [
+                ("limit-packets", str(self.queue_pkts)),
                 ("limit-bytes", str(self.queue_pkts * FRAME)),
                 ("ecn-threshold", str(self.ecn_threshold if s.ecn else 0)),
                 ("guard", str(self.guard_permille if s.guard else 0)),

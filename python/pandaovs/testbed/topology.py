@@ -16,7 +16,8 @@ call twice and on a half-built testbed.
 
 import re
 
-from ..lab import FG_PORT, MEMCACHED_PORT, Lab, LabError, wait_until
+from ..lab import (FG_PORT, MEMCACHED_PORT, Lab, LabError, PortConfig,
+                   wait_until)
 from ..sandbox import run
 from .schemes import SCHEMES
 
@@ -72,10 +73,13 @@ class Testbed(Lab):
     __test__ = False        # not a pytest class, whatever imports it
 
     def __init__(self, build_dir, qos, mtu=1500, cc="cubic",
-                 keep_dir=False):
-        super().__init__(build_dir, hosts=[("pm1", PM1_IP, PM1_OFPORT),
-                                           ("pm2", PM2_IP, PM2_OFPORT)],
-                         mtu=mtu, keep_dir=keep_dir)
+                 keep_dir=False, ports=PortConfig()):
+        try:
+            super().__init__(build_dir, hosts=[("pm1", PM1_IP, PM1_OFPORT),
+                                               ("pm2", PM2_IP, PM2_OFPORT)],
+                             mtu=mtu, keep_dir=keep_dir, ports=ports)
+        except LabError as e:
+            raise TestbedError(str(e))
         self.qos = qos
         self.rate_bps = qos.rate_bps
         self.levels = qos.levels
