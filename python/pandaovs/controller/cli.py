@@ -149,6 +149,12 @@ def _autotune_settings(args):
         paths.build_dir(), "tools", "panda-model")
     try:
         levels = tuple(int(x) for x in args.auto_tune_flt_levels.split(","))
+    except ValueError:
+        print("panda_controller: --auto-tune-flt-levels %s: expected levels "
+              "separated by commas, e.g. 0 or 0,1" % args.auto_tune_flt_levels,
+              file=sys.stderr)
+        return None
+    try:
         return autotune.Settings(
             model=os.path.abspath(model),
             cdf=os.path.abspath(args.auto_tune_cdf),
@@ -157,7 +163,7 @@ def _autotune_settings(args):
             margin=args.auto_tune_margin, confirm=args.auto_tune_confirm,
             min_packets=args.auto_tune_min_packets, flt_levels=levels,
             cdf_unit=args.auto_tune_cdf_unit)
-    except (ValueError, autotune.AutoTuneError) as e:
+    except autotune.AutoTuneError as e:
         print("panda_controller: --auto-tune-%s" % str(e).replace("_", "-"),
               file=sys.stderr)
         return None
