@@ -16,29 +16,15 @@ import os
 import re
 import subprocess
 
-import pytest
-
 from pandaovs import paths, sizehist
 from pandaovs.policy import Policy
-from pandaovs.sandbox import is_root
 
-from test_controller import (BUILD, Lab, needs_ovs, policy, single_rule_config,
+# The controller test's sandbox (hosts a and b, a TCP sink) and helpers.
+from test_controller import (BUILD, lab, policy, single_rule_config,  # noqa
                              text_of, wait_for, write_json)
 
 MODEL = os.path.join(BUILD, "tools", "panda-model")
 CDF = paths.cdf("web-search.cdf")
-
-
-@pytest.fixture
-def lab(tmp_path):
-    for mark in needs_ovs:
-        if mark.args[0]:
-            pytest.skip(mark.kwargs["reason"])
-    if not is_root():
-        pytest.skip("needs root (network namespaces, OVS)")
-    lab = Lab(tmp_path)
-    yield lab
-    lab.stop()
 
 
 def model_of(text, pid, tmp, dscp, queues, levels):
