@@ -206,7 +206,7 @@ test_counter_kinds(void **state)
 static void
 test_table(void **state)
 {
-    struct panda_table_config cfg = { 1024, 0, 1 };
+    struct panda_table_config cfg = { 1024, 0, 1, 1 };
     struct panda_table *t = panda_table_create(&cfg, NULL);
     struct panda_table_verdict v;
     struct panda_table_stats s;
