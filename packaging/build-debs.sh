@@ -89,9 +89,10 @@ rsync --recursive --links --perms --delete "$stage/packaging/debian/" "$tree/deb
 cat > "$tree/debian/changelog" <<EOF
 panda-ovs ($version) unstable; urgency=medium
 
-  * Built by packaging/build-debs.sh from $(git -C "$top" rev-parse HEAD)$( [ "$snap" = HEAD ] || echo ' with uncommitted changes').
+  * Built by packaging/build-debs.sh from commit
+    $(git -C "$top" rev-parse HEAD)$( [ "$snap" = HEAD ] || echo ' with uncommitted changes').
 
- -- Panda-OVS developers <panda-ovs@localhost>  $(date -R)
+ -- Panda-OVS developers <panda-ovs@example.org>  $(date -R)
 EOF
 
 rm -f "$out"/*.deb "$out"/*.ddeb "$out"/*.changes "$out"/*.buildinfo

@@ -4,8 +4,8 @@ Ansible reaches over SSH.
 
 Each host is
 * a network namespace with its own sshd, listening on the inventory's
-  management address (192.0.2.11 for pm1, 192.0.2.12 for pm2) on a
-  dummy NIC that also holds the host's default route;
+  management address (192.0.2.11 for pm1, 192.0.2.12 for pm2) on a NIC
+  of its own (mgmt0) that also holds the default route;
 * a private mount namespace whose root is an overlay of this machine's
   root: its own dpkg database, /opt, /etc and /var, so apt installs the
   packages into the host and never into this machine;
@@ -177,9 +177,13 @@ class TwoHosts:
             self.ip("-n", h.ns, "link", "set", "lo", "up")
             # Management NIC: the address Ansible connects to and the
             # default route (what the roles' management guard looks at).
-            self.ip("-n", h.ns, "link", "add", "mgmt0", "type", "dummy")
+            # A veth pair inside the host (this kernel has no dummy
+            # devices); mgmt1 is its unused far end.
+            self.ip("-n", h.ns, "link", "add", "mgmt0", "type", "veth",
+                    "peer", "name", "mgmt1")
             self.ip("-n", h.ns, "addr", "add", h.mgmt + "/24", "dev", "mgmt0")
-            self.ip("-n", h.ns, "link", "set", "mgmt0", "up")
+            for dev in ("mgmt0", "mgmt1"):
+                self.ip("-n", h.ns, "link", "set", dev, "up")
             self.ip("-n", h.ns, "route", "add", "default", "dev", "mgmt0")
         pm1, pm2 = self.hosts["pm1"], self.hosts["pm2"]
         # The uplinks, back to back, left down and unaddressed as on a
