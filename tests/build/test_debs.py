@@ -22,9 +22,10 @@ DEB_DIR = os.environ.get("PANDA_DEB_DIR", os.path.join(paths.TOP,
                                                        "_build-deb"))
 PACKAGES = ("panda-openvswitch", "panda-ovs-tools")
 # Where the packages may put files: the add-on prefix and its /etc and /var
-# directories (FHS 3.13), and the per-package documentation Debian wants.
+# directories (FHS 3.13), and Debian's per-package files (documentation,
+# lintian overrides), checked below to be named after their package.
 ALLOWED = ("/opt/panda-ovs/", "/etc/opt/panda-ovs/", "/var/opt/panda-ovs/",
-           "/usr/share/doc/")
+           "/usr/share/doc/", "/usr/share/lintian/overrides/")
 EXPECTED = {
     "panda-openvswitch": [
         "/opt/panda-ovs/sbin/ovs-vswitchd", "/opt/panda-ovs/sbin/ovsdb-server",
@@ -106,8 +107,9 @@ def test_contents_stay_in_their_prefix(debs):
         assert not stray, "%s installs outside its prefix: %s" % (pkg, stray)
         missing = [p for p in EXPECTED[pkg] if p not in files]
         assert not missing, "%s lacks %s" % (pkg, missing)
-        assert not [p for p in files if p.startswith("/usr/share/doc/")
-                    and not p.startswith("/usr/share/doc/" + pkg)], pkg
+        for d in ("/usr/share/doc/", "/usr/share/lintian/overrides/"):
+            assert not [p for p in files if p.startswith(d) and files[p] != "d"
+                        and not p.startswith(d + pkg)], pkg
     # No maintainer script starts anything: panda-openvswitch has only the
     # purge cleanup, the tools none.
     for pkg, deb in debs.items():
@@ -131,16 +133,20 @@ def test_programs_run_from_the_package(debs, tmp_path):
     assert "3.1.0" in out, out
     # The panda action is in this ovs-ofctl's parser: a bad policy is
     # refused by name, which a stock ovs-ofctl cannot do.
-    res = subprocess.run([root + "/opt/panda-ovs/bin/ovs-ofctl",
-                          "parse-actions", "OpenFlow13",
-                          "panda(id=1,thresholds=300/100)"],
+    ofctl = root + "/opt/panda-ovs/bin/ovs-ofctl"
+    res = subprocess.run([ofctl, "parse-flow",
+                          "actions=panda(id=1,thresholds=300/100)"],
                          capture_output=True, text=True)
-    assert "thresholds" in res.stderr + res.stdout, res
+    assert res.returncode != 0 and "thresholds" in res.stderr, res
+    res = subprocess.run([ofctl, "parse-flow",
+                          "actions=panda(id=1,thresholds=100/300)"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and "panda(id=1" in res.stdout, res
     res = subprocess.run([root + "/opt/panda-ovs/bin/panda-model", "--help"],
                          capture_output=True, text=True)
     assert res.returncode == 0 and "panda-model" in res.stdout, res
     pyroot = root + "/opt/panda-ovs/lib/panda-ovs/python"
-    res = subprocess.run(["/usr/bin/python3", "-m", "pandaovs.qos", "--help"],
+    res = subprocess.run(["/usr/bin/python3", "-m", "pandaovs.qos", "add", "--help"],
                          capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=pyroot), cwd=root)
     assert res.returncode == 0 and "--levels" in res.stdout, res
@@ -186,5 +192,6 @@ def test_coinstalls_with_debian_openvswitch(debs, tmp_path):
     for pkg in ("openvswitch-common",) + PACKAGES:
         assert re.search(r"Package: %s\n(.+\n)*?Status: install ok unpacked"
                          % re.escape(pkg), status), pkg
-    assert (root / "usr/bin/ovs-vsctl").exists()
-    assert (root / "opt/panda-ovs/bin/ovs-vsctl").exists()
+    # Both ovs-ofctl: Debian's and the patched one.
+    assert (root / "usr/bin/ovs-ofctl").exists()
+    assert (root / "opt/panda-ovs/bin/ovs-ofctl").exists()
