@@ -46,7 +46,8 @@ from test_ansible import (ANSIBLE, HOSTS_INV, TOP, ansible_env, changed_tasks,
 
 HOSTS = ("pm1", "pm2")
 UPLINK = "enp1s0f1"
-DEB_DIR = os.environ.get("PANDA_DEB_DIR", os.path.join(TOP, "_build-deb"))
+DEB_DIR = os.path.abspath(os.environ.get("PANDA_DEB_DIR",
+                                         os.path.join(TOP, "_build-deb")))
 PACKAGES = ("panda-openvswitch", "panda-ovs-tools")
 REQUESTS = 300
 
@@ -341,7 +342,7 @@ def test_hosts_experiment_fetches_results(hosts):
     panda-fg-server across the link, through both switches' panda flows;
     the results come back to the controller."""
     assert hosts.first.returncode == 0, "first run failed"
-    before = htb_bytes(hosts.hosts["pm1"])
+    before = htb_bytes(hosts.hosts["pm2"])
     res = hosts.playbook("experiment.yml", "-e",
                          "panda_experiment_run_id=t1", timeout=1200)
     assert res.returncode == 0, tail(res.stdout + res.stderr, 80)
@@ -354,11 +355,11 @@ def test_hosts_experiment_fetches_results(hosts):
     assert fg["flows_completed"] > 0, fg
     assert not os.path.exists(os.path.join(hosts.results, "pm2")), \
         "only the client host has results"
-    # pm1's egress went through its panda flow: the memcached GETs and
-    # the flows' start at level 0 (HTB class 1:1), the bulk of the
-    # web-search flows demoted below it.
-    sent = htb_bytes(hosts.hosts["pm1"])
+    # The servers' data left pm2 through its panda flow: memcached's
+    # replies and the flows' first bytes at level 0 (HTB class 1:1), the
+    # bulk of the web-search flows demoted below it (queue N is class
+    # 1:N+1; 1:fffe is the root, which counts everything).
+    sent = htb_bytes(hosts.hosts["pm2"])
     grew = {c: sent.get(c, 0) - before.get(c, 0) for c in sent}
-    # (Queue N is class 1:N+1; 1:fffe is the root, which counts all.)
     assert grew.get("1:1", 0) > 0, grew
     assert sum(grew.get("1:%d" % n, 0) for n in range(2, 9)) > 0, grew
