@@ -11,6 +11,10 @@
 # malloc, same results); optional, glibc's malloc without it.
 # valgrind: the benchmarks' --instructions modes (exact instruction counts,
 # independent of the machine's load).
+# debhelper, lintian: the Debian packages (packaging/build-debs.sh) and
+# their check.  openssh-server: sshd for the two-host Ansible test, which
+# runs its own sshd in each host namespace; installed without starting or
+# enabling the machine's ssh service (below).
 set -e
 
 APT_PACKAGES="
@@ -25,6 +29,7 @@ APT_PACKAGES="
   mininet
   clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl
   valgrind
+  debhelper lintian
 "
 
 if [ "$(id -u)" != 0 ]; then
@@ -57,5 +62,24 @@ if ! /usr/bin/python3 -c "import atheris" 2>/dev/null; then
     /usr/bin/python3 -m pip install -q --break-system-packages atheris \
         || echo "install-deps.sh: warning: atheris not installed (the" \
                 "controller's fuzz target will use its plain driver)" >&2
+fi
+# openssh-server: the package's postinst starts and enables ssh.service;
+# a policy-rc.d that refuses every start keeps this machine without a
+# system-wide sshd (the tests start their own, by pid).  An existing
+# policy-rc.d is left as it is.
+if ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q "ok installed"; then
+    echo "install-deps.sh: installing openssh-server (service not started)"
+    policy=
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\n# install-deps.sh: no service starts during this install\nexit 101\n' > $policy
+        chmod 755 $policy
+        trap 'rm -f "$policy"' EXIT
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssh-server
+    if [ -n "$policy" ] && [ -d /run/systemd/system ]; then
+        systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true
+    fi
+    if [ -n "$policy" ]; then rm -f "$policy"; trap - EXIT; fi
 fi
 echo "install-deps.sh: all dependencies present"

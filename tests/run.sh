@@ -3,8 +3,9 @@
 #   1. lib/panda and tool unit tests (cmocka, via 'make check'),
 #   2. the Open vSwitch autotest groups the patches touch
 #      (ovs-patches/autotest-keywords),
-#   3. pytest over tests/: the Python package's unit tests, the built
-#      programs, the load generator, and the system tests (network
+#   3. the Debian packages (packaging/build-debs.sh), then pytest over
+#      tests/: the Python package's unit tests, the built programs, the
+#      packages, the load generator, and the system tests (network
 #      namespaces; root needed, else skipped);
 #   4. the sanitizer build (SANITIZE=1 ./build.sh: ASAN+UBSAN, clang,
 #      libFuzzer; in $BUILD_DIR-san) with the C unit tests and the OVS
@@ -15,8 +16,10 @@
 # anything failed.
 #   BUILD_DIR=dir   build tree (default ./_build)
 #   SKIP_DEPS=1     do not run install-deps.sh
-#   SKIP_OVS_AUTOTEST=1, SKIP_PYTEST=1, SKIP_SANITIZERS=1, SKIP_FUZZ=1
-#                                        skip a stage
+#   SKIP_OVS_AUTOTEST=1, SKIP_DEBS=1, SKIP_PYTEST=1, SKIP_SANITIZERS=1,
+#   SKIP_FUZZ=1                          skip a stage
+#   PANDA_DEB_DIR=dir                    Debian packages (default
+#                                        $BUILD_DIR-deb)
 #   PYTEST_ARGS="-k expr"                extra pytest arguments
 #   FUZZ_SECONDS=n                       seconds per fuzz target (5)
 #   SAN_AUTOTEST_KEYWORDS="k1;k2"        OVS autotests under the sanitizers
@@ -84,6 +87,23 @@ if [ "${SKIP_OVS_AUTOTEST:-0}" != 1 ] && [ -s "$kw_file" ]; then
         case $kw in ''|'#'*) continue ;; esac
         ovs_autotest "$build" "$kw"
     done < "$kw_file"
+fi
+
+# The Debian packages (packaging/build-debs.sh, in $BUILD_DIR-deb, kept
+# between runs so that a rebuild compiles only what changed): the
+# packaging tests (tests/build/test_debs.py) and the two-host Ansible test
+# (tests/deploy/test_ansible_hosts.py) install them.
+export PANDA_DEB_DIR=${PANDA_DEB_DIR:-$build-deb}
+if [ "${SKIP_DEBS:-0}" != 1 ]; then
+    stage "Debian packages (packaging/build-debs.sh)"
+    if "$top/packaging/build-debs.sh" --out "$PANDA_DEB_DIR" \
+            > "$log_dir/debs.log" 2>&1; then
+        tail -3 "$log_dir/debs.log"
+        passed=$((passed + 1))
+    else
+        tail -30 "$log_dir/debs.log"
+        failed=$((failed + 1))
+    fi
 fi
 
 if [ "${SKIP_PYTEST:-0}" != 1 ]; then

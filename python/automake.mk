@@ -1,0 +1,43 @@
+# 'make install' of the Python side: the pandaovs package under
+# $(pkglibdir)/python (a private directory, not Python's site-packages: the
+# package belongs to this prefix, like the patched OVS beside it) and one
+# launcher per installed command in $(bindir), from python/launcher.in.
+# Debian's /usr/bin/python3 runs them (it has os-ken for the controller).
+# The Debian packages (packaging/) and the Ansible build path both install
+# through these rules.
+pandaovs_pythondir = $(pkglibdir)/python
+# Every module of the package, found when make runs (GNU make).
+PANDAOVS_PY = $(shell cd $(srcdir)/python && find pandaovs -name '*.py' | LC_ALL=C sort)
+# COMMAND:MODULE
+PANDAOVS_COMMANDS = panda-qos:qos panda-controller:controller
+EXTRA_DIST += python/launcher.in $(addprefix python/,$(PANDAOVS_PY))
+
+install-data-local: install-pandaovs-python
+install-pandaovs-python:
+	@set -e; for f in $(PANDAOVS_PY); do \
+	    $(MKDIR_P) "$(DESTDIR)$(pandaovs_pythondir)/$$(dirname $$f)"; \
+	    $(INSTALL_DATA) "$(srcdir)/python/$$f" "$(DESTDIR)$(pandaovs_pythondir)/$$f"; \
+	done
+
+install-exec-local: install-pandaovs-commands
+install-pandaovs-commands:
+	@set -e; $(MKDIR_P) "$(DESTDIR)$(bindir)"; \
+	for c in $(PANDAOVS_COMMANDS); do \
+	    cmd=$${c%%:*}; mod=$${c#*:}; \
+	    $(SED) -e "s|@COMMAND@|$$cmd|g" -e "s|@MODULE@|$$mod|g" \
+	        -e "s|@PYTHONDIR@|$(pandaovs_pythondir)|g" \
+	        $(srcdir)/python/launcher.in > "$(DESTDIR)$(bindir)/$$cmd.tmp"; \
+	    chmod 755 "$(DESTDIR)$(bindir)/$$cmd.tmp"; \
+	    mv -f "$(DESTDIR)$(bindir)/$$cmd.tmp" "$(DESTDIR)$(bindir)/$$cmd"; \
+	done
+
+uninstall-local:
+	for c in $(PANDAOVS_COMMANDS); do rm -f "$(DESTDIR)$(bindir)/$${c%%:*}"; done
+	rm -rf "$(DESTDIR)$(pandaovs_pythondir)/pandaovs"
+
+# The workload CDFs the load generator and the experiments read.
+cdfdir = $(pkgdatadir)/cdf
+dist_cdf_DATA = \
+	load_generator/cdf/web-search.cdf \
+	load_generator/cdf/data-mining.cdf \
+	load_generator/cdf/memcached-values.cdf

@@ -1,0 +1,197 @@
+"""The Debian packages of packaging/build-debs.sh.
+
+Needs the .deb files: tests/run.sh builds them into $PANDA_DEB_DIR before
+pytest; by hand, packaging/build-debs.sh (default output _build-deb/).
+Checks lintian, the contents (everything under the project's own
+prefix directories, the programs an operator needs present and runnable),
+the versions, and that the packages unpack beside Debian's
+openvswitch-common with no shared file (a real dpkg unpack into a
+scratch root) and share no path with openvswitch-switch.
+"""
+
+import glob
+import os
+import re
+import subprocess
+
+import pytest
+
+from pandaovs import paths
+
+DEB_DIR = os.environ.get("PANDA_DEB_DIR", os.path.join(paths.TOP,
+                                                       "_build-deb"))
+PACKAGES = ("panda-openvswitch", "panda-ovs-tools")
+# Where the packages may put files: the add-on prefix and its /etc and /var
+# directories (FHS 3.13), and Debian's per-package files (documentation,
+# lintian overrides), checked below to be named after their package.
+ALLOWED = ("/opt/panda-ovs/", "/etc/opt/panda-ovs/", "/var/opt/panda-ovs/",
+           "/usr/share/doc/", "/usr/share/lintian/overrides/")
+EXPECTED = {
+    "panda-openvswitch": [
+        "/opt/panda-ovs/sbin/ovs-vswitchd", "/opt/panda-ovs/sbin/ovsdb-server",
+        "/opt/panda-ovs/bin/ovs-vsctl", "/opt/panda-ovs/bin/ovs-ofctl",
+        "/opt/panda-ovs/bin/ovs-appctl", "/opt/panda-ovs/bin/ovsdb-tool",
+        "/opt/panda-ovs/share/openvswitch/vswitch.ovsschema",
+    ],
+    "panda-ovs-tools": [
+        "/opt/panda-ovs/bin/panda-model", "/opt/panda-ovs/bin/panda-qos",
+        "/opt/panda-ovs/bin/panda-controller",
+        "/opt/panda-ovs/bin/panda-fg-server",
+        "/opt/panda-ovs/bin/panda-fg-client",
+        "/opt/panda-ovs/bin/panda-mc-client",
+        "/opt/panda-ovs/lib/panda-ovs/python/pandaovs/qos.py",
+        "/opt/panda-ovs/share/panda-ovs/cdf/web-search.cdf",
+        "/opt/panda-ovs/share/panda-ovs/cdf/memcached-values.cdf",
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def debs():
+    found = {}
+    for p in PACKAGES:
+        files = glob.glob(os.path.join(DEB_DIR, p + "_*.deb"))
+        if len(files) != 1:
+            pytest.skip("no single %s package in %s (packaging/build-debs.sh "
+                        "makes them; set PANDA_DEB_DIR)" % (p, DEB_DIR))
+        found[p] = files[0]
+    return found
+
+
+def field(deb, name):
+    return subprocess.run(["dpkg-deb", "-f", deb, name], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def contents(deb):
+    """{path: type char} of a .deb ('d' directory, '-' file, 'l' link)."""
+    out = subprocess.run(["dpkg-deb", "-c", deb], check=True,
+                         capture_output=True, text=True).stdout
+    res = {}
+    for line in out.splitlines():
+        parts = line.split(None, 5)
+        name = parts[5].split(" -> ")[0]
+        res[name[1:].rstrip("/") or "/"] = parts[0][0]
+    return res
+
+
+def test_lintian_clean(debs):
+    if not os.access("/usr/bin/lintian", os.X_OK):
+        pytest.skip("lintian is not installed (./install-deps.sh)")
+    res = subprocess.run(["lintian", "--fail-on", "error,warning",
+                          "--no-tag-display-limit"] + list(debs.values()),
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_versions_come_from_git(debs):
+    tools = field(debs["panda-ovs-tools"], "Version")
+    m = re.fullmatch(r"(\d+\.\d+\.\d+)\+git(\d+)\.g([0-9a-f]{12})"
+                     r"(\.dirty[0-9a-f]{8})?", tools)
+    assert m, tools
+    with open(os.path.join(paths.TOP, "configure.ac")) as f:
+        assert "[%s]" % m.group(1) in f.read()
+    # The commit exists in this repository and its count matches.
+    count = subprocess.run(["git", "-C", paths.TOP, "rev-list", "--count",
+                            m.group(3)], capture_output=True, text=True)
+    if count.returncode == 0:
+        assert count.stdout.strip() == m.group(2)
+    assert field(debs["panda-openvswitch"], "Version") == "3.1.0+panda" + tools
+
+
+def test_contents_stay_in_their_prefix(debs):
+    for pkg, deb in debs.items():
+        files = contents(deb)
+        stray = [p for p, t in files.items() if t != "d"
+                 and not p.startswith(ALLOWED)]
+        assert not stray, "%s installs outside its prefix: %s" % (pkg, stray)
+        missing = [p for p in EXPECTED[pkg] if p not in files]
+        assert not missing, "%s lacks %s" % (pkg, missing)
+        for d in ("/usr/share/doc/", "/usr/share/lintian/overrides/"):
+            assert not [p for p in files if p.startswith(d) and files[p] != "d"
+                        and not p.startswith(d + pkg)], pkg
+    # No maintainer script starts anything: panda-openvswitch has only the
+    # purge cleanup, the tools none.
+    for pkg, deb in debs.items():
+        ctrl = subprocess.run(["dpkg-deb", "-I", deb], check=True,
+                              capture_output=True, text=True).stdout
+        scripts = set(re.findall(r"\b(preinst|postinst|prerm|postrm)\b", ctrl))
+        assert scripts <= ({"postrm"} if pkg == "panda-openvswitch" else set()), \
+            (pkg, scripts)
+
+
+def test_programs_run_from_the_package(debs, tmp_path):
+    """Unpacked, the programs start: OVS reports the patched 3.1.0 and
+    knows the panda action, panda-model its usage, the pandaovs package
+    imports (panda-qos's module)."""
+    for deb in debs.values():
+        subprocess.run(["dpkg-deb", "-x", deb, str(tmp_path)], check=True)
+    root = str(tmp_path)
+    out = subprocess.run([root + "/opt/panda-ovs/sbin/ovs-vswitchd",
+                          "--version"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "3.1.0" in out, out
+    # The panda action is in this ovs-ofctl's parser: a bad policy is
+    # refused by name, which a stock ovs-ofctl cannot do.
+    ofctl = root + "/opt/panda-ovs/bin/ovs-ofctl"
+    res = subprocess.run([ofctl, "parse-flow",
+                          "actions=panda(id=1,thresholds=300/100)"],
+                         capture_output=True, text=True)
+    assert res.returncode != 0 and "thresholds" in res.stderr, res
+    res = subprocess.run([ofctl, "parse-flow",
+                          "actions=panda(id=1,thresholds=100/300)"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and "panda(id=1" in res.stdout, res
+    res = subprocess.run([root + "/opt/panda-ovs/bin/panda-model", "--help"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and "panda-model" in res.stdout, res
+    pyroot = root + "/opt/panda-ovs/lib/panda-ovs/python"
+    res = subprocess.run(["/usr/bin/python3", "-m", "pandaovs.qos", "add", "--help"],
+                         capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=pyroot), cwd=root)
+    assert res.returncode == 0 and "--levels" in res.stdout, res
+    with open(root + "/opt/panda-ovs/bin/panda-qos") as f:
+        assert "PYTHONPATH=/opt/panda-ovs/lib/panda-ovs/python" in f.read()
+
+
+def debian_ovs(tmp_path, name):
+    """Debian's package NAME, fetched with apt (skip when apt cannot)."""
+    res = subprocess.run(["apt-get", "download", name], cwd=str(tmp_path),
+                         capture_output=True, text=True, timeout=300)
+    files = glob.glob(str(tmp_path / (name + "_*.deb")))
+    if res.returncode != 0 or not files:
+        pytest.skip("cannot fetch Debian's %s: %s" % (name, res.stderr[-300:]))
+    return files[0]
+
+
+def test_coinstalls_with_debian_openvswitch(debs, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("dpkg --root unpacks as root")
+    common = debian_ovs(tmp_path, "openvswitch-common")
+    switch = debian_ovs(tmp_path, "openvswitch-switch")
+    ours = set()
+    for deb in debs.values():
+        ours |= {p for p, t in contents(deb).items() if t != "d"}
+    for deb in (common, switch):
+        theirs = {p for p, t in contents(deb).items() if t != "d"}
+        assert not ours & theirs, sorted(ours & theirs)[:20]
+    # A real unpack of openvswitch-common and ours into an empty dpkg
+    # root: dpkg refuses a file another package owns ("trying to
+    # overwrite").
+    root = tmp_path / "root"
+    for d in ("var/lib/dpkg/info", "var/lib/dpkg/updates",
+              "var/lib/dpkg/triggers"):
+        (root / d).mkdir(parents=True)
+    for f in ("status", "available"):
+        (root / "var/lib/dpkg" / f).touch()
+    res = subprocess.run(["dpkg", "--root=" + str(root), "--force-depends",
+                          "--unpack", common] + list(debs.values()),
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    status = (root / "var/lib/dpkg/status").read_text()
+    for pkg in ("openvswitch-common",) + PACKAGES:
+        assert re.search(r"Package: %s\n(.+\n)*?Status: install ok unpacked"
+                         % re.escape(pkg), status), pkg
+    # Both ovs-ofctl: Debian's and the patched one.
+    assert (root / "usr/bin/ovs-ofctl").exists()
+    assert (root / "opt/panda-ovs/bin/ovs-ofctl").exists()
