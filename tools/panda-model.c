@@ -43,6 +43,8 @@ struct options {
     bool subthresholds;
     double weight_values[PANDA_MAX_WEIGHTS];
     size_t n_weight_values;
+    bool weights_auto;          /* --weight-values auto: from the FHT's
+                                 * sizes (panda_model_size_weights()). */
     enum panda_samples_weighting weighting;
     bool keep_acks;
     double flt_level0;          /* Share of FLT packets to keep at level 0
@@ -91,6 +93,7 @@ struct result {
                                  * middle and high end. */
     bool have_sub;
     struct panda_solver_subthresholds sub;
+    const char *weight_rule;    /* NULL, "given" or "auto". */
     double eta[PANDA_SOLVER_MAX_CLASSES];
     size_t n_eta;
 
@@ -156,7 +159,9 @@ Inputs:\n\
                       (default 100000,10000000)\n\
   --no-subthresholds  do not compute the d_i of eq. 3-23\n\
   --weight-values LIST  weights w^1,w^2,... for the intervals above d_1,\n\
-                      d_2,... (default: none, all packets weigh 1)\n\
+                      d_2,... (default: none, all packets weigh 1); auto:\n\
+                      each interval's mean FHT payload over that of\n\
+                      [T, d_1) (for TSO captures; README)\n\
   --flow-weight W     per-flow weight in eqs. 3-8/3-9: packets (default),\n\
                       equal or bytes\n\
   --keep-acks         keep zero-payload packets (dropped by default: they do\n\
@@ -268,6 +273,12 @@ parse_weight_values(struct options *o, const char *arg)
 {
     size_t i;
 
+    if (!strcmp(arg, "auto")) {
+        o->weights_auto = true;
+        o->n_weight_values = 0;
+        return;
+    }
+    o->weights_auto = false;
     o->n_weight_values = parse_list("--weight-values", arg, o->weight_values,
                                     PANDA_MAX_WEIGHTS);
     for (i = 0; i < o->n_weight_values; i++) {
@@ -655,7 +666,7 @@ solve_panda(const struct options *o, struct input_summary *flt,
             }
         }
     }
-    if (o->n_weight_values) {
+    if (o->n_weight_values || o->weights_auto) {
         if (!r->have_sub || !r->sub.n) {
             note(r, "--weight-values ignored: no sub-threshold d_i was"
                  " found");
@@ -664,17 +675,41 @@ solve_panda(const struct options *o, struct input_summary *flt,
                 note(r, "%zu sub-thresholds found: weight values after the"
                      " first %zu ignored", r->sub.n, r->sub.n);
             }
+            double autow[PANDA_MAX_WEIGHTS];
+
             for (i = 0; i < r->sub.n; i++) {
-                double w = o->weight_values[i < o->n_weight_values
-                                            ? i : o->n_weight_values - 1];
                 uint32_t x = r->sub.sub[i].sep.x;
 
                 /* Sizes >= x (payload > x - 1 - header_len) weigh w. */
                 p->weights[i].above = x - 1 > o->header_len
                                       ? x - 1 - o->header_len : 0;
+            }
+            if (o->weights_auto) {
+                uint32_t above[PANDA_MAX_WEIGHTS];
+
+                for (i = 0; i < r->sub.n; i++) {
+                    above[i] = p->weights[i].above;
+                }
+                panda_hist_init(&pb);
+                payload_hist(&fht->samples, o->header_len, &pb);
+                if (!panda_model_size_weights(&pb, T_pay, above, r->sub.n,
+                                              600 /* policy limit */,
+                                              autow)) {
+                    note(r, "--weight-values auto: no FHT packet between T"
+                         " and d_1, all weights 1");
+                }
+                panda_hist_destroy(&pb);
+            }
+            for (i = 0; i < r->sub.n; i++) {
+                double w = (o->weights_auto ? autow[i]
+                            : o->weight_values[i < o->n_weight_values
+                                               ? i
+                                               : o->n_weight_values - 1]);
+
                 p->weights[i].weight = (uint16_t) lround(w * 100);
             }
             p->n_weights = (uint8_t) r->sub.n;
+            r->weight_rule = o->weights_auto ? "auto" : "given";
         }
     }
 }
@@ -1085,6 +1120,9 @@ json_subthresholds(struct cli_json *j, const struct options *o,
     }
     cli_json_end_array(j);
     cli_json_bool(j, "weights_applied", r->policy.n_weights > 0);
+    if (r->weight_rule) {
+        cli_json_str(j, "weight_rule", r->weight_rule);
+    }
     if (r->n_eta) {
         json_doubles(j, "eta", r->eta, (int) r->n_eta);
     }

@@ -153,9 +153,12 @@ class Run:
             "profile": c.profile,
             "profile_description": self.prof["description"],
             "link_rate_mbit": c.rate_mbit,
-            "link_rate_note": "the thesis ran 1 Gbit/s; the rate is scaled "
+            "link_rate_note": "the thesis ran %s; the rate is scaled "
                               "down so the 2-core CPU is not the bottleneck "
-                              "(testbed/README.md, Calibration)",
+                              "(testbed/README.md, Calibration)"
+                              % ("10 Gbit/s" if c.profile == "10g"
+                                 else "1 Gbit/s"),
+            "size_interval_weights": c.weights or "all ones",
             "queue_pkts": c.queue_pkts,
             "qos": self.qos_metadata(),
             "ports": tb.port_state(),
@@ -354,7 +357,10 @@ class Run:
         flt = os.path.join(cdir, "flt.pcap")
         fht = os.path.join(cdir, "fht.pcap")
         coll = {"trial_dir": cdir, "flt_pcap": flt, "fht_pcap": fht,
-                "where": "PM2 eth0 (sending side), TSO/GSO off: sizes "
+                "where": "PM2 eth0 (sending side), TSO/GSO on: the sizes "
+                         "before segmentation, those the panda action sees"
+                         if self.prof["tso"] else
+                         "PM2 eth0 (sending side), TSO/GSO off: sizes "
                          "before segmentation are the wire sizes",
                 "flt": model.sample_summary(flt, MEMCACHED_PORT),
                 "fht": model.sample_summary(fht, FG_PORT),
@@ -372,16 +378,18 @@ class Run:
                  % (c.workload.name, c.load, tb.levels))
         pol = model.run_model(self.build, flt, fht, self.cdf, c.load,
                               tb.levels, self.dir, flt_level0=c.flt_level0,
-                              flt_bound=c.flt_bound, log=self.log)
+                              flt_bound=c.flt_bound, weights=c.weights,
+                              log=self.log)
         pol["source"] = "model"
         pol["workload"] = c.workload.record(copy="workload.cdf")
         with open(os.path.join(self.dir, "policy.json"), "w") as f:
-            json.dump({"panda": {"action": pol["panda"]["action"]},
-                       "pias": {"action": pol["pias"]["action"]},
-                       "collection": {k: v for k, v in coll.items()
-                                      if k in ("flt", "fht")},
-                       "workload": pol["workload"],
-                       "load": c.load, "levels": tb.levels}, f, indent=1)
+            doc = {s: {"action": pol[s]["action"]}
+                   for s in ("panda", "pias", model.ALL_ONES) if s in pol}
+            doc.update({"collection": {k: v for k, v in coll.items()
+                                       if k in ("flt", "fht")},
+                        "workload": pol["workload"],
+                        "load": c.load, "levels": tb.levels})
+            json.dump(doc, f, indent=1)
         self.use_policy(pol)
         self.save()
 
@@ -425,6 +433,11 @@ class Run:
                        "action (ovs-appctl panda/show missing)")
         elif SCHEMES[t["scheme"]].policy and not self.policies:
             res = dict(t, status="failed: no policy")
+        elif (SCHEMES[t["scheme"]].policy
+              and SCHEMES[t["scheme"]].policy not in self.policies):
+            res = dict(t, status="failed: the policy record has no %s "
+                       "policy (a --policy file of a run without it)"
+                       % SCHEMES[t["scheme"]].policy)
         else:
             res = self.trial_exec(tb, t)
         res.update({k: t[k] for k in ("rep", "experiments")})
