@@ -43,9 +43,8 @@ import time
 
 import pytest
 
-from pandaovs import loadgen, paths
+from pandaovs import paths
 from pandaovs.lab import FG_PORT, Lab, LabError, PortConfig, wait_until
-from pandaovs.loadgen import FgServer
 from pandaovs.sandbox import end_process, is_root
 from pandaovs.testbed.pcap import tcp_packets
 from pandaovs.testbed.topology import parse_panda_show
@@ -81,7 +80,7 @@ CONDITIONS = ("userspace TSO; hosts: tx checksum, TSO, GSO, GRO on; switch "
 
 @pytest.fixture(scope="module")
 def lab():
-    lb = Lab(BUILD, [("cli", "10.0.0.1", 1), ("srv", "10.0.0.2", 2)],
+    lb = Lab(BUILD.root, [("cli", "10.0.0.1", 1), ("srv", "10.0.0.2", 2)],
              mtu=MTU, static_arp=True, ports=PortConfig(tso=True))
     try:
         lb.start()
@@ -143,19 +142,58 @@ def stop_capture(p, path, want_payload):
     return int(m.group(1)) if m else 0
 
 
-def bulk(lab, tmp, size=BULK_BYTES, **kw):
-    """One panda-fg-client flow of 'size' bytes, srv -> cli."""
-    srv = FgServer(BUILD, tmp, host=lab.srv, bind=lab.srv.ip, port=FG_PORT,
-                   tag="fg-tso", quiet=True)
-    try:
-        c = loadgen.start_fg_client(BUILD, lab.srv.ip, FG_PORT, tmp,
-                                    host=lab.cli, tag="fg-client-tso",
-                                    concurrency=1, quiet=True, size=size,
-                                    flows=1, **kw)
-        assert c.wait(timeout=300) == 0, c.error_tail()
-        assert c.result()["flows_completed"] == 1
-    finally:
-        srv.kill()
+# One TCP connection that stays open after its data: panda/show lists live
+# connections only, and a FIN would end the entry.  The server sends
+# 'size' bytes and waits for the client's close; the client reads them,
+# says so on stdout and closes when its stdin closes.
+SERVER = """
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(1)
+print("listening", flush=True)
+c, _ = s.accept()
+c.sendall(b"x" * int(sys.argv[3]))
+c.recv(1)
+"""
+CLIENT = """
+import socket, sys
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+left = int(sys.argv[3])
+while left:
+    b = c.recv(min(left, 1 << 20))
+    assert b, "connection closed early"
+    left -= len(b)
+print("received", flush=True)
+sys.stdin.read()
+c.close()
+"""
+
+
+class Bulk:
+    """One connection srv -> cli carrying 'size' bytes, open until
+    close()."""
+
+    def __init__(self, lab, size=BULK_BYTES):
+        py = "/usr/bin/python3"
+        self.srv = lab.srv.popen(py, "-c", SERVER, lab.srv.ip, FG_PORT, size,
+                                 stdout=subprocess.PIPE, text=True)
+        assert self.srv.stdout.readline().strip() == "listening"
+        self.cli = lab.cli.popen(py, "-c", CLIENT, lab.srv.ip, FG_PORT, size,
+                                 stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+
+    def received(self):
+        """Waits until the client has every byte."""
+        line = self.cli.stdout.readline().strip()
+        assert line == "received", "client: %r" % line
+
+    def close(self):
+        if self.cli.poll() is None:
+            self.cli.stdin.close()
+        assert self.cli.wait(timeout=60) == 0
+        assert self.srv.wait(timeout=60) == 0
 
 
 def replay(packets):
@@ -199,16 +237,20 @@ def test_action_sees_super_packets_and_marks_every_segment(lab, tmp_path):
     ing, wire = str(tmp_path / "ingress.pcap"), str(tmp_path / "wire.pcap")
     caps = [capture(lab, lab.srv.port, "in", ing),
             capture(lab, lab.cli.port, "out", wire)]
+    flow = Bulk(lab)
     try:
-        bulk(lab, str(tmp_path))
+        flow.received()
+        # While the connection is open: its counter, and every packet srv
+        # sent it is in both captures and through cli's qdisc.
         show = parse_panda_show(lab.sb.appctl("panda/show", "7"))
         drops = [stop_capture(caps[0], ing, BULK_BYTES),
                  stop_capture(caps[1], wire, BULK_BYTES)]
+        after = lab.tc_classes(lab.cli.port)
     finally:
         for p in caps:
             end_process(p, signal.SIGINT)
+        flow.close()
     assert drops == [0, 0], "tcpdump lost packets: %s" % drops
-    after = lab.tc_classes(lab.cli.port)
 
     data = [p for p in tcp_packets(ing) if p["sport"] == FG_PORT
             and p["payload"]]
