@@ -506,12 +506,23 @@ def test_profile_10g(capsys):
     assert a.ports.record()["userspace_tso"] is True
     assert a.weights == "auto" and a.qos.buffer_bytes
     assert "panda-w1" in a.schemes and "panda" in a.schemes
+    # As the thesis at 10 Gbit/s: CUBIC, no ECN marking of 64 KB packets.
+    assert a.ccs == ("cubic",) and a.qos.ecn_threshold == 0
+    a = config.parse_args(["--profile", "10g", "--qos", "panda-sched"])
+    assert dict(a.qos.sched_settings("panda"))["ecn-threshold"] == "0"
+    assert "panda-droptail" not in a.schemes
+    a = config.parse_args(["--profile", "10g", "--cc", "reno"])
+    assert a.ccs == ("reno",)
+    a = config.parse_args(["--profile", "10g"])
     rec = a.qos.record("panda")
     assert rec["queue_bytes_per_level"] == a.queue_pkts * schemes.FRAME
     a = config.parse_args(["--profile", "10g", "--full"])
     assert "panda-w1" not in a.schemes
     a = config.parse_args([])
     assert not a.ports.tso and a.weights is None and not a.qos.buffer_bytes
+    assert a.ccs == ("cubic", "dctcp")
+    assert config.parse_args(["--qos", "panda-sched"]).qos.ecn_threshold \
+        == schemes.DEFAULT_ECN_THRESHOLD
     assert a.qos.record("panda")["queue_bytes_per_level"] is None
     assert "panda-w1" not in a.schemes
     for argv, why in (

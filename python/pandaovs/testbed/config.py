@@ -135,11 +135,12 @@ def parser(prog="testbed/run.py"):
                    "frames, on --ports afxdp; the datapath's 10 ms at the "
                    "rate on system ports, whose main thread comes back on "
                    "millisecond timers)" % PMD_PORT_BURST)
-    p.add_argument("--ecn-threshold", type=int,
-                   default=DEFAULT_ECN_THRESHOLD, metavar="BYTES",
+    p.add_argument("--ecn-threshold", type=int, metavar="BYTES",
                    help="panda-sched port ECN threshold, with ECN-capable "
                    "senders (net.ipv4.tcp_ecn=1); 0 = drop-tail only "
-                   "(default %(default)d, the thesis's K)")
+                   "(default: the profile's; 1g %d, the thesis's K; 10g 0, "
+                   "the thesis marks no 64 KB packets)"
+                   % DEFAULT_ECN_THRESHOLD)
     p.add_argument("--guard", type=int, default=DEFAULT_GUARD_PERMILLE,
                    metavar="PERMILLE",
                    help="starvation guard of the fish and panda-guard "
@@ -159,10 +160,11 @@ def parser(prog="testbed/run.py"):
     p.add_argument("--policy", help="reuse a saved policy.json (skips "
                    "stages 1 and 2)")
     p.add_argument("--profile", default="1g", choices=sorted(PROFILES))
-    p.add_argument("--cc", default="cubic,dctcp",
-                   help="congestion control algorithms to run (default "
-                   "cubic,dctcp; dctcp rows are reported unavailable when "
-                   "the kernel lacks it)")
+    p.add_argument("--cc",
+                   help="congestion control algorithms to run (default: "
+                   "the profile's; 1g cubic,dctcp, 10g cubic as in the "
+                   "thesis; dctcp rows are reported unavailable when the "
+                   "kernel lacks it)")
     p.add_argument("--load", type=float, default=0.8,
                    help="load rho given to the model (thesis: 14 flows is "
                    "about 0.8)")
@@ -220,6 +222,11 @@ def run_config(p, a, argv):
     """The RunConfig of 'a', what parser 'p' (parser() or one that adds
     options to it) parsed from 'argv'; p.error() on bad values."""
     mode = a.mode or "quick"
+    prof = PROFILES[a.profile]
+    if a.ecn_threshold is None:
+        a.ecn_threshold = prof["ecn_threshold"]
+    if a.cc is None:
+        a.cc = prof["cc"]
     weights = PROFILES[a.profile]["weights"]
     if a.schemes is None:
         schemes = DEFAULT_SCHEMES[a.qos]

@@ -11,6 +11,8 @@ rate so that a full queue holds the same time of traffic as a 1000-packet
 queue at 1 Gbit/s (12 ms).  Under TSO a queued packet may be 64 KB, so the
 buffer is kept in bytes (that many full frames) rather than packets."""
 
+from .schemes import DEFAULT_ECN_THRESHOLD
+
 REFERENCE_RATE = 1e9        # the thesis's link
 REFERENCE_QUEUE_PKTS = 1000  # Linux's default txqueuelen at that rate
 MIN_QUEUE_PKTS = 20
@@ -25,6 +27,8 @@ PROFILES = {
         "offloads": "off",
         "tso": False,
         "weights": None,
+        "ecn_threshold": DEFAULT_ECN_THRESHOLD,
+        "cc": "cubic,dctcp",
     },
     "10g": {
         "description": "thesis 10 Gbit/s setup, rate scaled down: OVS "
@@ -41,6 +45,11 @@ PROFILES = {
         "offloads": "tso",
         "tso": True,
         "weights": "auto",
+        # The thesis (§3.3, §4.4) marks no ECN at 10 Gbit/s: with 64 KB
+        # packets in the queue a byte threshold marks nearly every packet
+        # or lets the queue grow, so it ran CUBIC without marking.
+        "ecn_threshold": 0,
+        "cc": "cubic",
     },
 }
 
