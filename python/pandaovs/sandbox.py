@@ -215,6 +215,13 @@ class OvsSandbox:
     # -- lifecycle --------------------------------------------------------
     def start(self, other_config=None):
         self.ns = Netns("pov-%s" % self.id)
+        # The switch's ports carry the hosts' traffic only: without this,
+        # the kernel's IPv6 on each switch-side veth sends MLD reports and
+        # router solicitations of its own, straight to the port's qdisc,
+        # beside whatever OVS sends and schedules.
+        for conf in ("all", "default"):
+            self.ns.run("sysctl", "-qw",
+                        "net.ipv6.conf.%s.disable_ipv6=1" % conf, check=False)
         db = os.path.join(self.dir, "conf.db")
         run(self.bin("ovsdb/ovsdb-tool"), "create", db,
             os.path.join(self.src, "vswitchd", "vswitch.ovsschema"))

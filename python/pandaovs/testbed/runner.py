@@ -586,6 +586,7 @@ def calibrate_main(cfg):
                      log=lambda m: print(m, flush=True))
     with open(os.path.join(out, "calibration.json"), "w") as f:
         json.dump({"kernel": platform.release(), "cpus": os.cpu_count(),
+                   "profile": cfg.profile, "qos": cfg.qos.type,
                    "ports": cfg.ports.record(), "rows": rows}, f, indent=1)
     print("calibration written to %s" % os.path.join(out,
                                                      "calibration.json"))
