@@ -678,3 +678,26 @@ def test_benchmark_runs():
     assert res.returncode == 0, res.stderr
     for what in ("ingest", "T search", "alpha", "pcap read"):
         assert what in res.stdout
+
+
+def test_weight_values_auto(tmp_path, cdf):
+    """--weight-values auto: each interval's mean FHT payload over that
+    of [T, d_1) (lib/panda/model.h), in hundredths; the rule is recorded."""
+    flt = hist(tmp_path, "flt.hist", [(100, 1000), (1500, 10)])
+    fht = labelled_fht(tmp_path)
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "auto")
+    check_policy(doc, 8)
+    T = doc["threshold"]
+    # FHT payloads (size - 40) with their counts over the three flows.
+    rows = {160: 6, 1460: 165, 7960: 609, 64960: 1500}
+    base = [(p, n) for p, n in rows.items() if T <= p <= 7959]
+    mean = sum(p * n for p, n in base) / sum(n for _, n in base)
+    assert [w[0] for w in doc["weights"]] == [7959, 64959]
+    assert doc["weights"][0][1] == pytest.approx(7960 / mean, abs=0.006)
+    assert doc["weights"][1][1] == pytest.approx(min(600, 64960 / mean),
+                                                 abs=0.006)
+    assert doc["model"]["subthresholds"]["weight_rule"] == "auto"
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "2,4")
+    assert doc["model"]["subthresholds"]["weight_rule"] == "given"
