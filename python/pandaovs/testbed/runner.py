@@ -256,17 +256,23 @@ class Run:
                 if self.result["metadata"] is None:
                     self.result["metadata"] = self.metadata(tb)
                     self.log("  kernel %s, %s, link %g Mbit/s, %s ports, "
-                             "%s, %d levels, buffer %d packets %s, %s, "
-                             "offloads off, cc %s" % (
+                             "%s, %d levels, buffer %d %s %s, %s, "
+                             "offloads %s, cc %s" % (
                                  platform.release(),
                                  self.result["metadata"]["ovs_version"],
                                  c.rate_mbit, ports_str(c.ports),
                                  c.qos.type, tb.levels,
-                                 c.queue_pkts, "per level" if
+                                 c.queue_pkts * FRAME if c.qos.buffer_bytes
+                                 else c.queue_pkts,
+                                 "bytes" if c.qos.buffer_bytes
+                                 else "packets", "per level" if
                                  c.qos.type == "htb" else "per port",
                                  "ECN at %d bytes, ECN-capable senders"
                                  % c.qos.ecn_threshold if c.qos.marks
-                                 else "drop-tail", ",".join(ccs)))
+                                 else "drop-tail",
+                                 "on (OVS userspace TSO; hosts' TSO, GSO, "
+                                 "GRO, tx checksum)" if c.ports.tso
+                                 else "off", ",".join(ccs)))
                 panda_ok = tb.panda_available()
                 cpu0, t0 = tb.thread_cpu(), time.time()
                 if self.policies is None and c.modeled_schemes:
