@@ -45,6 +45,9 @@ struct options {
     size_t n_weight_values;
     bool weights_auto;          /* --weight-values auto: from the FHT's
                                  * sizes (panda_model_size_weights()). */
+    bool byte_thresholds;       /* --byte-thresholds: alpha stays the
+                                 * CDF's bytes with weights (no eq. 3-24
+                                 * mapping). */
     enum panda_samples_weighting weighting;
     bool keep_acks;
     double flt_level0;          /* Share of FLT packets to keep at level 0
@@ -162,6 +165,9 @@ Inputs:\n\
                       d_2,... (default: none, all packets weigh 1); auto:\n\
                       each interval's mean FHT payload over that of\n\
                       [T, d_1) (for TSO captures; README)\n\
+  --byte-thresholds   with weights, keep alpha in the CDF's bytes instead\n\
+                      of mapping it by each class's eta (eq. 3-24): a\n\
+                      weight above 1 then always sinks a flow sooner\n\
   --flow-weight W     per-flow weight in eqs. 3-8/3-9: packets (default),\n\
                       equal or bytes\n\
   --keep-acks         keep zero-payload packets (dropped by default: they do\n\
@@ -307,6 +313,7 @@ enum {
     OPT_FLT = 256, OPT_FHT, OPT_FLT_FILTER, OPT_FHT_FILTER, OPT_CDF,
     OPT_CDF_UNIT, OPT_LOAD, OPT_LEVELS, OPT_MSS, OPT_HEADER_LEN,
     OPT_CLASS_BOUNDS, OPT_NO_SUB, OPT_WEIGHT_VALUES, OPT_FLOW_WEIGHT,
+    OPT_BYTE_THRESHOLDS,
     OPT_KEEP_ACKS, OPT_TIE, OPT_ID, OPT_DSCP, OPT_QUEUES, OPT_KIND,
     OPT_PIAS, OPT_JSON, OPT_ACTION, OPT_RULES, OPT_FLT_LEVEL0,
     OPT_FLT_BOUND,
@@ -328,6 +335,7 @@ static const struct option long_options[] = {
     { "no-subthresholds", no_argument, NULL, OPT_NO_SUB },
     { "weight-values", required_argument, NULL, OPT_WEIGHT_VALUES },
     { "flow-weight", required_argument, NULL, OPT_FLOW_WEIGHT },
+    { "byte-thresholds", no_argument, NULL, OPT_BYTE_THRESHOLDS },
     { "keep-acks", no_argument, NULL, OPT_KEEP_ACKS },
     { "tie", required_argument, NULL, OPT_TIE },
     { "flt-level0", required_argument, NULL, OPT_FLT_LEVEL0 },
@@ -418,6 +426,7 @@ parse_option(struct options *o, int c, const char *arg)
     case OPT_CLASS_BOUNDS: parse_class_bounds(o, arg); break;
     case OPT_NO_SUB: o->subthresholds = false; break;
     case OPT_WEIGHT_VALUES: parse_weight_values(o, arg); break;
+    case OPT_BYTE_THRESHOLDS: o->byte_thresholds = true; break;
     case OPT_FLOW_WEIGHT:
         o->weighting = parse_choice("--flow-weight", arg, weightings, 3,
                                     "packets, equal or bytes");
@@ -777,7 +786,7 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
         panda_solver_class_eta(&fht->samples, o->bounds, o->n_bounds, p,
                         o->header_len, r->eta);
         r->n_eta = o->n_bounds + 1;
-        for (j = 0; j < n; j++) {
+        for (j = 0; j < n && !o->byte_thresholds; j++) {
             for (c = 0; c < o->n_bounds
                  && (double) r->alpha_bytes[j] >= o->bounds[c]; c++) {
                 continue;
@@ -795,6 +804,9 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
         if (moved) {
             note(r, "%d counter threshold(s) raised to stay strictly"
                  " ascending after the weight mapping", moved);
+        }
+        if (o->byte_thresholds) {
+            memcpy(p->alpha, r->alpha_bytes, sizeof p->alpha);
         }
     } else {
         memcpy(p->alpha, r->alpha_bytes, sizeof p->alpha);
@@ -1122,6 +1134,8 @@ json_subthresholds(struct cli_json *j, const struct options *o,
     cli_json_bool(j, "weights_applied", r->policy.n_weights > 0);
     if (r->weight_rule) {
         cli_json_str(j, "weight_rule", r->weight_rule);
+        cli_json_str(j, "thresholds", o->byte_thresholds
+                     ? "bytes (--byte-thresholds)" : "bytes / eta");
     }
     if (r->n_eta) {
         json_doubles(j, "eta", r->eta, (int) r->n_eta);

@@ -508,6 +508,9 @@ def test_profile_10g(capsys):
     assert "panda-w1" in a.schemes and "panda" in a.schemes
     # As the thesis at 10 Gbit/s: CUBIC, no ECN marking of 64 KB packets.
     assert a.ccs == ("cubic",) and a.qos.ecn_threshold == 0
+    assert a.flt_level0 == 1.0
+    assert config.parse_args(["--profile", "10g", "--flt-level0",
+                              "0.9"]).flt_level0 == 0.9
     a = config.parse_args(["--profile", "10g", "--qos", "panda-sched"])
     assert dict(a.qos.sched_settings("panda"))["ecn-threshold"] == "0"
     assert "panda-droptail" not in a.schemes
@@ -520,7 +523,7 @@ def test_profile_10g(capsys):
     assert "panda-w1" not in a.schemes
     a = config.parse_args([])
     assert not a.ports.tso and a.weights is None and not a.qos.buffer_bytes
-    assert a.ccs == ("cubic", "dctcp")
+    assert a.ccs == ("cubic", "dctcp") and a.flt_level0 == 0.99
     assert config.parse_args(["--qos", "panda-sched"]).qos.ecn_threshold \
         == schemes.DEFAULT_ECN_THRESHOLD
     assert a.qos.record("panda")["queue_bytes_per_level"] is None
@@ -539,7 +542,7 @@ def test_weights_target():
     classes; the weights target compares panda with panda-w1."""
     t = _trial("panda", 0, 2.0)
     t["tc_classes"] = {"1:1": {"bytes": 100}, "1:3": {"bytes": 300},
-                       "1:a": {"bytes": 600}}
+                       "1:a": {"bytes": 600}, "1:fffe": {"bytes": 1000}}
     assert report.level_bytes(t) == [100, 0, 300] + [0] * 6 + [600]
     t = _trial("panda", 0, 2.0)
     t["sched_levels"] = [{"sent_b": 5}, {"sent_b": 7}]

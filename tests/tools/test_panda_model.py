@@ -697,7 +697,16 @@ def test_weight_values_auto(tmp_path, cdf):
     assert doc["weights"][0][1] == pytest.approx(7960 / mean, abs=0.006)
     assert doc["weights"][1][1] == pytest.approx(min(600, 64960 / mean),
                                                  abs=0.006)
-    assert doc["model"]["subthresholds"]["weight_rule"] == "auto"
+    sub = doc["model"]["subthresholds"]
+    assert sub["weight_rule"] == "auto" and sub["thresholds"] == "bytes / eta"
+    mapped = doc["thresholds"]
+    assert mapped != doc["model"]["alpha"]["thresholds_bytes"]
+    # --byte-thresholds: alpha stays the CDF's bytes, the weights apply.
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "auto", "--byte-thresholds")
+    assert doc["thresholds"] == doc["model"]["alpha"]["thresholds_bytes"]
+    assert len(doc["weights"]) == 2
+    assert doc["model"]["subthresholds"]["thresholds"].startswith("bytes (")
     doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
                      0.8, "--weight-values", "2,4")
     assert doc["model"]["subthresholds"]["weight_rule"] == "given"

@@ -191,13 +191,12 @@ def parser(prog="testbed/run.py"):
                    help="length of the iperf3 cross-check of the load "
                    "generator's goodput, once per run (default: quick 10, "
                    "full 30; 0 = skip)")
-    p.add_argument("--flt-level0", type=float, default=0.99,
-                   metavar="SHARE",
+    p.add_argument("--flt-level0", type=float, metavar="SHARE",
                    help="the model makes room for the memcached counter's "
                    "excursions so that SHARE of the collected memcached "
                    "packets stay at level 0 (panda-model --flt-level0; "
-                   "default %(default)g, 0 = the policy of the flow-size "
-                   "CDF alone)")
+                   "default: the profile's, 1g 0.99, 10g 1; 0 = the "
+                   "policy of the flow-size CDF alone)")
     p.add_argument("--flt-bound", choices=("floor", "alpha1"),
                    default="floor",
                    help="how: a counter floor (credit) below 0, the "
@@ -227,6 +226,8 @@ def run_config(p, a, argv):
         a.ecn_threshold = prof["ecn_threshold"]
     if a.cc is None:
         a.cc = prof["cc"]
+    if a.flt_level0 is None:
+        a.flt_level0 = prof["flt_level0"]
     weights = PROFILES[a.profile]["weights"]
     if a.schemes is None:
         schemes = DEFAULT_SCHEMES[a.qos]

@@ -93,8 +93,16 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
                 "--flt-bound", flt_bound,
                 "-o", out_json[name]] + extra + common
     cmds = {
+        # The thresholds stay the CDF's bytes (--byte-thresholds): eq.
+        # 3-24's mapping by each class's eta would raise them as much as
+        # the weights raise an average flow's counter, so the weights
+        # would only reorder flows within a class; kept in bytes, every
+        # weight above 1 makes a flow sink sooner than all ones (issue 18:
+        # at least as fast), and memcached's bound (--flt-level0) is
+        # computed with the weights.
         "panda": panda("panda", MODEL_IDS["panda"],
-                       ["--weight-values", weights] if weights else []),
+                       ["--weight-values", weights, "--byte-thresholds"]
+                       if weights else []),
         "pias": [tool, "--pias", "--id", str(MODEL_IDS["pias"]),
                  "-o", out_json["pias"]] + common,
     }
