@@ -12,6 +12,8 @@
 
 #include <panda/conn-table.h>
 
+#include "policy-util.h"
+
 /* 4 levels, T = 1000 payload bytes. */
 #define POLICY "id=1,threshold=1000,thresholds=10000/100000/1000000," \
                "dscp=46/26/18/0,queues=0/1/2/3"
@@ -31,11 +33,8 @@ static struct panda_policy
 policy(const char *s)
 {
     struct panda_policy p;
-    char *err = panda_policy_parse(s, &p);
 
-    if (err) {
-        fail_msg("%s", err);
-    }
+    parse_ok(s, &p);
     return p;
 }
 
