@@ -685,6 +685,7 @@ solve_panda(const struct options *o, struct input_summary *flt,
                      " first %zu ignored", r->sub.n, r->sub.n);
             }
             double autow[PANDA_MAX_WEIGHTS];
+            size_t n_w = 0;
 
             for (i = 0; i < r->sub.n; i++) {
                 uint32_t x = r->sub.sub[i].sep.x;
@@ -693,15 +694,42 @@ solve_panda(const struct options *o, struct input_summary *flt,
                 p->weights[i].above = x - 1 > o->header_len
                                       ? x - 1 - o->header_len : 0;
             }
+            n_w = r->sub.n;
             if (o->weights_auto) {
                 uint32_t above[PANDA_MAX_WEIGHTS];
+                uint32_t flt_max = 0;
 
+                /* Weights start above the FLT's largest packet: under TSO
+                 * a latency-sensitive connection also sends packets of
+                 * several segments (pipelined responses, a large value),
+                 * and a weight on them would move its counter where all
+                 * ones would not.  Bounds below it are raised to it, and
+                 * intervals that become empty are dropped. */
+                panda_hist_init(&pb);
+                payload_hist(&flt->samples, o->header_len, &pb);
+                flt_max = pb.n ? pb.size[pb.n - 1] : 0;
+                panda_hist_destroy(&pb);
+                n_w = 0;
                 for (i = 0; i < r->sub.n; i++) {
-                    above[i] = p->weights[i].above;
+                    uint32_t a = p->weights[i].above > flt_max
+                                 ? p->weights[i].above : flt_max;
+
+                    if (!n_w || a > above[n_w - 1]) {
+                        above[n_w++] = a;
+                    }
+                }
+                if (above[0] != p->weights[0].above) {
+                    note(r, "--weight-values auto: weights start above the"
+                         " FLT's largest packet, payload %" PRIu32 " bytes"
+                         " (d_1 gave %" PRIu32 ")", flt_max,
+                         p->weights[0].above);
+                }
+                for (i = 0; i < n_w; i++) {
+                    p->weights[i].above = above[i];
                 }
                 panda_hist_init(&pb);
                 payload_hist(&fht->samples, o->header_len, &pb);
-                if (!panda_model_size_weights(&pb, T_pay, above, r->sub.n,
+                if (!panda_model_size_weights(&pb, T_pay, above, n_w,
                                               600 /* policy limit */,
                                               autow)) {
                     note(r, "--weight-values auto: no FHT packet between T"
@@ -709,7 +737,7 @@ solve_panda(const struct options *o, struct input_summary *flt,
                 }
                 panda_hist_destroy(&pb);
             }
-            for (i = 0; i < r->sub.n; i++) {
+            for (i = 0; i < n_w; i++) {
                 double w = (o->weights_auto ? autow[i]
                             : o->weight_values[i < o->n_weight_values
                                                ? i
@@ -717,7 +745,7 @@ solve_panda(const struct options *o, struct input_summary *flt,
 
                 p->weights[i].weight = (uint16_t) lround(w * 100);
             }
-            p->n_weights = (uint8_t) r->sub.n;
+            p->n_weights = (uint8_t) n_w;
             r->weight_rule = o->weights_auto ? "auto" : "given";
         }
     }

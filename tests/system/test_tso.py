@@ -45,18 +45,14 @@ import pytest
 
 from pandaovs import paths
 from pandaovs.lab import FG_PORT, Lab, LabError, PortConfig, wait_until
-from pandaovs.sandbox import end_process, is_root
+from pandaovs.sandbox import end_process
 from pandaovs.testbed.pcap import packets, tcp_packets
 from pandaovs.testbed.topology import parse_panda_show
 
 BUILD = paths.BuildTree()
 
 pytestmark = [
-    pytest.mark.skipif(not is_root(),
-                       reason="needs root (network namespaces, OVS)"),
-    pytest.mark.skipif(not BUILD.has("ovs/build/vswitchd/ovs-vswitchd"),
-                       reason="no OVS build at %s (set PANDA_BUILD_DIR or "
-                       "run ./build.sh)" % BUILD.root),
+    pytest.mark.usefixtures("ovs_ready"),
     pytest.mark.skipif(not shutil.which("tcpdump"), reason="needs tcpdump"),
 ]
 

@@ -710,3 +710,11 @@ def test_weight_values_auto(tmp_path, cdf):
     doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
                      0.8, "--weight-values", "2,4")
     assert doc["model"]["subthresholds"]["weight_rule"] == "given"
+    # An FLT packet above d_1 (a TSO packet of several responses): the
+    # weights start above it, so every FLT packet weighs 1.
+    flt = hist(tmp_path, "flt2.hist", [(100, 1000), (10000, 1)])
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "auto")
+    assert [w[0] for w in doc["weights"]] == [9960, 64959]
+    assert any("largest packet, payload 9960" in n
+               for n in doc["model"]["notes"])
