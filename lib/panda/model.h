@@ -125,8 +125,8 @@ double panda_model_level0_share(const struct panda_policy *p,
  *
  * so the counter of a flow grows with (bytes x burst size) instead of
  * bytes alone and a bulk flow descends the levels in proportionally fewer
- * bytes, while every packet up to t_0 (above T, which separates the
- * FLT's packets from the FHT's) keeps weight 1.  The
+ * bytes, while every packet up to t_0 keeps weight 1 (panda-model puts
+ * t_0 above T and above every FLT packet it was given).  The
  * values come from the measured size distribution, need no parameter,
  * grow with the intervals (a mean of larger sizes is larger), and are 1
  * when TSO is off (no packet exceeds one MSS, so there are no higher
