@@ -48,6 +48,7 @@ from pandaovs.lab import FG_PORT, Lab, LabError, PortConfig, wait_until
 from pandaovs.sandbox import end_process
 from pandaovs.testbed.pcap import packets, tcp_packets
 from pandaovs.testbed.topology import parse_panda_show
+from pandaovs.testbed.trial import tcpdump
 
 BUILD = paths.BuildTree()
 
@@ -113,17 +114,8 @@ def tso_unavailable(lb):
 def capture(lab, port, direction, path):
     """tcpdump of every frame on switch port 'port' (direction "in" or
     "out"); returns the process once it listens."""
-    p = lab.sb.ns.popen("tcpdump", "-i", port, "-Q", direction, "-w", path,
-                        "-s", "128", "-B", "8192", "-U", "-n",
-                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                        text=True)
-    while True:
-        line = p.stderr.readline()
-        if "listening on" in line:
-            return p
-        if not line:
-            end_process(p)
-            raise RuntimeError("tcpdump on %s did not start" % port)
+    return tcpdump(lab.sb.ns, path, None, snaplen=128, iface=port,
+                   direction=direction)
 
 
 def stop_capture(p, path, want_payload):
@@ -135,7 +127,7 @@ def stop_capture(p, path, want_payload):
                120, "%d payload bytes in %s" % (want_payload, path),
                interval=0.2)
     end_process(p, signal.SIGINT)
-    err = p.stderr.read()
+    err = p.stderr.read() or ""
     m = re.search(r"(\d+) packets? dropped by kernel", err)
     return int(m.group(1)) if m else 0
 
