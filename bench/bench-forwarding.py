@@ -5,6 +5,13 @@
                                    [--sizes 64,1500] [--conns 1,1000,100000]
     bench/bench-forwarding.py --instructions [--build DIR] [--sizes ...]
                               [--conns ...]
+    sudo bench/bench-forwarding.py --histograms [...]
+
+--histograms (issue 19) measures what the panda action's histograms cost:
+both configurations run the panda flow, "base" with
+other_config:panda-histograms=false and "panda" with it true (the
+default), in the same ABBA alternation; the action microbenchmark and
+--instructions compare the two settings the same way.
 
 Method.  One OvsSandbox (pandaovs.sandbox): ovs-vswitchd with
 datapath_type=netdev in a private network namespace, two veth ports
@@ -109,11 +116,15 @@ def build_ovs_bench(tmp, build, name):
     return exe
 
 
-def action_cost_ns(exe, frame, conns, reps):
-    """Median ns per packet of the panda action (microbenchmark)."""
+def action_cost_ns(exe, frame, conns, reps, histograms=None):
+    """Median ns per packet of the panda action (microbenchmark);
+    'histograms': "true" or "false" sets other_config:panda-histograms."""
+    env = dict(os.environ)
+    if histograms is not None:
+        env["PANDA_HISTOGRAMS"] = histograms
     return statistics.median(
         float(subprocess.run([exe, str(frame), str(conns), "20000"],
-                             capture_output=True, text=True,
+                             capture_output=True, text=True, env=env,
                              check=True).stdout)
         for _ in range(reps))
 
@@ -153,13 +164,17 @@ def pmd_stats(sb):
     return stats
 
 
-def action_instructions(exe, frame, conns, tmp, iters=2000):
+def action_instructions(exe, frame, conns, tmp, iters=2000,
+                        histograms=None):
     """Instructions per packet of dp_panda_execute() (inclusive), from one
     bench-panda-action run under callgrind."""
     out = os.path.join(tmp, "callgrind.out")
+    env = dict(os.environ)
+    if histograms is not None:
+        env["PANDA_HISTOGRAMS"] = histograms
     subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file="
                     + out, exe, str(frame), str(conns), str(iters)],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, env=env)
     ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", out],
                          check=True, capture_output=True, text=True).stdout
     for line in ann.splitlines():
@@ -189,17 +204,30 @@ def main():
     ap.add_argument("--instructions", action="store_true",
                     help="instructions per packet of the action, under "
                     "valgrind; no forwarding runs")
+    ap.add_argument("--histograms", action="store_true",
+                    help="base = panda action without histograms, panda = "
+                    "with them (other_config:panda-histograms)")
     args = ap.parse_args()
     if args.instructions:
         with tempfile.TemporaryDirectory() as tmp:
             exe = build_action_bench(tmp, args.build)
-            print("dp_panda_execute() instructions per packet, build %s"
-                  % args.build)
+            print("dp_panda_execute() instructions per packet, build %s%s"
+                  % (args.build, ": without / with histograms"
+                     if args.histograms else ""))
             for size in (int(x) for x in args.sizes.split(",")):
                 for conns in (int(x) for x in args.conns.split(",")):
-                    print("  %5d B %7d conns: %7.1f" % (
-                        size, conns, action_instructions(
-                            exe, max(60, size - 4), conns, tmp)))
+                    frame = max(60, size - 4)
+                    if args.histograms:
+                        off = action_instructions(exe, frame, conns, tmp,
+                                                  histograms="false")
+                        on = action_instructions(exe, frame, conns, tmp,
+                                                 histograms="true")
+                        print("  %5d B %7d conns: %7.1f / %7.1f (+%.1f)"
+                              % (size, conns, off, on, on - off))
+                    else:
+                        print("  %5d B %7d conns: %7.1f" % (
+                            size, conns, action_instructions(
+                                exe, frame, conns, tmp)))
         return
     if not is_root():
         sys.exit("bench-forwarding: needs root (namespaces)")
@@ -228,15 +256,29 @@ def main():
                     # ABBA order, so that drifts do not favour one mode.
                     for mode in (("base", "panda") if rep % 2 == 0
                                  else ("panda", "base")):
-                        set_flows(sb, "output:2" if mode == "base"
-                                  else PANDA + ",output:2")
+                        if args.histograms:
+                            sb.vsctl("set", "Open_vSwitch", ".",
+                                     "other_config:panda-histograms=%s"
+                                     % ("false" if mode == "base"
+                                        else "true"))
+                        else:
+                            set_flows(sb, "output:2" if mode == "base"
+                                      else PANDA + ",output:2")
                         pps, cpps, sent = measure(sb, src, sink, blaster,
                                                   frame, conns, args.seconds)
                         res[mode].append(pps)
                         core[mode].append(cpps)
                         offered.append(sent)
-                cost = action_cost_ns(action_bench, frame, conns,
-                                      2 * args.reps + 1)
+                if args.histograms:
+                    # The histograms' own cost: with minus without.
+                    cost = action_cost_ns(
+                        action_bench, frame, conns, 2 * args.reps + 1,
+                        "true") - action_cost_ns(
+                        action_bench, frame, conns, 2 * args.reps + 1,
+                        "false")
+                else:
+                    cost = action_cost_ns(action_bench, frame, conns,
+                                          2 * args.reps + 1)
                 st = pmd_stats(sb)
                 upcalls = st.get("miss with success upcall", 0) + \
                     st.get("miss with failed upcall", 0)
@@ -260,6 +302,9 @@ def main():
     print()
     print("Per-core forwarding rate (packets per CPU-second of the forwarding "
           "thread), medians:")
+    if args.histograms:
+        print("(--histograms: base = the panda action without histograms, "
+              "panda = with them; action ns/pkt = what counting adds)")
     print("frame  conns    base Mpps  Gbit/s   panda Mpps  Gbit/s   ratio"
           "   | action ns/pkt  model ratio"
           " | wall Mpps base  panda  offered | upcalls/pkt")

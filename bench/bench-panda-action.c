@@ -2,7 +2,9 @@
  *
  *   bench-panda-action FRAME_BYTES CONNECTIONS ITERATIONS
  *
- * MAX_CONNECTIONS sets other_config:panda-max-connections.
+ * MAX_CONNECTIONS sets other_config:panda-max-connections; the environment
+ * variable PANDA_HISTOGRAMS (true|false), other_config:panda-histograms
+ * (bench-forwarding.py --histograms compares the two).
  *
  * Registers the action as a flow put does (dp_panda_flow_put()), then runs
  * dp_panda_execute() (lib/dpif-netdev-panda.c of the patched OVS) on
@@ -141,10 +143,15 @@ main(int argc, char *argv[])
         pool[i] = make_packet(size);
     }
     dp = dp_panda_create("bench");
-    if (argc > 4) {
+    if (argc > 4 || getenv("PANDA_HISTOGRAMS")) {
         struct smap cfg = SMAP_INITIALIZER(&cfg);
 
-        smap_add(&cfg, "panda-max-connections", argv[4]);
+        if (argc > 4) {
+            smap_add(&cfg, "panda-max-connections", argv[4]);
+        }
+        if (getenv("PANDA_HISTOGRAMS")) {
+            smap_add(&cfg, "panda-histograms", getenv("PANDA_HISTOGRAMS"));
+        }
         dp_panda_set_config(dp, &cfg);
         smap_destroy(&cfg);
     }

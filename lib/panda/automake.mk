@@ -26,6 +26,8 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/samples.h \
 	lib/panda/scheduler.c \
 	lib/panda/scheduler.h \
+	lib/panda/sizehist.c \
+	lib/panda/sizehist.h \
 	lib/panda/solver.c \
 	lib/panda/solver.h \
 	lib/panda/time.h \

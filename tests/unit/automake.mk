@@ -16,6 +16,7 @@ UNIT_TESTS = \
 	tests/unit/test-model \
 	tests/unit/test-policy \
 	tests/unit/test-scheduler \
+	tests/unit/test-sizehist \
 	tests/unit/test-solver \
 	tests/unit/test-wire
 check_PROGRAMS += $(UNIT_TESTS)
@@ -33,6 +34,9 @@ tests_unit_test_classifier_LDADD = $(UNIT_LDADD)
 tests_unit_test_cli_SOURCES = tests/unit/test-cli.c
 tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cli_LDADD = $(CLI_LIBADD) $(CMOCKA_LIBS)
+tests_unit_test_sizehist_SOURCES = tests/unit/test-sizehist.c
+tests_unit_test_sizehist_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sizehist_LDADD = $(UNIT_LDADD)
 tests_unit_test_conn_table_SOURCES = tests/unit/test-conn-table.c \
 	tests/unit/policy-util.h
 tests_unit_test_conn_table_CFLAGS = $(UNIT_CFLAGS)

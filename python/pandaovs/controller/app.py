@@ -23,6 +23,13 @@ How a bridge is synchronised (one at a time per bridge):
 The panda action carries its policy id; the switch keeps the per-connection
 counters per id, so a policy change with the same id keeps them.
 
+With --auto-tune (pandaovs.controller.autotune) the controller also pulls
+every bridge's histograms (NXST_PANDA_HISTOGRAM) periodically, runs
+panda-model on them and, when T or the thresholds move by more than the
+margin (with hysteresis and a minimum interval), pushes the tuned policy
+under the same id in place of the configured one, until the configuration
+changes again.
+
 This module imports os-ken (which monkey-patches the standard library
 through eventlet); only os-ken's manager imports it.
 """
@@ -43,8 +50,12 @@ from os_ken.lib import hub
 from os_ken.ofproto import ofproto_v1_3
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
+from . import autotune
 from . import config as config_mod
 from . import diff
+from .. import sizehist
+from ..modeltool import ModelToolError
+from ..policy import PolicyError
 from .config import RUN_ENV, is_loopback, read_token, split_hostport
 from .ofp import ERROR_FIELDS, OFP, Desired, Existing, error_text
 
@@ -184,9 +195,23 @@ class Session(object):
     def plan(self, config, existing):
         desired = {}
         for r in config.rules_for(self.dpid):
-            d = Desired(r)
+            d = Desired(r, self.app.policy_for(r))
             desired[d.key] = d
         return diff.plan(desired, existing)
+
+    def histograms(self):
+        """{policy id: sizehist.Histogram} of the bridge's datapath, read
+        with NXST_PANDA_HISTOGRAM (every id; the text may span several
+        replies)."""
+        req = parser.OFPExperimenterStatsRequest(
+            self.dp, 0, sizehist.NX_VENDOR_ID, sizehist.NXST_PANDA_HISTOGRAM,
+            sizehist.request_body())
+        data = b"".join(bytes(rep.body.data) for rep in
+                        self.request(req, "panda histogram request"))
+        try:
+            return sizehist.parse(data.decode("ascii"))
+        except (UnicodeDecodeError, sizehist.HistogramError) as e:
+            raise OpenFlowError("malformed panda histogram reply: %s" % e)
 
     def flow_mod(self, command, table, priority, match, cookie,
                  instructions=(), cookie_mask=0):
@@ -364,9 +389,19 @@ class PandaController(app_manager.OSKenApp):
         self.rest = os.environ.get(RUN_ENV["rest"]) or None
         self.sessions = {}
         self.cw = config_mod.ConfigWatcher(self.config_path, self.ofctl, LOG)
+        self.tuned = {}         # policy id -> the auto-tuned Policy in force
+        self.tuners = {}        # policy id -> autotune.Tuner
+        self.decisions = []     # the last auto-tune decisions (REST)
+        self.autotune = None
+        if os.environ.get(RUN_ENV["autotune"]):
+            self.autotune = autotune.Settings.from_json(
+                os.environ[RUN_ENV["autotune"]])
         self.reload_requested = False
         self.reload_config("startup", force=True)
         self.threads.append(hub.spawn(self._watch))
+        if self.autotune:
+            LOG.info("auto-tune: %s", self.autotune.to_json())
+            self.threads.append(hub.spawn(self._autotune_loop))
         if self.rest:
             # Authentication always (a bearer token from a file), loopback
             # unless told otherwise: the interface reloads and pushes.
@@ -415,10 +450,98 @@ class PandaController(app_manager.OSKenApp):
         once, not at every poll."""
         dpids = [d for d, s in self.sessions.items() if s.connected]
         try:
-            return self.cw.reload(reason, dpids, force)
+            new = self.cw.reload(reason, dpids, force)
         except Exception:           # a bug: report it, keep the generation
             LOG.exception("reloading the configuration (%s)", reason)
             return False
+        if new and self.tuned:
+            # The operator's files win over what auto-tune derived.
+            LOG.info("auto-tune: new configuration: the tuned policies of "
+                     "ids %s give way to the configured ones",
+                     ", ".join(str(i) for i in sorted(self.tuned)))
+            self.tuned.clear()
+            self.tuners.clear()
+        return new
+
+    def policy_for(self, rule):
+        """The policy a rule's flow carries: the auto-tuned one of its id,
+        if any, else the configured one."""
+        p = rule.policy
+        return self.tuned.get(p.id, p) if p is not None else None
+
+    # -- auto-tune ----------------------------------------------------
+    def _autotune_loop(self):
+        while True:
+            hub.sleep(self.autotune.interval)
+            try:
+                self.autotune_round()
+            except Exception:
+                LOG.exception("auto-tune")
+
+    def _decision(self, pid, action, reason, **inputs):
+        d = {"time": time.time(), "policy_id": pid, "action": action,
+             "reason": reason}
+        d.update(inputs)
+        self.decisions = (self.decisions + [d])[-50:]
+        LOG.info("auto-tune policy %d: %s (%s); inputs %s", pid, action,
+                 reason, json.dumps(inputs, sort_keys=True))
+
+    def autotune_round(self):
+        """One pull -> model -> decision round over every connected
+        bridge and every panda policy id of the configuration."""
+        cfg = self.config
+        if cfg is None:
+            return
+        configured = {}
+        for r in cfg.rules:
+            if r.policy is not None and r.policy.kind == "panda":
+                configured.setdefault(r.policy.id, r.policy)
+        sessions = [s for s in list(self.sessions.values())
+                    if s.connected and s.state == "synced"]
+        if not configured or not sessions:
+            return
+        snaps = {}
+        for s in sessions:
+            try:
+                hists = s.histograms()
+            except OpenFlowError as e:
+                LOG.warning("auto-tune: switch %s: %s", s.name, e)
+                continue
+            for pid, h in hists.items():
+                if pid in configured:
+                    snaps.setdefault(pid, {})[s.name] = h
+        pushed = False
+        for pid in sorted(configured):
+            current = self.tuned.get(pid, configured[pid])
+            tuner = self.tuners.get(pid)
+            if tuner is None:
+                tuner = self.tuners[pid] = autotune.Tuner(pid, self.autotune)
+            window, flt, fht = tuner.window(snaps.get(pid, {}))
+            inputs = {"bridges": sorted(snaps.get(pid, {})),
+                      "flt_packets": flt, "fht_packets": fht,
+                      "policy": current.text()}
+            if window is None:
+                self._decision(pid, "wait", "fewer than %d packets in a "
+                               "class" % self.autotune.min_packets, **inputs)
+                continue
+            try:
+                proposed, model, cmd = autotune.run_model(
+                    self.autotune, current, window)
+            except (ModelToolError, PolicyError, OSError) as e:
+                self._decision(pid, "keep", "model failed: %s" % e,
+                               **inputs)
+                continue
+            push, change, reason = tuner.decide(current, proposed)
+            inputs.update({"proposed": proposed.text(), "change": change,
+                           "margin": self.autotune.margin,
+                           "model_command": cmd})
+            self._decision(pid, "push" if push else "keep", reason,
+                           **inputs)
+            if push:
+                self.tuned[pid] = proposed
+                pushed = True
+        if pushed:
+            self.sync_all("auto-tune", wait=True)
 
     def config_refused(self, gen, session, error):
         """A switch refused generation 'gen' because of what it says (a
@@ -539,6 +662,13 @@ class PandaController(app_manager.OSKenApp):
             s.on_reply(ev.msg,
                        more=bool(ev.msg.flags & OFP.OFPMPF_REPLY_MORE))
 
+    @set_ev_cls(ofp_event.EventOFPExperimenterStatsReply, MAIN_DISPATCHER)
+    def _experimenter_stats_reply(self, ev):
+        s = self._session(ev.msg)
+        if s is not None:
+            s.on_reply(ev.msg,
+                       more=bool(ev.msg.flags & OFP.OFPMPF_REPLY_MORE))
+
     @set_ev_cls(ofp_event.EventOFPEchoReply, MAIN_DISPATCHER)
     def _echo_reply(self, ev):
         s = self._session(ev.msg)
@@ -565,6 +695,12 @@ class PandaController(app_manager.OSKenApp):
             },
             "switches": [s.status() for _, s in
                          sorted(self.sessions.items())],
+            "auto_tune": None if self.autotune is None else {
+                "settings": json.loads(self.autotune.to_json()),
+                "tuned": {str(k): v.text() for k, v in
+                          sorted(self.tuned.items())},
+                "decisions": self.decisions,
+            },
         }
 
     def _authorized(self, environ):

@@ -7,7 +7,12 @@
          --private-key K --certificate C --ca-cert CA] \\
         [--rest 127.0.0.1:8181 --rest-token-file FILE] \\
         [--ofctl /usr/bin/ovs-ofctl] [--poll 1.0] [--audit 60] \\
-        [--log-file FILE] [--pid-file FILE]
+        [--log-file FILE] [--pid-file FILE] \
+        [--auto-tune --auto-tune-cdf CDF --auto-tune-load RHO \
+         [--auto-tune-interval 10] [--auto-tune-min-interval 60] \
+         [--auto-tune-margin 0.1] [--auto-tune-confirm 2] \
+         [--auto-tune-min-packets 1000] [--auto-tune-flt-levels 0] \
+         [--auto-tune-model PANDA_MODEL]]
     panda_controller.py check --config panda.json [--ofctl P]
     panda_controller.py status|sync --rest 127.0.0.1:8181 \\
         --rest-token-file FILE
@@ -111,6 +116,11 @@ def cmd_run(args):
             args.rest_token_file)
     if args.ofctl:
         os.environ[RUN_ENV["ofctl"]] = args.ofctl
+    if args.auto_tune:
+        settings = _autotune_settings(args)
+        if settings is None:
+            return 1
+        os.environ[RUN_ENV["autotune"]] = settings.to_json()
     os.environ[RUN_ENV["poll"]] = str(args.poll)
     os.environ[RUN_ENV["audit"]] = str(args.audit)
     os.environ[RUN_ENV["logfmt"]] = "1"
@@ -124,6 +134,39 @@ def cmd_run(args):
     manager.main(args=osken_args + ["pandaovs.controller.app"],
                  prog="panda_controller")
     return 0
+
+
+def _autotune_settings(args):
+    """autotune.Settings from the --auto-tune-* options, checked here,
+    once; None after saying what is wrong."""
+    from . import autotune
+    from .. import paths
+    if not args.auto_tune_cdf or args.auto_tune_load is None:
+        print("panda_controller: --auto-tune needs --auto-tune-cdf FILE (the "
+              "flow-size CDF) and --auto-tune-load RHO", file=sys.stderr)
+        return None
+    model = args.auto_tune_model or os.path.join(
+        paths.build_dir(), "tools", "panda-model")
+    try:
+        levels = tuple(int(x) for x in args.auto_tune_flt_levels.split(","))
+    except ValueError:
+        print("panda_controller: --auto-tune-flt-levels %s: expected levels "
+              "separated by commas, e.g. 0 or 0,1" % args.auto_tune_flt_levels,
+              file=sys.stderr)
+        return None
+    try:
+        return autotune.Settings(
+            model=os.path.abspath(model),
+            cdf=os.path.abspath(args.auto_tune_cdf),
+            load=args.auto_tune_load, interval=args.auto_tune_interval,
+            min_interval=args.auto_tune_min_interval,
+            margin=args.auto_tune_margin, confirm=args.auto_tune_confirm,
+            min_packets=args.auto_tune_min_packets, flt_levels=levels,
+            cdf_unit=args.auto_tune_cdf_unit)
+    except autotune.AutoTuneError as e:
+        print("panda_controller: --auto-tune-%s" % str(e).replace("_", "-"),
+              file=sys.stderr)
+        return None
 
 
 def _listen_args(args):
@@ -215,6 +258,33 @@ def main(argv=None):
                      help="seconds between read-backs of every bridge that "
                           "repair changes made behind the controller's back "
                           "(default 60, 0 = off)")
+    at = run.add_argument_group(
+        "auto-tune", "pull the bridges' histograms, run panda-model on them "
+        "and push new T/thresholds (pandaovs.controller.autotune)")
+    at.add_argument("--auto-tune", action="store_true")
+    at.add_argument("--auto-tune-cdf", default=None,
+                    help="flow-size CDF for the thresholds")
+    at.add_argument("--auto-tune-cdf-unit", default="bytes",
+                    choices=("bytes", "packets"))
+    at.add_argument("--auto-tune-load", type=float, default=None,
+                    help="load rho for the thresholds, 0 < rho < 1")
+    at.add_argument("--auto-tune-interval", type=float, default=10.0,
+                    help="seconds between pulls (default 10)")
+    at.add_argument("--auto-tune-min-interval", type=float, default=60.0,
+                    help="seconds between pushes of one id (default 60)")
+    at.add_argument("--auto-tune-margin", type=float, default=0.10,
+                    help="relative move of T or a threshold that counts as "
+                         "a change (default 0.10)")
+    at.add_argument("--auto-tune-confirm", type=int, default=2,
+                    help="consecutive windows over the margin before a "
+                         "push (default 2)")
+    at.add_argument("--auto-tune-min-packets", type=int, default=1000,
+                    help="packets per class in a window (default 1000)")
+    at.add_argument("--auto-tune-flt-levels", default="0",
+                    help="levels whose packets are the FLT sample, e.g. 0 "
+                         "or 0,1 (default 0)")
+    at.add_argument("--auto-tune-model", default=None,
+                    help="panda-model (default: the build's)")
     run.add_argument("--log-file", default=None)
     run.add_argument("--pid-file", default=None)
     run.add_argument("--verbose", action="store_true")

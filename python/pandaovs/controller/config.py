@@ -117,6 +117,7 @@ RUN_ENV = {
     "audit": "PANDA_CONTROLLER_AUDIT",
     "logfmt": "PANDA_CONTROLLER_LOG_FORMAT",
     "rest_token_file": "PANDA_CONTROLLER_REST_TOKEN_FILE",
+    "autotune": "PANDA_CONTROLLER_AUTOTUNE",   # autotune.Settings, JSON
 }
 
 

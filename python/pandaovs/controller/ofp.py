@@ -80,14 +80,17 @@ class Desired(object):
     """The flow a rule (pandaovs.controller.config.Rule) wants on one
     bridge."""
 
-    def __init__(self, rule):
+    def __init__(self, rule, policy=None):
+        """'policy': the policy in force for the rule's id (auto-tune),
+        default the rule's own."""
         self.rule = rule
+        policy = rule.policy if policy is None else policy
         self.table = rule.table
         self.priority = rule.priority
         self.cookie = rule.cookie
         self.match = parser.OFPMatch(**rule.match)
-        actions = ([NXActionPanda(rule.policy)]
-                   if rule.policy is not None else [])
+        actions = ([NXActionPanda(policy)]
+                   if policy is not None else [])
         if rule.next[0] == "normal":
             actions.append(parser.OFPActionOutput(OFP.OFPP_NORMAL, 0))
         self.instructions = [parser.OFPInstructionActions(

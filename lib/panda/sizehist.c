@@ -1,0 +1,372 @@
+/* Live size histograms; see sizehist.h. */
+#include <panda/sizehist.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <panda/base.h>
+
+/* Payload: 256 buckets of 8 bytes below this, then 4 per power of two. */
+#define PAYLOAD_LINEAR 2048
+#define PAYLOAD_LINEAR_BUCKETS (PAYLOAD_LINEAR / 8)
+#define PAYLOAD_LINEAR_OCTAVE 11            /* log2(PAYLOAD_LINEAR). */
+/* Flow: exact below 8, then 4 per power of two. */
+#define FLOW_LINEAR 8
+#define FLOW_LINEAR_OCTAVE 3
+
+size_t
+panda_sizehist_n_buckets(enum panda_sizehist_kind kind)
+{
+    return kind == PANDA_SIZEHIST_PAYLOAD ? PANDA_SIZEHIST_PAYLOAD_BUCKETS
+                                          : PANDA_SIZEHIST_FLOW_BUCKETS;
+}
+
+static inline unsigned int
+log2_floor(uint64_t v)
+{
+    return 63 - __builtin_clzll(v);
+}
+
+/* Bucket of 'v' >= 2^first_octave in the log part that starts at bucket
+ * 'base': 4 buckets per power of two. */
+static inline size_t
+log_bucket(uint64_t v, unsigned int first_octave, size_t base)
+{
+    unsigned int o = log2_floor(v);
+
+    return base + (size_t) (o - first_octave) * 4 + ((v >> (o - 2)) & 3);
+}
+
+static inline uint64_t
+log_lower(size_t i, unsigned int first_octave)
+{
+    unsigned int o = first_octave + i / 4;
+
+    return (uint64_t) (4 + i % 4) << (o - 2);
+}
+
+static inline uint64_t
+log_width(size_t i, unsigned int first_octave)
+{
+    return UINT64_C(1) << (first_octave + i / 4 - 2);
+}
+
+size_t
+panda_sizehist_bucket(enum panda_sizehist_kind kind, uint64_t v)
+{
+    if (kind == PANDA_SIZEHIST_PAYLOAD) {
+        if (v < PAYLOAD_LINEAR) {
+            return v >> 3;
+        }
+        if (v > PANDA_MAX_PKT_SIZE) {
+            v = PANDA_MAX_PKT_SIZE;
+        }
+        return log_bucket(v, PAYLOAD_LINEAR_OCTAVE, PAYLOAD_LINEAR_BUCKETS);
+    }
+    return v < FLOW_LINEAR ? v : log_bucket(v, FLOW_LINEAR_OCTAVE,
+                                            FLOW_LINEAR);
+}
+
+uint64_t
+panda_sizehist_lower(enum panda_sizehist_kind kind, size_t b)
+{
+    if (kind == PANDA_SIZEHIST_PAYLOAD) {
+        if (b < PAYLOAD_LINEAR_BUCKETS) {
+            return b ? b * 8 : 1;
+        }
+        return log_lower(b - PAYLOAD_LINEAR_BUCKETS, PAYLOAD_LINEAR_OCTAVE);
+    }
+    return b < FLOW_LINEAR ? b : log_lower(b - FLOW_LINEAR,
+                                           FLOW_LINEAR_OCTAVE);
+}
+
+uint64_t
+panda_sizehist_upper(enum panda_sizehist_kind kind, size_t b)
+{
+    if (kind == PANDA_SIZEHIST_PAYLOAD) {
+        if (b < PAYLOAD_LINEAR_BUCKETS) {
+            return b * 8 + 7;
+        }
+        b -= PAYLOAD_LINEAR_BUCKETS;
+        return log_lower(b, PAYLOAD_LINEAR_OCTAVE)
+               + log_width(b, PAYLOAD_LINEAR_OCTAVE) - 1;
+    }
+    if (b < FLOW_LINEAR) {
+        return b;
+    }
+    b -= FLOW_LINEAR;
+    return log_lower(b, FLOW_LINEAR_OCTAVE)
+           + (log_width(b, FLOW_LINEAR_OCTAVE) - 1);
+}
+
+void
+panda_sizehist_reset(struct panda_sizehist *h)
+{
+    memset(h, 0, sizeof *h);
+}
+
+void
+panda_sizehist_count_payload(struct panda_sizehist *h, unsigned int level,
+                             uint32_t payload)
+{
+    size_t b = panda_sizehist_bucket(PANDA_SIZEHIST_PAYLOAD, payload);
+
+    if (level >= PANDA_MAX_LEVELS) {
+        level = PANDA_MAX_LEVELS - 1;
+    }
+    __atomic_fetch_add(&h->payload[level][b], 1, __ATOMIC_RELAXED);
+}
+
+void
+panda_sizehist_count_flow(struct panda_sizehist *h, uint64_t bytes)
+{
+    size_t b = panda_sizehist_bucket(PANDA_SIZEHIST_FLOW, bytes);
+
+    __atomic_fetch_add(&h->flow[b], 1, __ATOMIC_RELAXED);
+}
+
+static void
+load_all(uint64_t *dst, const uint64_t *src, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+    }
+}
+
+void
+panda_sizehist_snapshot(struct panda_sizehist *dst,
+                        const struct panda_sizehist *src)
+{
+    load_all(&dst->payload[0][0], &src->payload[0][0],
+             sizeof src->payload / sizeof src->payload[0][0]);
+    load_all(dst->flow, src->flow, PANDA_SIZEHIST_FLOW_BUCKETS);
+}
+
+static void
+add_all(uint64_t *dst, const uint64_t *src, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        dst[i] = dst[i] + src[i] < dst[i] ? UINT64_MAX : dst[i] + src[i];
+    }
+}
+
+void
+panda_sizehist_merge(struct panda_sizehist *dst,
+                     const struct panda_sizehist *src)
+{
+    add_all(&dst->payload[0][0], &src->payload[0][0],
+            sizeof src->payload / sizeof src->payload[0][0]);
+    add_all(dst->flow, src->flow, PANDA_SIZEHIST_FLOW_BUCKETS);
+}
+
+static uint64_t
+sat_sum(const uint64_t *c, size_t n)
+{
+    uint64_t s = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        s = s + c[i] < s ? UINT64_MAX : s + c[i];
+    }
+    return s;
+}
+
+uint64_t
+panda_sizehist_packets(const struct panda_sizehist *h,
+                       unsigned int level_mask)
+{
+    uint64_t s = 0, l;
+    int level;
+
+    for (level = 0; level < PANDA_MAX_LEVELS; level++) {
+        if (level_mask & (1u << level)) {
+            l = sat_sum(h->payload[level], PANDA_SIZEHIST_PAYLOAD_BUCKETS);
+            s = s + l < s ? UINT64_MAX : s + l;
+        }
+    }
+    return s;
+}
+
+uint64_t
+panda_sizehist_flows(const struct panda_sizehist *h)
+{
+    return sat_sum(h->flow, PANDA_SIZEHIST_FLOW_BUCKETS);
+}
+
+void
+panda_sizehist_to_hist(const struct panda_sizehist *h,
+                       unsigned int level_mask, uint32_t header_len,
+                       struct panda_hist *out)
+{
+    int level;
+    size_t b;
+
+    for (b = 0; b < PANDA_SIZEHIST_PAYLOAD_BUCKETS; b++) {
+        uint32_t size = (uint32_t) panda_sizehist_lower(
+            PANDA_SIZEHIST_PAYLOAD, b) + header_len;
+
+        for (level = 0; level < PANDA_MAX_LEVELS; level++) {
+            if (level_mask & (1u << level) && h->payload[level][b]) {
+                panda_hist_add(out, size, (double) h->payload[level][b]);
+            }
+        }
+    }
+}
+
+/* Longest line: "payload 7 65535 18446744073709551615\n". */
+#define LINE_MAX_LEN 48
+
+char *
+panda_sizehist_format(const struct panda_sizehist *h)
+{
+    size_t size = LINE_MAX_LEN * (1 + PANDA_MAX_LEVELS
+                                  * PANDA_SIZEHIST_PAYLOAD_BUCKETS
+                                  + PANDA_SIZEHIST_FLOW_BUCKETS);
+    char *s = panda_xmalloc(size);
+    size_t n;
+    int level;
+    size_t b;
+
+    /* One buffer of the largest size, trimmed at the end: appending line
+     * by line would copy the text once per line. */
+    n = snprintf(s, size, "panda-histogram %d\n", PANDA_SIZEHIST_VERSION);
+    for (level = 0; level < PANDA_MAX_LEVELS; level++) {
+        for (b = 0; b < PANDA_SIZEHIST_PAYLOAD_BUCKETS; b++) {
+            if (h->payload[level][b]) {
+                n += snprintf(s + n, size - n, "payload %d %" PRIu64 " %"
+                              PRIu64 "\n", level,
+                              panda_sizehist_lower(PANDA_SIZEHIST_PAYLOAD,
+                                                   b),
+                              h->payload[level][b]);
+            }
+        }
+    }
+    for (b = 0; b < PANDA_SIZEHIST_FLOW_BUCKETS; b++) {
+        if (h->flow[b]) {
+            n += snprintf(s + n, size - n, "flow %" PRIu64 " %" PRIu64 "\n",
+                          panda_sizehist_lower(PANDA_SIZEHIST_FLOW, b),
+                          h->flow[b]);
+        }
+    }
+    return panda_xrealloc(s, n + 1);
+}
+
+/* Parses a decimal uint64 word at '*p' (advancing it); false if none. */
+static int
+parse_u64(const char **p, uint64_t *v)
+{
+    const char *s = *p + strspn(*p, " \t");
+    char *end;
+
+    if (*s < '0' || *s > '9') {
+        return 0;
+    }
+    errno = 0;
+    *v = strtoull(s, &end, 10);
+    if (errno || (*end && !strchr(" \t\r\n", *end))) {
+        return 0;
+    }
+    *p = end;
+    return 1;
+}
+
+/* The bucket whose lower edge is 'v', or SIZE_MAX. */
+static size_t
+edge_bucket(enum panda_sizehist_kind kind, uint64_t v)
+{
+    size_t b;
+
+    if (kind == PANDA_SIZEHIST_PAYLOAD && (v == 0 || v > PANDA_MAX_PKT_SIZE)) {
+        return SIZE_MAX;
+    }
+    b = panda_sizehist_bucket(kind, v);
+    return panda_sizehist_lower(kind, b) == v ? b : SIZE_MAX;
+}
+
+char *
+panda_sizehist_parse(const char *text, struct panda_sizehist *h)
+{
+    unsigned long lineno = 0;
+    int seen_header = 0;
+    const char *line;
+
+    panda_sizehist_reset(h);
+    for (line = text; line && *line; ) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t) (nl - line) : strlen(line);
+        const char *p = line;
+        uint64_t level = 0, lower, count;
+        enum panda_sizehist_kind kind;
+        uint64_t *slot;
+        size_t b;
+
+        lineno++;
+        line = nl ? nl + 1 : NULL;
+        p += strspn(p, " \t\r");
+        if (*p == '\n' || !*p) {
+            continue;               /* Empty line. */
+        }
+        if (!seen_header) {
+            uint64_t version;
+
+            if (strncmp(p, "panda-histogram", 15)) {
+                return panda_asprintf("line %lu: expected \"panda-histogram"
+                                      " %d\"", lineno,
+                                      PANDA_SIZEHIST_VERSION);
+            }
+            p += 15;
+            if (!parse_u64(&p, &version)
+                || version != PANDA_SIZEHIST_VERSION) {
+                return panda_asprintf("line %lu: unknown histogram version"
+                                      " (this reader knows %d)", lineno,
+                                      PANDA_SIZEHIST_VERSION);
+            }
+            seen_header = 1;
+            continue;
+        }
+        if (!strncmp(p, "payload", 7) && strchr(" \t", p[7])) {
+            kind = PANDA_SIZEHIST_PAYLOAD;
+            p += 7;
+            if (!parse_u64(&p, &level) || level >= PANDA_MAX_LEVELS) {
+                return panda_asprintf("line %lu: payload level must be 0"
+                                      " to %d", lineno, PANDA_MAX_LEVELS - 1);
+            }
+        } else if (!strncmp(p, "flow", 4) && strchr(" \t", p[4])) {
+            kind = PANDA_SIZEHIST_FLOW;
+            p += 4;
+        } else {
+            return panda_asprintf("line %lu: unknown line \"%.*s\" (expected"
+                                  " payload or flow)", lineno,
+                                  (int) (len > 40 ? 40 : len), p);
+        }
+        if (!parse_u64(&p, &lower)
+            || (b = edge_bucket(kind, lower)) == SIZE_MAX) {
+            return panda_asprintf("line %lu: not a %s bucket edge", lineno,
+                                  kind == PANDA_SIZEHIST_PAYLOAD ? "payload"
+                                  : "flow");
+        }
+        if (!parse_u64(&p, &count)) {
+            return panda_asprintf("line %lu: count must be an integer from"
+                                  " 0 to %" PRIu64, lineno, UINT64_MAX);
+        }
+        p += strspn(p, " \t\r");
+        if (*p && *p != '\n') {
+            return panda_asprintf("line %lu: trailing text", lineno);
+        }
+        slot = kind == PANDA_SIZEHIST_PAYLOAD ? &h->payload[level][b]
+                                              : &h->flow[b];
+        *slot = *slot + count < *slot ? UINT64_MAX : *slot + count;
+    }
+    if (!seen_header) {
+        return panda_asprintf("empty histogram (no \"panda-histogram %d\""
+                              " line)", PANDA_SIZEHIST_VERSION);
+    }
+    return NULL;
+}

@@ -1,0 +1,142 @@
+/*
+ * Live size histograms: what the datapath counts per policy id, so that a
+ * controller can run the offline model (panda/model.h, panda-model) on the
+ * traffic of a running system (issue 19, "closed loop").
+ *
+ * Two kinds of histogram, with fixed bucket edges:
+ *
+ *   payload  TCP payload bytes of each packet that carries payload, one
+ *            histogram per class of connection.  The class is the level
+ *            that Algorithm 2 gives the packet (0..K-1), the only property
+ *            of a connection that the datapath knows without being told:
+ *            the model's FLT sample is what stays at level 0, its FHT
+ *            sample what sinks (a controller may also give FLT traffic a
+ *            policy id of its own, whose histograms are then pure FLT).
+ *            Edges: 8-byte buckets [8b, 8b+7] below 2048 bytes (bucket 0
+ *            is [1, 7]: zero-payload packets never move the counter and
+ *            are not counted), then 4 buckets per power of two up to 65535
+ *            (TSO super-packets).  Why this is exact enough: the model's
+ *            T is chosen among sample sizes, here bucket lower edges, and
+ *            the datapath calls a packet small when payload < T; with T on
+ *            an edge every counted packet falls on the side the model put
+ *            it, so t(T) and E_T computed on the buckets are the datapath's
+ *            own.  Only where T lies (to 8 bytes below 2 KB) and the
+ *            averages (to 4 bytes) are coarser than per-byte counts.
+ *   flow     Bytes of payload a connection sent in total, counted when it
+ *            ends (FIN/RST) or leaves the table: the flow-size CDF of the
+ *            model's thresholds alpha.  Edges: exact below 8 bytes, then 4
+ *            buckets per power of two (relative width 25% at most) up to
+ *            2^64 - 1.
+ *
+ * Memory.  struct panda_sizehist is a plain array of counters: K=8 payload
+ * histograms of 276 buckets and one flow histogram of 252 buckets, 8 bytes
+ * each: 19680 bytes per policy id.  Nothing here allocates except the text
+ * functions (panda_sizehist_format() and _parse(), off the packet path).
+ *
+ * Concurrency.  The count functions add with relaxed atomic increments,
+ * so that every datapath thread can count into the one histogram of a
+ * policy id with no lock and no per-thread copy to find and merge: an
+ * uncontended relaxed add costs about what the shard lock of the
+ * connection table costs, and a policy id's packets are normally handled by
+ * one thread (one receive queue), where the line stays in its cache.  Reads
+ * (panda_sizehist_snapshot()) use relaxed loads: each counter is exact,
+ * the set is not a single instant (a packet counted while a snapshot runs
+ * may be in it or not), which a sampling controller does not mind.
+ *
+ * Serialisation (the one used by ovs-appctl panda/histogram and the
+ * OpenFlow statistics reply alike): text, one line per nonzero bucket, in
+ * order, after a header line:
+ *
+ *     panda-histogram 1
+ *     payload LEVEL LOWER COUNT     (LEVEL 0..7, LOWER the bucket's lower
+ *                                    edge in payload bytes)
+ *     flow LOWER COUNT              (LOWER in bytes)
+ *
+ * Lower edges identify buckets (panda_sizehist_parse() refuses a value that
+ * is not an edge); "size count" files for panda-model are the payload lines
+ * of the chosen levels, size = LOWER + header_len.
+ */
+#ifndef PANDA_SIZEHIST_H
+#define PANDA_SIZEHIST_H 1
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <panda/hist.h>
+#include <panda/policy.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum panda_sizehist_kind {
+    PANDA_SIZEHIST_PAYLOAD,
+    PANDA_SIZEHIST_FLOW,
+};
+
+#define PANDA_SIZEHIST_PAYLOAD_BUCKETS 276
+#define PANDA_SIZEHIST_FLOW_BUCKETS 252
+#define PANDA_SIZEHIST_VERSION 1
+
+struct panda_sizehist {
+    uint64_t payload[PANDA_MAX_LEVELS][PANDA_SIZEHIST_PAYLOAD_BUCKETS];
+    uint64_t flow[PANDA_SIZEHIST_FLOW_BUCKETS];
+};
+
+/* Number of buckets of 'kind'. */
+size_t panda_sizehist_n_buckets(enum panda_sizehist_kind);
+
+/* The bucket of 'value' (payload values above PANDA_MAX_PKT_SIZE, and 0,
+ * which is never counted, fall in the last and the first bucket). */
+size_t panda_sizehist_bucket(enum panda_sizehist_kind, uint64_t value);
+
+/* Smallest and largest value of bucket 'b' (< panda_sizehist_n_buckets()). */
+uint64_t panda_sizehist_lower(enum panda_sizehist_kind, size_t b);
+uint64_t panda_sizehist_upper(enum panda_sizehist_kind, size_t b);
+
+void panda_sizehist_reset(struct panda_sizehist *);
+
+/* Counts one packet of 'payload' bytes (> 0) at 'level' (< PANDA_MAX_LEVELS;
+ * higher is clamped).  Relaxed atomic: any thread, no lock. */
+void panda_sizehist_count_payload(struct panda_sizehist *, unsigned int level,
+                                  uint32_t payload);
+
+/* Counts one finished connection that sent 'bytes' bytes of payload. */
+void panda_sizehist_count_flow(struct panda_sizehist *, uint64_t bytes);
+
+/* Copies 'src' into 'dst' with relaxed loads ('dst' private). */
+void panda_sizehist_snapshot(struct panda_sizehist *dst,
+                             const struct panda_sizehist *src);
+
+/* Adds 'src' (a snapshot) to 'dst' (private), saturating. */
+void panda_sizehist_merge(struct panda_sizehist *dst,
+                          const struct panda_sizehist *src);
+
+/* Sums of a snapshot: packets of the levels in 'level_mask' (bit i = level
+ * i), and finished flows. */
+uint64_t panda_sizehist_packets(const struct panda_sizehist *,
+                                unsigned int level_mask);
+uint64_t panda_sizehist_flows(const struct panda_sizehist *);
+
+/* Adds the payload buckets of the levels in 'level_mask' to 'out' as the
+ * model's packet sizes: each bucket as its lower edge + 'header_len', with
+ * its count as weight (the input of panda_model_*, as panda-model reads
+ * "size count" files). */
+void panda_sizehist_to_hist(const struct panda_sizehist *,
+                            unsigned int level_mask, uint32_t header_len,
+                            struct panda_hist *out);
+
+/* The text serialisation of a snapshot (header above); malloc()ed. */
+char *panda_sizehist_format(const struct panda_sizehist *);
+
+/* Parses the text of panda_sizehist_format() into 'h' (reset first).
+ * Returns NULL or a malloc()ed message naming the line and the problem
+ * (unknown kind, a level above 7, a value that is not a bucket edge, a
+ * count that is not an integer, a missing or unknown version). */
+char *panda_sizehist_parse(const char *text, struct panda_sizehist *h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* panda/sizehist.h */

@@ -1,0 +1,186 @@
+"""The live histograms in Python (pandaovs.sizehist) and the auto-tune
+logic of the controller (pandaovs.controller.autotune), without OVS."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from pandaovs import paths
+from pandaovs.controller import autotune
+from pandaovs.policy import Policy
+from pandaovs import sizehist
+
+MODEL = os.path.join(paths.build_dir(), "tools", "panda-model")
+CDF = paths.cdf("web-search.cdf")
+needs_model = pytest.mark.skipif(not os.access(MODEL, os.X_OK),
+                                 reason="no panda-model at %s" % MODEL)
+
+TEXT = """bridge br0 datapath netdev@ovs-netdev
+policy 1
+panda-histogram 1
+payload 0 24 10
+payload 1 1448 900
+flow 98304 2
+policy 2 shared
+panda-histogram 1
+bridge br1 datapath netdev@ovs-netdev
+policy 1
+panda-histogram 1
+payload 0 24 5
+"""
+
+
+def test_parse_known_text():
+    h = sizehist.parse(TEXT)
+    assert sorted(h) == [1, 2]
+    assert h[1].payload == {0: {24: 15}, 1: {1448: 900}}
+    assert h[1].flow == {98304: 2}
+    assert h[2].shared and h[2].packets() == 0
+    assert h[1].packets() == 915 and h[1].packets((0,)) == 15
+    # Sizes for panda-model include the headers.
+    assert h[1].model_lines((0,)) == ["64 15"]
+    assert h[1].model_lines(range(1, 8), header_len=52) == ["1500 900"]
+    # format() is lib/panda's text again.
+    assert sizehist.parse(h[1].format())[1].payload == h[1].payload
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("payload 0 24 1\n", "line 1: 'payload' before any \"policy\" line"),
+    ("policy 1\npayload 0 24 1\n", "line 2: no \"panda-histogram 1\" line"),
+    ("policy 1\npanda-histogram 2\n", "line 2: unknown histogram version 2"),
+    ("policy x\n", "line 1: policy id 'x' is not an integer"),
+    ("policy 4294967296\n", "line 1: policy id 4294967296 out of range"),
+    ("policy 1\npanda-histogram 1\npayload 8 24 1\n",
+     "line 3: level 8 out of range (0 to 7)"),
+    ("policy 1\npanda-histogram 1\npayload 0 70000 1\n",
+     "line 3: payload size 70000 out of range"),
+    ("policy 1\npanda-histogram 1\npayload 0 24 -1\n",
+     "line 3: count -1 out of range"),
+    ("policy 1\npanda-histogram 1\npayload 0 24 %d\n" % (1 << 64),
+     "line 3: count 18446744073709551616 out of range"),
+    ("policy 1\npanda-histogram 1\nfoo 1 2\n", "line 3: unexpected 'foo 1 2'"),
+])
+def test_parse_errors(text, msg):
+    with pytest.raises(sizehist.HistogramError) as e:
+        sizehist.parse(text)
+    assert str(e.value).startswith(msg)
+
+
+def test_minus_and_reset():
+    a = sizehist.parse("policy 1\npanda-histogram 1\npayload 0 24 10\n"
+                       "payload 1 1448 5\n")[1]
+    b = sizehist.parse("policy 1\npanda-histogram 1\npayload 0 24 12\n"
+                       "payload 1 1448 5\npayload 1 8 1\n")[1]
+    d = b.minus(a)
+    assert d.payload == {0: {24: 2}, 1: {8: 1}}
+    # A counter that went down: the datapath forgot them.
+    assert a.minus(b) is None
+
+
+def test_request_body():
+    assert sizehist.request_body() == bytes([0, 0, 0, 0, 1, 0, 0, 0])
+    assert sizehist.request_body(7) == bytes([0, 0, 0, 7, 0, 0, 0, 0])
+    with pytest.raises(sizehist.HistogramError):
+        sizehist.request_body(1 << 32)
+
+
+def hist(pid, flt, fht):
+    h = sizehist.Histogram(pid)
+    h.payload = {0: dict(flt), 1: dict(fht)}
+    return h
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+@needs_model
+def test_settings_checked():
+    good = dict(model=MODEL, cdf=CDF, load=0.5)
+    autotune.Settings(**good)
+    for bad, msg in [({"load": 1.0}, "load: 1.0 must be in (0, 1)"),
+                     ({"margin": -1}, "margin: -1 must be"),
+                     ({"confirm": 0}, "confirm: 0 must be 1 to 100"),
+                     ({"flt_levels": (8,)}, "flt_levels: (8,) must be"),
+                     ({"model": "/nonexistent"}, "model: /nonexistent is"),
+                     ({"cdf": "/nonexistent"}, "cdf: /nonexistent: no such")]:
+        with pytest.raises(autotune.AutoTuneError) as e:
+            autotune.Settings(**dict(good, **bad))
+        assert str(e.value).startswith(msg)
+    s = autotune.Settings(**good)
+    assert autotune.Settings.from_json(s.to_json()) == s
+
+
+@needs_model
+def test_window_waits_for_packets_and_moves():
+    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.5, min_packets=10)
+    t = autotune.Tuner(1, s, clock=Clock())
+    w, flt, fht = t.window({"a": hist(1, {24: 5}, {1448: 20})})
+    assert w is None and (flt, fht) == (5, 20)
+    # The window grows until each class has 10 packets; two bridges add up.
+    w, flt, fht = t.window({"a": hist(1, {24: 8}, {1448: 20}),
+                            "b": hist(1, {24: 3}, {})})
+    assert (flt, fht) == (11, 20)
+    assert w.payload == {0: {24: 11}, 1: {1448: 20}}
+    # The next window starts there.
+    w, flt, fht = t.window({"a": hist(1, {24: 9}, {1448: 25}),
+                            "b": hist(1, {24: 3}, {})})
+    assert (w, flt, fht) == (None, 1, 5)
+
+
+@needs_model
+def test_decide_margin_hysteresis_min_interval():
+    clock = Clock()
+    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.5, margin=0.1,
+                          confirm=2, min_interval=60)
+    t = autotune.Tuner(1, s, clock=clock)
+    cur = Policy(id=1, threshold=1000, thresholds=(10000, 100000))
+    near = Policy(id=1, threshold=1050, thresholds=(10500, 100000))
+    far = Policy(id=1, threshold=200, thresholds=(10000, 100000))
+    assert t.decide(cur, near)[:2] == (False, pytest.approx(0.05))
+    assert t.decide(cur, far)[0] is False           # 1 of 2
+    assert t.decide(cur, near)[0] is False          # resets the count
+    assert t.decide(cur, far)[0] is False
+    push, change, why = t.decide(cur, far)
+    assert push and change == pytest.approx(0.8)
+    # Again over the margin twice, but within 60 s of the push.
+    clock.t = 30
+    assert t.decide(far, cur)[0] is False
+    push, _, why = t.decide(far, cur)
+    assert not push and "min_interval" in why
+    clock.t = 61
+    assert t.decide(far, cur)[0] is True
+    assert autotune.relative_change(cur, Policy(id=1, thresholds=(1,))) \
+        == float("inf")
+
+
+@needs_model
+def test_model_run_is_panda_model(tmp_path):
+    """The policy auto-tune derives is what panda-model writes for the same
+    "size count" files, DSCP and queues of the policy in force kept."""
+    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.6)
+    cur = Policy(id=9, threshold=1000, thresholds=(10000, 100000),
+                 dscp=(46, 26, 10), queues=(0, 1, 2))
+    w = hist(9, {24: 500, 96: 100}, {1448: 3000, 512: 50})
+    proposed, model, cmd = autotune.run_model(s, cur, w,
+                                              keep_dir=str(tmp_path))
+    with open(tmp_path / "flt.hist") as f:
+        assert [l for l in f.read().splitlines() if l[0] != "#"] == \
+            ["64 500", "136 100"]
+    out = tmp_path / "direct.json"
+    subprocess.run([MODEL, "--id", "9", "--flt", str(tmp_path / "flt.hist"),
+                    "--fht", str(tmp_path / "fht.hist"), "--cdf", CDF,
+                    "--load", "0.6", "--levels", "3", "--dscp", "46/26/10",
+                    "--queues", "0/1/2", "-o", str(out)], check=True,
+                   capture_output=True)
+    direct, _ = Policy.from_json(json.loads(out.read_text()), str(out))
+    assert proposed == direct
+    assert proposed.id == 9 and proposed.dscp == (46, 26, 10)
+    # T separates the 24..96-byte FLT payloads from the FHT's 512 and up.
+    assert 96 < proposed.threshold <= 512

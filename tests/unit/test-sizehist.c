@@ -1,0 +1,220 @@
+/* Unit tests: live size histograms (panda/sizehist.h). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <panda/sizehist.h>
+
+#define P PANDA_SIZEHIST_PAYLOAD
+#define F PANDA_SIZEHIST_FLOW
+
+/* Known values fall in known buckets, with known edges. */
+static void
+test_edges(void **state)
+{
+    (void) state;
+    /* Payload: 8-byte buckets below 2048, bucket 0 starting at 1. */
+    assert_int_equal(panda_sizehist_bucket(P, 1), 0);
+    assert_int_equal(panda_sizehist_bucket(P, 7), 0);
+    assert_int_equal(panda_sizehist_bucket(P, 8), 1);
+    assert_int_equal(panda_sizehist_bucket(P, 1448), 181);
+    assert_int_equal(panda_sizehist_bucket(P, 2047), 255);
+    assert_int_equal(panda_sizehist_lower(P, 0), 1);
+    assert_int_equal(panda_sizehist_lower(P, 181), 1448);
+    assert_int_equal(panda_sizehist_upper(P, 181), 1455);
+    /* Then 4 per power of two: [2048, 2559], ..., [57344, 65535]. */
+    assert_int_equal(panda_sizehist_bucket(P, 2048), 256);
+    assert_int_equal(panda_sizehist_upper(P, 256), 2559);
+    assert_int_equal(panda_sizehist_bucket(P, 2560), 257);
+    assert_int_equal(panda_sizehist_bucket(P, 65535), 275);
+    assert_int_equal(panda_sizehist_bucket(P, 1000000), 275);
+    assert_int_equal(panda_sizehist_lower(P, 275), 57344);
+    assert_int_equal(panda_sizehist_upper(P, 275), 65535);
+    /* Flow: exact below 8, then 4 per power of two up to 2^64 - 1. */
+    assert_int_equal(panda_sizehist_bucket(F, 5), 5);
+    assert_int_equal(panda_sizehist_bucket(F, 8), 8);
+    assert_int_equal(panda_sizehist_bucket(F, 9), 8);
+    assert_int_equal(panda_sizehist_bucket(F, 10), 9);
+    assert_int_equal(panda_sizehist_bucket(F, 100000), 8 + 13 * 4 + 2);
+    assert_int_equal(panda_sizehist_lower(F, 8 + 13 * 4 + 2), 98304);
+    assert_int_equal(panda_sizehist_bucket(F, UINT64_MAX), 251);
+    assert_true(panda_sizehist_upper(F, 251) == UINT64_MAX);
+}
+
+/* Every value is in the bucket whose edges enclose it; buckets tile the
+ * range with no gap. */
+static void
+test_tiling(void **state)
+{
+    size_t b;
+
+    (void) state;
+    for (b = 0; b + 1 < PANDA_SIZEHIST_PAYLOAD_BUCKETS; b++) {
+        assert_true(panda_sizehist_upper(P, b) + 1
+                    == panda_sizehist_lower(P, b + 1));
+        assert_int_equal(panda_sizehist_bucket(P, panda_sizehist_lower(P, b)),
+                         b);
+        assert_int_equal(panda_sizehist_bucket(P, panda_sizehist_upper(P, b)),
+                         b);
+    }
+    for (b = 0; b + 1 < PANDA_SIZEHIST_FLOW_BUCKETS; b++) {
+        assert_true(panda_sizehist_upper(F, b) + 1
+                    == panda_sizehist_lower(F, b + 1));
+        assert_int_equal(panda_sizehist_bucket(F, panda_sizehist_upper(F, b)),
+                         b);
+    }
+}
+
+static struct panda_sizehist *
+new_hist(void)
+{
+    struct panda_sizehist *h = malloc(sizeof *h);
+
+    assert_non_null(h);
+    panda_sizehist_reset(h);
+    return h;
+}
+
+/* Counting, sums, merge, and the model's input. */
+static void
+test_count_merge_model(void **state)
+{
+    struct panda_sizehist *a = new_hist(), *b = new_hist();
+    struct panda_hist mh;
+    int i;
+
+    (void) state;
+    for (i = 0; i < 10; i++) {
+        panda_sizehist_count_payload(a, 0, 30);     /* Bucket [24, 31]. */
+    }
+    panda_sizehist_count_payload(a, 1, 1448);
+    panda_sizehist_count_payload(a, 1, 1450);
+    panda_sizehist_count_payload(a, 9, 100);        /* Clamped to level 7. */
+    panda_sizehist_count_flow(a, 100000);
+    panda_sizehist_count_payload(b, 0, 31);
+    panda_sizehist_count_flow(b, 99000);
+
+    panda_sizehist_merge(a, b);
+    assert_int_equal(a->payload[0][3], 11);
+    assert_int_equal(a->payload[1][181], 2);
+    assert_int_equal(a->payload[7][12], 1);
+    assert_int_equal(a->flow[8 + 13 * 4 + 2], 2);
+    assert_int_equal(panda_sizehist_packets(a, 1), 11);
+    assert_int_equal(panda_sizehist_packets(a, 0xff), 14);
+    assert_int_equal(panda_sizehist_flows(a), 2);
+
+    /* Levels 1..7 as the FHT: sizes are lower edge + header_len. */
+    panda_hist_init(&mh);
+    panda_sizehist_to_hist(a, 0xfe, 40, &mh);
+    assert_int_equal(mh.n, 2);
+    assert_int_equal(mh.size[0], 96 + 40);
+    assert_true(mh.weight[0] == 1);
+    assert_int_equal(mh.size[1], 1448 + 40);
+    assert_true(mh.weight[1] == 2);
+    panda_hist_destroy(&mh);
+
+    /* Saturation instead of wrapping. */
+    b->payload[0][3] = UINT64_MAX;
+    panda_sizehist_merge(a, b);
+    assert_true(a->payload[0][3] == UINT64_MAX);
+    free(a);
+    free(b);
+}
+
+/* format -> parse gives the same histogram; the text is the documented
+ * one. */
+static void
+test_text(void **state)
+{
+    struct panda_sizehist *a = new_hist(), *b = new_hist();
+    char *text, *err;
+
+    (void) state;
+    panda_sizehist_count_payload(a, 0, 30);
+    panda_sizehist_count_payload(a, 2, 60000);
+    panda_sizehist_count_flow(a, 3);
+    a->flow[251] = UINT64_MAX;
+    text = panda_sizehist_format(a);
+    assert_string_equal(text, "panda-histogram 1\n"
+                              "payload 0 24 1\n"
+                              "payload 2 57344 1\n"
+                              "flow 3 1\n"
+                              "flow 16140901064495857664 "
+                              "18446744073709551615\n");
+    err = panda_sizehist_parse(text, b);
+    assert_null(err);
+    assert_memory_equal(a, b, sizeof *a);
+    free(text);
+
+    /* Blank lines and CRLF are fine; repeated buckets add up. */
+    err = panda_sizehist_parse("panda-histogram 1\r\n\npayload 0 1 2\n"
+                               "payload 0 1 3\r\n", b);
+    assert_null(err);
+    assert_int_equal(b->payload[0][0], 5);
+    free(a);
+    free(b);
+}
+
+static void
+expect_parse_error(const char *text, const char *msg)
+{
+    struct panda_sizehist *h = new_hist();
+    char *err = panda_sizehist_parse(text, h);
+
+    assert_non_null(err);
+    assert_string_equal(err, msg);
+    free(err);
+    free(h);
+}
+
+static void
+test_parse_errors(void **state)
+{
+    (void) state;
+    expect_parse_error("", "empty histogram (no \"panda-histogram 1\" line)");
+    expect_parse_error("payload 0 1 1\n",
+                       "line 1: expected \"panda-histogram 1\"");
+    expect_parse_error("panda-histogram 2\n",
+                       "line 1: unknown histogram version (this reader knows"
+                       " 1)");
+    expect_parse_error("panda-histogram 1\npayload 8 1 1\n",
+                       "line 2: payload level must be 0 to 7");
+    expect_parse_error("panda-histogram 1\npayload 0 30 1\n",
+                       "line 2: not a payload bucket edge");
+    expect_parse_error("panda-histogram 1\npayload 0 0 1\n",
+                       "line 2: not a payload bucket edge");
+    expect_parse_error("panda-histogram 1\npayload 0 65536 1\n",
+                       "line 2: not a payload bucket edge");
+    expect_parse_error("panda-histogram 1\nflow 9 1\n",
+                       "line 2: not a flow bucket edge");
+    expect_parse_error("panda-histogram 1\nflow 8 -1\n",
+                       "line 2: count must be an integer from 0 to "
+                       "18446744073709551615");
+    expect_parse_error("panda-histogram 1\nflow 8 18446744073709551616\n",
+                       "line 2: count must be an integer from 0 to "
+                       "18446744073709551615");
+    expect_parse_error("panda-histogram 1\nflow 8 1 x\n",
+                       "line 2: trailing text");
+    expect_parse_error("panda-histogram 1\nbogus 8 1\n",
+                       "line 2: unknown line \"bogus 8 1\" (expected payload"
+                       " or flow)");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_tiling),
+        cmocka_unit_test(test_count_merge_model),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_parse_errors),
+    };
+
+    return cmocka_run_group_tests_name("sizehist", tests, NULL, NULL);
+}
