@@ -43,6 +43,11 @@ struct options {
     bool subthresholds;
     double weight_values[PANDA_MAX_WEIGHTS];
     size_t n_weight_values;
+    bool weights_auto;          /* --weight-values auto: from the FHT's
+                                 * sizes (panda_model_size_weights()). */
+    bool byte_thresholds;       /* --byte-thresholds: alpha stays the
+                                 * CDF's bytes with weights (no eq. 3-24
+                                 * mapping). */
     enum panda_samples_weighting weighting;
     bool keep_acks;
     double flt_level0;          /* Share of FLT packets to keep at level 0
@@ -91,6 +96,7 @@ struct result {
                                  * middle and high end. */
     bool have_sub;
     struct panda_solver_subthresholds sub;
+    const char *weight_rule;    /* NULL, "given" or "auto". */
     double eta[PANDA_SOLVER_MAX_CLASSES];
     size_t n_eta;
 
@@ -156,7 +162,12 @@ Inputs:\n\
                       (default 100000,10000000)\n\
   --no-subthresholds  do not compute the d_i of eq. 3-23\n\
   --weight-values LIST  weights w^1,w^2,... for the intervals above d_1,\n\
-                      d_2,... (default: none, all packets weigh 1)\n\
+                      d_2,... (default: none, all packets weigh 1); auto:\n\
+                      each interval's mean FHT payload over that of\n\
+                      [T, d_1) (for TSO captures; README)\n\
+  --byte-thresholds   with weights, keep alpha in the CDF's bytes instead\n\
+                      of mapping it by each class's eta (eq. 3-24): a\n\
+                      weight above 1 then always sinks a flow sooner\n\
   --flow-weight W     per-flow weight in eqs. 3-8/3-9: packets (default),\n\
                       equal or bytes\n\
   --keep-acks         keep zero-payload packets (dropped by default: they do\n\
@@ -268,6 +279,12 @@ parse_weight_values(struct options *o, const char *arg)
 {
     size_t i;
 
+    if (!strcmp(arg, "auto")) {
+        o->weights_auto = true;
+        o->n_weight_values = 0;
+        return;
+    }
+    o->weights_auto = false;
     o->n_weight_values = parse_list("--weight-values", arg, o->weight_values,
                                     PANDA_MAX_WEIGHTS);
     for (i = 0; i < o->n_weight_values; i++) {
@@ -296,6 +313,7 @@ enum {
     OPT_FLT = 256, OPT_FHT, OPT_FLT_FILTER, OPT_FHT_FILTER, OPT_CDF,
     OPT_CDF_UNIT, OPT_LOAD, OPT_LEVELS, OPT_MSS, OPT_HEADER_LEN,
     OPT_CLASS_BOUNDS, OPT_NO_SUB, OPT_WEIGHT_VALUES, OPT_FLOW_WEIGHT,
+    OPT_BYTE_THRESHOLDS,
     OPT_KEEP_ACKS, OPT_TIE, OPT_ID, OPT_DSCP, OPT_QUEUES, OPT_KIND,
     OPT_PIAS, OPT_JSON, OPT_ACTION, OPT_RULES, OPT_FLT_LEVEL0,
     OPT_FLT_BOUND,
@@ -317,6 +335,7 @@ static const struct option long_options[] = {
     { "no-subthresholds", no_argument, NULL, OPT_NO_SUB },
     { "weight-values", required_argument, NULL, OPT_WEIGHT_VALUES },
     { "flow-weight", required_argument, NULL, OPT_FLOW_WEIGHT },
+    { "byte-thresholds", no_argument, NULL, OPT_BYTE_THRESHOLDS },
     { "keep-acks", no_argument, NULL, OPT_KEEP_ACKS },
     { "tie", required_argument, NULL, OPT_TIE },
     { "flt-level0", required_argument, NULL, OPT_FLT_LEVEL0 },
@@ -407,6 +426,7 @@ parse_option(struct options *o, int c, const char *arg)
     case OPT_CLASS_BOUNDS: parse_class_bounds(o, arg); break;
     case OPT_NO_SUB: o->subthresholds = false; break;
     case OPT_WEIGHT_VALUES: parse_weight_values(o, arg); break;
+    case OPT_BYTE_THRESHOLDS: o->byte_thresholds = true; break;
     case OPT_FLOW_WEIGHT:
         o->weighting = parse_choice("--flow-weight", arg, weightings, 3,
                                     "packets, equal or bytes");
@@ -655,7 +675,7 @@ solve_panda(const struct options *o, struct input_summary *flt,
             }
         }
     }
-    if (o->n_weight_values) {
+    if (o->n_weight_values || o->weights_auto) {
         if (!r->have_sub || !r->sub.n) {
             note(r, "--weight-values ignored: no sub-threshold d_i was"
                  " found");
@@ -664,17 +684,69 @@ solve_panda(const struct options *o, struct input_summary *flt,
                 note(r, "%zu sub-thresholds found: weight values after the"
                      " first %zu ignored", r->sub.n, r->sub.n);
             }
+            double autow[PANDA_MAX_WEIGHTS];
+            size_t n_w = 0;
+
             for (i = 0; i < r->sub.n; i++) {
-                double w = o->weight_values[i < o->n_weight_values
-                                            ? i : o->n_weight_values - 1];
                 uint32_t x = r->sub.sub[i].sep.x;
 
                 /* Sizes >= x (payload > x - 1 - header_len) weigh w. */
                 p->weights[i].above = x - 1 > o->header_len
                                       ? x - 1 - o->header_len : 0;
+            }
+            n_w = r->sub.n;
+            if (o->weights_auto) {
+                uint32_t above[PANDA_MAX_WEIGHTS];
+                uint32_t flt_max = 0;
+
+                /* Weights start above the FLT's largest packet: under TSO
+                 * a latency-sensitive connection also sends packets of
+                 * several segments (pipelined responses, a large value),
+                 * and a weight on them would move its counter where all
+                 * ones would not.  Bounds below it are raised to it, and
+                 * intervals that become empty are dropped. */
+                panda_hist_init(&pb);
+                payload_hist(&flt->samples, o->header_len, &pb);
+                flt_max = pb.n ? pb.size[pb.n - 1] : 0;
+                panda_hist_destroy(&pb);
+                n_w = 0;
+                for (i = 0; i < r->sub.n; i++) {
+                    uint32_t a = p->weights[i].above > flt_max
+                                 ? p->weights[i].above : flt_max;
+
+                    if (!n_w || a > above[n_w - 1]) {
+                        above[n_w++] = a;
+                    }
+                }
+                if (above[0] != p->weights[0].above) {
+                    note(r, "--weight-values auto: weights start above the"
+                         " FLT's largest packet, payload %" PRIu32 " bytes"
+                         " (d_1 gave %" PRIu32 ")", flt_max,
+                         p->weights[0].above);
+                }
+                for (i = 0; i < n_w; i++) {
+                    p->weights[i].above = above[i];
+                }
+                panda_hist_init(&pb);
+                payload_hist(&fht->samples, o->header_len, &pb);
+                if (!panda_model_size_weights(&pb, T_pay, above, n_w,
+                                              600 /* policy limit */,
+                                              autow)) {
+                    note(r, "--weight-values auto: no FHT packet between T"
+                         " and d_1, all weights 1");
+                }
+                panda_hist_destroy(&pb);
+            }
+            for (i = 0; i < n_w; i++) {
+                double w = (o->weights_auto ? autow[i]
+                            : o->weight_values[i < o->n_weight_values
+                                               ? i
+                                               : o->n_weight_values - 1]);
+
                 p->weights[i].weight = (uint16_t) lround(w * 100);
             }
-            p->n_weights = (uint8_t) r->sub.n;
+            p->n_weights = (uint8_t) n_w;
+            r->weight_rule = o->weights_auto ? "auto" : "given";
         }
     }
 }
@@ -742,7 +814,7 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
         panda_solver_class_eta(&fht->samples, o->bounds, o->n_bounds, p,
                         o->header_len, r->eta);
         r->n_eta = o->n_bounds + 1;
-        for (j = 0; j < n; j++) {
+        for (j = 0; j < n && !o->byte_thresholds; j++) {
             for (c = 0; c < o->n_bounds
                  && (double) r->alpha_bytes[j] >= o->bounds[c]; c++) {
                 continue;
@@ -760,6 +832,9 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
         if (moved) {
             note(r, "%d counter threshold(s) raised to stay strictly"
                  " ascending after the weight mapping", moved);
+        }
+        if (o->byte_thresholds) {
+            memcpy(p->alpha, r->alpha_bytes, sizeof p->alpha);
         }
     } else {
         memcpy(p->alpha, r->alpha_bytes, sizeof p->alpha);
@@ -1085,6 +1160,11 @@ json_subthresholds(struct cli_json *j, const struct options *o,
     }
     cli_json_end_array(j);
     cli_json_bool(j, "weights_applied", r->policy.n_weights > 0);
+    if (r->weight_rule) {
+        cli_json_str(j, "weight_rule", r->weight_rule);
+        cli_json_str(j, "thresholds", o->byte_thresholds
+                     ? "bytes (--byte-thresholds)" : "bytes / eta");
+    }
     if (r->n_eta) {
         json_doubles(j, "eta", r->eta, (int) r->n_eta);
     }

@@ -189,3 +189,49 @@ panda_model_level0_share(const struct panda_policy *p,
     free(after);
     return m ? (double) top / m : 1.0;
 }
+
+/* Mean of the sizes of 'h' in (lo, hi] (hi = UINT32_MAX: open above), or
+ * 0 if none; 'lo_inclusive' takes lo itself too. */
+static double
+hist_mean(const struct panda_hist *h, uint32_t lo, bool lo_inclusive,
+          uint32_t hi)
+{
+    double sum = 0, wsum = 0;
+    size_t i;
+
+    for (i = 0; i < h->n; i++) {
+        uint32_t s = h->size[i];
+
+        if ((s > lo || (lo_inclusive && s == lo)) && s <= hi) {
+            sum += (double) s * h->weight[i];
+            wsum += h->weight[i];
+        }
+    }
+    return wsum > 0 ? sum / wsum : 0;
+}
+
+bool
+panda_model_size_weights(const struct panda_hist *payload, uint32_t T,
+                         const uint32_t *above, size_t n, double max_weight,
+                         double *w)
+{
+    double base = n ? hist_mean(payload, T, true, above[0]) : 0;
+    double prev = 1;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        w[i] = 1;
+    }
+    if (!(base > 0)) {
+        return false;
+    }
+    for (i = 0; i < n; i++) {
+        double m = hist_mean(payload, above[i], false,
+                             i + 1 < n ? above[i + 1] : UINT32_MAX);
+        double v = m > 0 ? m / base : prev;
+
+        v = v < prev ? prev : v;
+        w[i] = prev = v > max_weight ? max_weight : v;
+    }
+    return true;
+}

@@ -6,6 +6,7 @@
 #ifndef PANDA_MODEL_H
 #define PANDA_MODEL_H 1
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,6 +106,43 @@ void panda_model_excursion(const struct panda_policy *p,
 double panda_model_level0_share(const struct panda_policy *p,
                                 const struct panda_model_pkt *pkts, size_t n,
                                 uint64_t alpha1);
+
+/* ------------------------------------------------------------------------
+ * Size-interval weights (thesis §3.2.3; issue 18).
+ *
+ * The thesis defines the intervals (their bounds are the sub-thresholds d_i
+ * of eq. 3-23) but leaves the weight values open; its evaluation used all
+ * weights 1.  Under TSO the datapath sees a flow's packets before
+ * segmentation, and a super-packet's size is the sender's burst: TCP
+ * sizes it to what it may send at once (tcp_tso_autosize: about 1 ms at
+ * the flow's rate, bounded by its window), so a flow sending 60 KB
+ * packets is running at many times the rate of one sending MTU-sized
+ * ones.  The rule here makes a packet weigh as many packets of the first
+ * interval as it carries:
+ *
+ *     w_i = mean payload of the FHT packets in interval i
+ *           / mean payload of the FHT packets in [T, t_0]
+ *
+ * so the counter of a flow grows with (bytes x burst size) instead of
+ * bytes alone and a bulk flow descends the levels in proportionally fewer
+ * bytes, while every packet up to t_0 keeps weight 1 (panda-model puts
+ * t_0 above T and above every FLT packet it was given).  The
+ * values come from the measured size distribution, need no parameter,
+ * grow with the intervals (a mean of larger sizes is larger), and are 1
+ * when TSO is off (no packet exceeds one MSS, so there are no higher
+ * intervals).  They are capped at 'max_weight'.
+ * ------------------------------------------------------------------------ */
+
+/* Fills w[0..n-1], the weights of the intervals (above[i], above[i+1]]
+ * (the last one open above), from 'payload', the FHT's payload-size
+ * histogram, and T.  'above' ascending, above[0] >= T.  An interval with
+ * no FHT packet takes the weight of the one below it (1 for the first);
+ * weights never decrease and lie in [1, max_weight].  Returns false, with
+ * every weight 1, if no FHT packet lies in [T, above[0]] (no base to
+ * compare with). */
+bool panda_model_size_weights(const struct panda_hist *payload, uint32_t T,
+                              const uint32_t *above, size_t n,
+                              double max_weight, double *w);
 
 #ifdef __cplusplus
 }

@@ -66,6 +66,10 @@ class PortConfig:
     pmd_cpu_mask: Optional[str] = None      # afxdp; None: default mask
     pmd_maxsleep_us: int = 0
     xdp_mode: str = "generic"
+    # OVS's userspace TSO (other_config:userspace-tso-enable, read once at
+    # start) with the hosts' offloads on (sandbox.host_offloads): packets
+    # of up to 64 KB cross the datapath whole.  system ports only.
+    tso: bool = False
 
     def problem(self):
         """None if the settings are consistent, else what is wrong."""
@@ -82,6 +86,11 @@ class PortConfig:
             except ValueError:
                 return ("pmd-cpu-mask %r: expected a non-zero hex CPU mask,"
                         " e.g. 0x2" % self.pmd_cpu_mask)
+        if self.tso and self.type != "system":
+            # OVS 3.1's netdev-afxdp does not offer TSO, so the datapath
+            # would drop every super-packet sent to such a port.
+            return ("userspace TSO needs system ports: OVS 3.1's %s ports "
+                    "cannot send TSO packets" % self.type)
         return None
 
     @property
@@ -92,10 +101,12 @@ class PortConfig:
     def ovs_other_config(self):
         """Open_vSwitch other_config the ports need (set before
         ovs-vswitchd starts, so no PMD thread starts on a wrong core)."""
-        if not self.pmd:
-            return {}
-        return {"pmd-cpu-mask": self.pmd_cpu_mask or default_pmd_cpu_mask(),
-                "pmd-maxsleep": str(self.pmd_maxsleep_us)}
+        oc = {"userspace-tso-enable": "true"} if self.tso else {}
+        if self.pmd:
+            oc.update({"pmd-cpu-mask": self.pmd_cpu_mask
+                       or default_pmd_cpu_mask(),
+                       "pmd-maxsleep": str(self.pmd_maxsleep_us)})
+        return oc
 
     def record(self):
         """The settings, for result files."""
@@ -103,12 +114,14 @@ class PortConfig:
             return {"type": "system", "netdev": "netdev-linux (AF_PACKET)",
                     "served_by": "ovs-vswitchd main thread (millisecond "
                                  "poll timers)",
-                    "pmd_cpu_mask": None, "pmd_maxsleep_us": None}
+                    "pmd_cpu_mask": None, "pmd_maxsleep_us": None,
+                    "userspace_tso": self.tso}
         oc = self.ovs_other_config()
         return {"type": "afxdp", "netdev": "netdev-afxdp",
                 "xdp_mode": self.xdp_mode, "served_by": "PMD threads",
                 "pmd_cpu_mask": oc["pmd-cpu-mask"],
-                "pmd_maxsleep_us": self.pmd_maxsleep_us}
+                "pmd_maxsleep_us": self.pmd_maxsleep_us,
+                "userspace_tso": self.tso}
 
 
 def wait_until(cond, timeout, what, interval=0.1):
@@ -178,7 +191,7 @@ class Lab:
                 name, ip = spec[0], spec[1]
                 ofport = spec[2] if len(spec) > 2 else None
                 h = self.sb.add_host(name, ip + "/24", mtu=self.mtu,
-                                     ofport=ofport)
+                                     ofport=ofport, tso=self.ports.tso)
                 setattr(self, name, h)
                 self.hosts.append(h)
             if self.ports.type == "afxdp":
@@ -328,7 +341,7 @@ class Lab:
             env=paths.module_env(self.sb.env))
 
     def shape(self, port, rate_bps, levels, dscp=None, queue_pkts=None,
-              qos_type="htb", sched=()):
+              qos_type="htb", sched=(), queue_bytes=None):
         """K-level QoS of 'qos_type' ("htb" or "panda-sched", panda-qos
         --type) on switch port 'port' (panda-qos add) at 'rate_bps'; dscp:
         None (queues leave the DSCP alone: what the panda action needs, it
@@ -337,7 +350,9 @@ class Lab:
         queue_pkts is the buffer of each queue in packets (the HTB leaves get
         a pfifo as long as the device's txqueuelen when they are made, so it
         is set first), and this waits until OVS (which applies QoS
-        asynchronously) has made every class.  panda-sched: 'sched' is
+        asynchronously) has made every class; 'queue_bytes' replaces each
+        leaf with a bfifo of that many bytes (with TSO a packet may be 64
+        KB, so a limit in packets would hold up to 43 times the bytes).  panda-sched: 'sched' is
         [(key, value)] of its other_config (limits, ECN threshold, guard,
         per-flow...); panda-qos itself waits until the datapath runs it, or
         fails with the key it refused."""
@@ -358,6 +373,10 @@ class Lab:
                        "the HTB classes on %s" % port)
         except LabError as e:
             raise LabError("%s: %s" % (e, self.tc_text(port)))
+        for cls in sorted(want) if queue_bytes else ():
+            # OVS makes the classes and leaves their leaf qdiscs alone.
+            self.sb.ns.run("tc", "qdisc", "replace", "dev", port, "parent",
+                           cls, "bfifo", "limit", int(queue_bytes))
 
     def queue_flows(self, rr_queue, bulk_queue, srv="srv", blk="blk"):
         """OpenFlow set_queue for the QoS experiments: memcached requests

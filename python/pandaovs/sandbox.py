@@ -144,6 +144,38 @@ class Host(Netns):
         self.mtu = mtu
 
 
+def host_offloads(tso):
+    """ethtool -K arguments for a host's eth0.
+
+    Without userspace TSO in OVS (tso false) everything is off: the
+    AF_PACKET socket of a netdev-linux port then receives a packet without
+    its virtio-net header, so a packet with a partial checksum (tx checksum
+    offload) leaves OVS with a wrong checksum and TCP stalls, and a GSO
+    super-packet is dropped as too big (thesis 1G profile: MTU-sized
+    packets).
+
+    With userspace TSO (OVS other_config:userspace-tso-enable=true) the
+    socket reads and writes a virtio-net header (PACKET_VNET_HDR): a
+    super-packet of up to 64 KB arrives whole with its GSO type and the
+    "needs checksum" flag, crosses the datapath as one packet (the panda
+    action sees its size before segmentation) and is handed back to the
+    kernel with the same header, so the host may send with tx checksum,
+    TSO and GSO on and receive with GRO on (thesis 10G profile)."""
+    state = "on" if tso else "off"
+    return ["tx", state, "tso", state, "gso", state, "gro", state]
+
+
+# The switch side of each veth: TSO and tx checksum off, so the kernel
+# segments a super-packet that OVS sends, and finishes its checksums, in
+# software after the port's qdisc, at the point where a NIC would do it in
+# hardware: a capture on the far host shows the MTU-sized frames of the
+# wire, each with the DSCP the datapath wrote, and the qdisc classifies
+# and shapes the whole super-packet at once (like a NIC's TSO queue).  GRO
+# off: OVS receives what the host sent, without re-coalescing.
+SWITCH_PORT_OFFLOADS = ["tx", "off", "tso", "off", "gso", "off",
+                        "gro", "off"]
+
+
 class OvsSandbox:
     def __init__(self, build_dir, tag=None, keep_dir=False):
         self.build = os.path.abspath(build_dir)
@@ -183,6 +215,13 @@ class OvsSandbox:
     # -- lifecycle --------------------------------------------------------
     def start(self, other_config=None):
         self.ns = Netns("pov-%s" % self.id)
+        # The switch's ports carry the hosts' traffic only: without this,
+        # the kernel's IPv6 on each switch-side veth sends MLD reports and
+        # router solicitations of its own, straight to the port's qdisc,
+        # beside whatever OVS sends and schedules.
+        for conf in ("all", "default"):
+            self.ns.run("sysctl", "-qw",
+                        "net.ipv6.conf.%s.disable_ipv6=1" % conf, check=False)
         db = os.path.join(self.dir, "conf.db")
         run(self.bin("ovsdb/ovsdb-tool"), "create", db,
             os.path.join(self.src, "vswitchd", "vswitch.ovsschema"))
@@ -250,10 +289,13 @@ class OvsSandbox:
                    "datapath_type=netdev", *extra)
         return br
 
-    def add_host(self, name, ip, br="br0", mtu=1500, ofport=None):
+    def add_host(self, name, ip, br="br0", mtu=1500, ofport=None,
+                 tso=False):
         """Creates host namespace 'name' with eth0 = 'ip' (CIDR), plugged
         into 'br' through a veth pair whose switch side is called
-        '<id>-<name>' (returned as host.port)."""
+        '<id>-<name>' (returned as host.port).  'tso': the host's offloads
+        are on (host_offloads()); only for an OVS started with
+        other_config:userspace-tso-enable=true."""
         h = Host("poh-%s-%s" % (self.id, name), ip, mtu)
         port = ("%s%s" % (self.id, name))[:15]
         tmp = ("t%s%s" % (self.id, name))[:15]
@@ -264,15 +306,11 @@ class OvsSandbox:
         h.run("ip", "link", "set", "eth0", "mtu", mtu)
         h.run("ip", "addr", "add", ip, "dev", "eth0")
         h.run("ip", "link", "set", "eth0", "up")
-        # TCP through the userspace datapath stalls with tx checksum
-        # offload on the sending veth; segmentation is off too (thesis 1G
-        # profile: no TSO/GRO, MTU-sized packets).
-        h.run("ethtool", "-K", "eth0", "tx", "off", "tso", "off",
-              "gso", "off", "gro", "off", check=False)
+        h.run("ethtool", "-K", "eth0", *host_offloads(tso), check=False)
         self.ns.run("ip", "link", "set", port, "mtu", mtu)
         self.ns.run("ip", "link", "set", port, "up")
-        self.ns.run("ethtool", "-K", port, "tx", "off", "tso", "off",
-                    "gso", "off", "gro", "off", check=False)
+        self.ns.run("ethtool", "-K", port, *SWITCH_PORT_OFFLOADS,
+                    check=False)
         args = ["add-port", br, port]
         if ofport is not None:
             args += ["--", "set", "Interface", port,

@@ -494,3 +494,82 @@ def test_thread_cpu_share():
     assert got == {"wall_s": 10.0, "threads": {
         "ovs-vswitchd": {"cpu_s": 0.5, "share": 0.05},
         "pmd-c01/id:6": {"cpu_s": 10.0, "share": 1.0}}}
+
+
+def test_profile_10g(capsys):
+    """--profile 10g: userspace TSO on the (system) ports, buffers in
+    bytes, weights from panda-model, and in quick runs the all-ones
+    ablation; the combinations that cannot work are refused by name."""
+    a = config.parse_args(["--profile", "10g"])
+    assert a.ports.tso and a.ports.type == "system"
+    assert a.ports.ovs_other_config() == {"userspace-tso-enable": "true"}
+    assert a.ports.record()["userspace_tso"] is True
+    assert a.weights == "auto" and a.qos.buffer_bytes
+    assert "panda-w1" in a.schemes and "panda" in a.schemes
+    # As the thesis at 10 Gbit/s: CUBIC, no ECN marking of 64 KB packets.
+    assert a.ccs == ("cubic",) and a.qos.ecn_threshold == 0
+    assert a.flt_level0 == 1.0
+    assert config.parse_args(["--profile", "10g", "--flt-level0",
+                              "0.9"]).flt_level0 == 0.9
+    a = config.parse_args(["--profile", "10g", "--qos", "panda-sched"])
+    assert dict(a.qos.sched_settings("panda"))["ecn-threshold"] == "0"
+    assert "panda-droptail" not in a.schemes
+    a = config.parse_args(["--profile", "10g", "--cc", "reno"])
+    assert a.ccs == ("reno",)
+    a = config.parse_args(["--profile", "10g"])
+    rec = a.qos.record("panda")
+    assert rec["queue_bytes_per_level"] == a.queue_pkts * schemes.FRAME
+    a = config.parse_args(["--profile", "10g", "--full"])
+    assert "panda-w1" not in a.schemes
+    a = config.parse_args([])
+    assert not a.ports.tso and a.weights is None and not a.qos.buffer_bytes
+    assert a.ccs == ("cubic", "dctcp") and a.flt_level0 == 0.99
+    assert config.parse_args(["--qos", "panda-sched"]).qos.ecn_threshold \
+        == schemes.DEFAULT_ECN_THRESHOLD
+    assert a.qos.record("panda")["queue_bytes_per_level"] is None
+    assert "panda-w1" not in a.schemes
+    for argv, why in (
+            (["--profile", "10g", "--qos", "panda-sched", "--ports",
+              "afxdp"], "userspace TSO needs system ports"),
+            (["--schemes", "panda,panda-w1"], "needs a profile with weights")):
+        with pytest.raises(SystemExit):
+            config.parse_args(argv)
+        assert why in capsys.readouterr().err, argv
+
+
+def test_weights_target():
+    """Bytes per level come from panda-sched's counters or the HTB
+    classes; the weights target compares panda with panda-w1."""
+    t = _trial("panda", 0, 2.0)
+    t["tc_classes"] = {"1:1": {"bytes": 100}, "1:3": {"bytes": 300},
+                       "1:a": {"bytes": 600}, "1:fffe": {"bytes": 1000}}
+    assert report.level_bytes(t) == [100, 0, 300] + [0] * 6 + [600]
+    t = _trial("panda", 0, 2.0)
+    t["sched_levels"] = [{"sent_b": 5}, {"sent_b": 7}]
+    assert report.level_bytes(t) == [5, 7]
+    assert report.level_bytes(_trial("fifo", 0, 1.0)) is None
+    assert targets.sinking([1, 1, 2]) == {"level0_share": 0.25,
+                                          "mean_level": 1.25}
+    assert targets.sinking([0, 0]) is None
+
+    cfg = config.parse_args(["--profile", "10g"])
+    floor = _trial("fifo", 0, 2.0)
+    floor.update(concurrency=0, experiments=["floor"])
+    trials = [floor]
+    for s, lv, mc in (("panda", [10, 30, 60], {"0": 50}),
+                      ("panda-w1", [30, 30, 40], {"0": 50}),
+                      ("pias", [50, 50, 0], {"0": 40, "1": 10})):
+        t = _trial(s, 0, 3.0)
+        t["sched_levels"] = [{"sent_b": b} for b in lv]
+        t["memcached_levels"] = mc
+        trials.append(t)
+    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+    w = t["weights_vs_all_ones"]
+    assert w["met"] is True
+    assert w["schemes"]["panda"]["level0_share"] == pytest.approx(0.1)
+    assert w["schemes"]["panda-w1"]["mean_level"] == pytest.approx(1.1)
+    assert t["panda_p99_vs_pias"]["met"] is False       # 3.0 vs 3.0
+    # The memcached connection leaving level 0 fails it.
+    trials[1]["memcached_levels"] = {"0": 49, "1": 1}
+    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+    assert t["weights_vs_all_ones"]["met"] is False

@@ -678,3 +678,43 @@ def test_benchmark_runs():
     assert res.returncode == 0, res.stderr
     for what in ("ingest", "T search", "alpha", "pcap read"):
         assert what in res.stdout
+
+
+def test_weight_values_auto(tmp_path, cdf):
+    """--weight-values auto: each interval's mean FHT payload over that
+    of [T, d_1) (lib/panda/model.h), in hundredths; the rule is recorded."""
+    flt = hist(tmp_path, "flt.hist", [(100, 1000), (1500, 10)])
+    fht = labelled_fht(tmp_path)
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "auto")
+    check_policy(doc, 8)
+    T = doc["threshold"]
+    # FHT payloads (size - 40) with their counts over the three flows.
+    rows = {160: 6, 1460: 165, 7960: 609, 64960: 1500}
+    base = [(p, n) for p, n in rows.items() if T <= p <= 7959]
+    mean = sum(p * n for p, n in base) / sum(n for _, n in base)
+    assert [w[0] for w in doc["weights"]] == [7959, 64959]
+    assert doc["weights"][0][1] == pytest.approx(7960 / mean, abs=0.006)
+    assert doc["weights"][1][1] == pytest.approx(min(600, 64960 / mean),
+                                                 abs=0.006)
+    sub = doc["model"]["subthresholds"]
+    assert sub["weight_rule"] == "auto" and sub["thresholds"] == "bytes / eta"
+    mapped = doc["thresholds"]
+    assert mapped != doc["model"]["alpha"]["thresholds_bytes"]
+    # --byte-thresholds: alpha stays the CDF's bytes, the weights apply.
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "auto", "--byte-thresholds")
+    assert doc["thresholds"] == doc["model"]["alpha"]["thresholds_bytes"]
+    assert len(doc["weights"]) == 2
+    assert doc["model"]["subthresholds"]["thresholds"].startswith("bytes (")
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "2,4")
+    assert doc["model"]["subthresholds"]["weight_rule"] == "given"
+    # An FLT packet above d_1 (a TSO packet of several responses): the
+    # weights start above it, so every FLT packet weighs 1.
+    flt = hist(tmp_path, "flt2.hist", [(100, 1000), (10000, 1)])
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "auto")
+    assert [w[0] for w in doc["weights"]] == [9960, 64959]
+    assert any("largest packet, payload 9960" in n
+               for n in doc["model"]["notes"])

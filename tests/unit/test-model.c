@@ -132,6 +132,41 @@ test_split(void **state)
     panda_hist_destroy(&h);
 }
 
+/* Size-interval weights: each interval's mean over the base interval's
+ * [T, t_0] mean; packets below T do not count. */
+static void
+test_size_weights(void **state)
+{
+    struct panda_hist h;
+    double w[3];
+
+    (void) state;
+    /* Base [1000, 1448]: mean 1400 (1352 x 1, 1448 x 1); (1448, 16000]:
+     * 7000 (x2) and 14000 (x1) -> mean 9333.3; above 16000: 63000. */
+    hist(&h, (uint32_t[]) { 100, 1352, 1448, 7000, 14000, 63000 },
+         (double[]) { 50, 1, 1, 2, 1, 4 }, 6);
+    assert_true(panda_model_size_weights(&h, 1000, (uint32_t[]) { 1448,
+                                         16000 }, 2, 600, w));
+    assert_true(fabs(w[0] - 28000.0 / 3 / 1400) < 1e-9);
+    assert_true(fabs(w[1] - 45.0) < 1e-9);
+    /* Capped, and an empty interval takes the weight below it. */
+    assert_true(panda_model_size_weights(&h, 1000, (uint32_t[]) { 1448,
+                                         15000, 16000 }, 3, 6, w));
+    assert_true(w[0] == 6 && w[1] == 6 && w[2] == 6);
+    /* No FHT packet in [T, t_0]: every weight 1. */
+    assert_false(panda_model_size_weights(&h, 1500, (uint32_t[]) { 2000 },
+                                          1, 600, w));
+    assert_true(w[0] == 1);
+    panda_hist_destroy(&h);
+
+    /* Never below 1 or the interval before, whatever the means. */
+    hist(&h, (uint32_t[]) { 1000, 1400, 1500 }, (double[]) { 0, 1, 1 }, 3);
+    assert_true(panda_model_size_weights(&h, 1000, (uint32_t[]) { 1450 },
+                                         1, 600, w));
+    assert_true(fabs(w[0] - 1500.0 / 1400) < 1e-9);
+    panda_hist_destroy(&h);
+}
+
 int
 main(void)
 {
@@ -142,6 +177,7 @@ main(void)
         cmocka_unit_test(test_small_ratio),
         cmocka_unit_test(test_hist_sorted_merge),
         cmocka_unit_test(test_split),
+        cmocka_unit_test(test_size_weights),
     };
 
     return cmocka_run_group_tests_name("model", tests, NULL, NULL);

@@ -551,6 +551,44 @@ test_ecn_threshold(void **state)
     drain_and_destroy(s);
 }
 
+/* TSO packets (issue 18): the datapath offers packets of up to 64 kB,
+ * charged the bytes of their segments.  DRR gives a flow of them and a
+ * flow of MTU packets equal bytes with the default one-MTU quantum; the
+ * byte limit and the ECN threshold count their bytes, not one packet; a
+ * level-0 packet overtakes them. */
+static void
+test_tso_packets(void **state)
+{
+    static const uint32_t sizes[2] = { 65226 + 44 * 66, PANDA_SCHED_MTU };
+    struct panda_sched *s = sched("levels=2,limit-bytes=20000000,"
+                                  "limit-packets=10000");
+    uint64_t bytes[2];
+    uint32_t len;
+    void *h;
+
+    (void) state;
+    fill(s, 2, sizes, 100);
+    run_backlogged(s, 2, sizes, 20000, bytes);
+    assert_fair(bytes, 2, 0.05);
+    drain_and_destroy(s);
+
+    s = sched("levels=2,limit-bytes=100000,ecn-threshold=30000");
+    assert_int_equal(enq_full(s, sizes[0], 1, 1, 0, 2, 0, 0),
+                     PANDA_SCHED_QUEUED);      /* Finds 0 bytes. */
+    /* One 68 kB packet queued: above the threshold, and a second one no
+     * longer fits the 100 kB buffer though the port holds one packet. */
+    assert_int_equal(enq_full(s, PANDA_SCHED_MTU, 2, 0, 0, 2, 0, 0),
+                     PANDA_SCHED_QUEUED_CE);
+    assert_int_equal(enq_full(s, sizes[0], 3, 1, 0, 2, 0, 0),
+                     PANDA_SCHED_DROP_LIMIT);
+    h = panda_sched_dequeue(s, 0, &len);
+    assert_int_equal(flow_of(h), 2);            /* Level 0 first. */
+    h = panda_sched_dequeue(s, 0, &len);
+    assert_int_equal(flow_of(h), 1);
+    assert_int_equal(len, sizes[0]);
+    panda_sched_destroy(s);
+}
+
 /* ---- WRED. ---- */
 
 /* Holds the backlog at 'q' bytes with level-1 packets of a DSCP without a
@@ -1438,6 +1476,7 @@ main(void)
         cmocka_unit_test(test_guard_share),
         cmocka_unit_test(test_guard_no_banking),
         cmocka_unit_test(test_ecn_threshold),
+        cmocka_unit_test(test_tso_packets),
         cmocka_unit_test(test_wred_curve),
         cmocka_unit_test(test_wred_protected_label),
         cmocka_unit_test(test_wred_ewma),

@@ -22,6 +22,7 @@ import sys
 from .. import paths
 from ..sandbox import is_root
 from ..testbed import config, runner
+from ..testbed.profiles import PROFILES
 from ..testbed.topology import TestbedError
 from . import net
 
@@ -97,6 +98,14 @@ def main(argv=None):
         p.error("--ports %s: the Mininet topologies plug their hosts in "
                 "through netdev-linux ports; AF_XDP ports are on the "
                 "namespace testbed (testbed/run.py --ports afxdp)" % a.ports)
+    if PROFILES[a.profile]["tso"]:
+        # Mininet's hosts and links are set up with the offloads off
+        # (pandaovs.mininet.net); the 10g profile's userspace TSO runs on
+        # the namespace testbed only.
+        p.error("--profile %s: the Mininet topologies run with TSO/GSO/GRO "
+                "off; the profile's userspace TSO is on the namespace "
+                "testbed (testbed/run.py --profile %s)"
+                % (a.profile, a.profile))
     cfg = config.run_config(p, a, argv)
     topo = make_topo(p, a)
     if cfg.run_id is None:

@@ -16,7 +16,8 @@ from .experiments import MODES
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
                       DEFAULT_SCHEMES, FRAME, ORDER, PMD_PORT_BURST,
-                      QOS_TYPES, SCHEMES, QosConfig, unavailable)
+                      QOS_TYPES, SCHEMES, WEIGHTS_ABLATION, QosConfig,
+                      unavailable)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +50,8 @@ class RunConfig:
     goodput_check_s: float = 0  # the iperf3 cross-check's length, 0: off
     flt_level0: float = 0.99    # panda-model --flt-level0 (0: no bound)
     flt_bound: str = "floor"    # panda-model --flt-bound: floor, alpha1
+    weights: Optional[str] = None   # panda-model --weight-values (the
+                                    # profile's; None: all ones)
     argv: Tuple[str, ...] = ()
 
     @property
@@ -132,11 +135,12 @@ def parser(prog="testbed/run.py"):
                    "frames, on --ports afxdp; the datapath's 10 ms at the "
                    "rate on system ports, whose main thread comes back on "
                    "millisecond timers)" % PMD_PORT_BURST)
-    p.add_argument("--ecn-threshold", type=int,
-                   default=DEFAULT_ECN_THRESHOLD, metavar="BYTES",
+    p.add_argument("--ecn-threshold", type=int, metavar="BYTES",
                    help="panda-sched port ECN threshold, with ECN-capable "
                    "senders (net.ipv4.tcp_ecn=1); 0 = drop-tail only "
-                   "(default %(default)d, the thesis's K)")
+                   "(default: the profile's; 1g %d, the thesis's K; 10g 0, "
+                   "the thesis marks no 64 KB packets)"
+                   % DEFAULT_ECN_THRESHOLD)
     p.add_argument("--guard", type=int, default=DEFAULT_GUARD_PERMILLE,
                    metavar="PERMILLE",
                    help="starvation guard of the fish and panda-guard "
@@ -156,10 +160,11 @@ def parser(prog="testbed/run.py"):
     p.add_argument("--policy", help="reuse a saved policy.json (skips "
                    "stages 1 and 2)")
     p.add_argument("--profile", default="1g", choices=sorted(PROFILES))
-    p.add_argument("--cc", default="cubic,dctcp",
-                   help="congestion control algorithms to run (default "
-                   "cubic,dctcp; dctcp rows are reported unavailable when "
-                   "the kernel lacks it)")
+    p.add_argument("--cc",
+                   help="congestion control algorithms to run (default: "
+                   "the profile's; 1g cubic,dctcp, 10g cubic as in the "
+                   "thesis; dctcp rows are reported unavailable when the "
+                   "kernel lacks it)")
     p.add_argument("--load", type=float, default=0.8,
                    help="load rho given to the model (thesis: 14 flows is "
                    "about 0.8)")
@@ -186,13 +191,12 @@ def parser(prog="testbed/run.py"):
                    help="length of the iperf3 cross-check of the load "
                    "generator's goodput, once per run (default: quick 10, "
                    "full 30; 0 = skip)")
-    p.add_argument("--flt-level0", type=float, default=0.99,
-                   metavar="SHARE",
+    p.add_argument("--flt-level0", type=float, metavar="SHARE",
                    help="the model makes room for the memcached counter's "
                    "excursions so that SHARE of the collected memcached "
                    "packets stay at level 0 (panda-model --flt-level0; "
-                   "default %(default)g, 0 = the policy of the flow-size "
-                   "CDF alone)")
+                   "default: the profile's, 1g 0.99, 10g 1; 0 = the "
+                   "policy of the flow-size CDF alone)")
     p.add_argument("--flt-bound", choices=("floor", "alpha1"),
                    default="floor",
                    help="how: a counter floor (credit) below 0, the "
@@ -217,10 +221,21 @@ def run_config(p, a, argv):
     """The RunConfig of 'a', what parser 'p' (parser() or one that adds
     options to it) parsed from 'argv'; p.error() on bad values."""
     mode = a.mode or "quick"
+    prof = PROFILES[a.profile]
+    if a.ecn_threshold is None:
+        a.ecn_threshold = prof["ecn_threshold"]
+    if a.cc is None:
+        a.cc = prof["cc"]
+    if a.flt_level0 is None:
+        a.flt_level0 = prof["flt_level0"]
+    weights = PROFILES[a.profile]["weights"]
     if a.schemes is None:
         schemes = DEFAULT_SCHEMES[a.qos]
         if a.qos == "panda-sched" and mode == "quick" and a.ecn_threshold:
             schemes += ABLATIONS
+        if weights and mode == "quick":
+            # The weights against all-ones in the same run (issue 18).
+            schemes += (WEIGHTS_ABLATION,)
     else:
         schemes = tuple(s.strip() for s in a.schemes.split(",")
                         if s.strip())
@@ -229,7 +244,7 @@ def run_config(p, a, argv):
         p.error("--schemes: unknown scheme(s) %s (choose from %s)"
                 % (",".join(bad) or "(none)", ",".join(ORDER)))
     for s in schemes:
-        why = unavailable(s, a.qos)
+        why = unavailable(s, a.qos, weights)
         if why:
             p.error("--schemes: %s" % why)
     schemes = tuple(s for s in ORDER if s in schemes)
@@ -259,14 +274,16 @@ def run_config(p, a, argv):
                                or a.pmd_cpu_mask is not None):
         p.error("--pmd-maxsleep and --pmd-cpu-mask need --ports afxdp "
                 "(system ports are not served by PMD threads)")
+    tso = PROFILES[a.profile]["tso"]
     ports = PortConfig(type=a.ports, pmd_cpu_mask=a.pmd_cpu_mask,
                        pmd_maxsleep_us=DEFAULT_PMD_MAXSLEEP_US
-                       if a.pmd_maxsleep is None else a.pmd_maxsleep)
+                       if a.pmd_maxsleep is None else a.pmd_maxsleep,
+                       tso=tso)
     if not ports.pmd:
-        ports = PortConfig()
+        ports = PortConfig(tso=tso)
     why = ports.problem()
     if why:
-        p.error("--ports %s: %s" % (a.ports, why))
+        p.error("--ports %s --profile %s: %s" % (a.ports, a.profile, why))
     if a.burst is not None and (a.qos != "panda-sched" or a.burst < FRAME):
         p.error("--burst %d: needs --qos panda-sched and at least one "
                 "frame, %d bytes" % (a.burst, FRAME))
@@ -274,6 +291,7 @@ def run_config(p, a, argv):
     qos = QosConfig(type=a.qos, rate_bps=int(rate * 1e6),
                     levels=PROFILES[a.profile]["levels"],
                     queue_pkts=queue_pkts,
+                    buffer_bytes=PROFILES[a.profile]["tso"],
                     ecn_threshold=a.ecn_threshold if a.qos == "panda-sched"
                     else 0, guard_permille=a.guard, burst_bytes=burst)
     if a.fct_window is not None and a.fct_window <= 0:
@@ -309,5 +327,5 @@ def run_config(p, a, argv):
         fct_grace_s=grace, run_id=a.run_id,
         plots=not a.no_plots, calibrate=calibrate, workload=wl,
         iperf3_streams=a.iperf3_streams, goodput_check_s=check_s,
-        flt_level0=a.flt_level0, flt_bound=a.flt_bound,
+        flt_level0=a.flt_level0, flt_bound=a.flt_bound, weights=weights,
         argv=tuple(argv))

@@ -20,8 +20,12 @@ from . import pcap
 from .topology import PM2_IP
 
 # The ids panda-model is asked to write (--id): two policies, two
-# connection tables in the switch.
+# connection tables in the switch.  A profile with size-interval weights
+# adds a third, Panda with all weights 1 (scheme panda-w1), so that the
+# weights are compared with the thesis's all-ones in the same run.
 MODEL_IDS = {"panda": 1, "pias": 2}
+ALL_ONES = "panda-w1"
+ALL_ONES_ID = 3
 
 
 class ModelError(RuntimeError):
@@ -59,13 +63,15 @@ def sample_summary(path, port):
 
 
 def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
-              flt_level0=0.99, flt_bound="floor", log=None):
+              flt_level0=0.99, flt_bound="floor", weights=None, log=None):
     """Runs panda-model for Panda and PIAS on the flow-size CDF 'cdf' (the
     run's workload); returns the policy record.  'flt_level0', 'flt_bound':
     the Panda policy makes room for the memcached counter's excursions in
     the FLT capture (a floor, or a higher alpha_1), so that this share of
     its packets stay at level 0 (panda-model --flt-level0, --flt-bound;
-    tools/README-panda-model.md)."""
+    tools/README-panda-model.md).  'weights': panda-model --weight-values
+    for Panda (None: all ones); with weights the record also holds
+    ALL_ONES, the same model without them."""
     log = log or (lambda m: None)
     try:
         tool = build.tool("panda-model")
@@ -73,21 +79,35 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
         raise ModelError(str(e))
     common = ["--cdf", cdf, "--load", str(load),
               "--levels", str(levels)]
+    names = list(MODEL_IDS) + ([ALL_ONES] if weights else [])
     out_json = {s: os.path.join(outdir, "%s-policy.json" % s)
-                for s in MODEL_IDS}
+                for s in names}
+
+    def panda(name, pid, extra):
+        return [tool, "--id", str(pid),
+                "--flt", flt_pcap, "--flt-filter",
+                "src host %s and tcp src port %d" % (PM2_IP, MEMCACHED_PORT),
+                "--fht", fht_pcap, "--fht-filter",
+                "src host %s and tcp src port %d" % (PM2_IP, FG_PORT),
+                "--flt-level0", "%g" % flt_level0,
+                "--flt-bound", flt_bound,
+                "-o", out_json[name]] + extra + common
     cmds = {
-        "panda": [tool, "--id", str(MODEL_IDS["panda"]),
-                  "--flt", flt_pcap, "--flt-filter",
-                  "src host %s and tcp src port %d" % (PM2_IP,
-                                                       MEMCACHED_PORT),
-                  "--fht", fht_pcap, "--fht-filter",
-                  "src host %s and tcp src port %d" % (PM2_IP, FG_PORT),
-                  "--flt-level0", "%g" % flt_level0,
-                  "--flt-bound", flt_bound,
-                  "-o", out_json["panda"]] + common,
+        # The thresholds stay the CDF's bytes (--byte-thresholds): eq.
+        # 3-24's mapping by each class's eta would raise them as much as
+        # the weights raise an average flow's counter, so the weights
+        # would only reorder flows within a class; kept in bytes, every
+        # weight above 1 makes a flow sink sooner than all ones (issue 18:
+        # at least as fast), and memcached's bound (--flt-level0) is
+        # computed with the weights.
+        "panda": panda("panda", MODEL_IDS["panda"],
+                       ["--weight-values", weights, "--byte-thresholds"]
+                       if weights else []),
         "pias": [tool, "--pias", "--id", str(MODEL_IDS["pias"]),
                  "-o", out_json["pias"]] + common,
     }
+    if weights:
+        cmds[ALL_ONES] = panda(ALL_ONES, ALL_ONES_ID, [])
     try:
         out, warnings = modeltool.run(cmds, out_json)
     except ModelToolError as e:
@@ -129,9 +149,10 @@ def load_policy(path):
 
 
 def policies(record, where="policy"):
-    """{"panda": Policy, "pias": Policy} of a policy record."""
+    """{"panda": Policy, "pias": Policy[, ALL_ONES: Policy]} of a policy
+    record."""
     out = {}
-    for s in MODEL_IDS:
+    for s in list(MODEL_IDS) + ([ALL_ONES] if ALL_ONES in record else []):
         try:
             out[s] = Policy.from_text(record[s]["action"])
         except PolicyError as e:

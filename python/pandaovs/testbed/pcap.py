@@ -47,8 +47,8 @@ def packets(path):
 
 
 def tcp_packets(path):
-    """Yields dicts (src, dst, sport, dport, dscp, ip_len, payload, flags)
-    for the IPv4/TCP packets of a capture."""
+    """Yields dicts (ts, src, dst, sport, dport, dscp, ip_len, payload, seq,
+    flags) for the IPv4/TCP packets of a capture."""
     for ts, d, orig in packets(path):
         off = 12
         etype = struct.unpack("!H", d[off:off + 2])[0]
@@ -74,5 +74,6 @@ def tcp_packets(path):
             "dscp": ip[1] >> 2,
             "ip_len": ip_len,
             "payload": max(0, ip_len - ihl - doff),
+            "seq": struct.unpack("!I", tcp[4:8])[0],
             "flags": tcp[13],
         }

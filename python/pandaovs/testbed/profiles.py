@@ -1,10 +1,17 @@
 """Link profiles.  "1g" keeps the shape of the thesis's 1 Gbit/s setup
 (§4.4): TSO/GSO/GRO off so every packet is at most one MTU, 1500-byte MTU,
-K = 8 strict-priority queues.  The rate is scaled down so that this 2-core
-machine's CPU stays out of the measurement (see testbed/README.md,
-"Calibration"); the per-queue buffer is scaled with it so that a full queue
-holds the same time of traffic as a 1000-packet queue at 1 Gbit/s
-(12 ms)."""
+K = 8 strict-priority queues.  "10g" is its 10 Gbit/s setup (Figs
+5.7-5.9, 5.11): TSO/GSO/GRO on, so the panda action sees packets of up to
+64 KB before segmentation (OVS's userspace TSO, pandaovs.lab.PortConfig),
+and Panda's size-interval weights on (panda-model --weight-values auto;
+tools/README-panda-model.md says why that rule).  Both rates are scaled
+down so that this 2-core machine's CPU stays out of the measurement (see
+testbed/README.md, "Calibration"); the per-queue buffer is scaled with the
+rate so that a full queue holds the same time of traffic as a 1000-packet
+queue at 1 Gbit/s (12 ms).  Under TSO a queued packet may be 64 KB, so the
+buffer is kept in bytes (that many full frames) rather than packets."""
+
+from .schemes import DEFAULT_ECN_THRESHOLD
 
 REFERENCE_RATE = 1e9        # the thesis's link
 REFERENCE_QUEUE_PKTS = 1000  # Linux's default txqueuelen at that rate
@@ -18,6 +25,38 @@ PROFILES = {
         "mtu": 1500,
         "default_rate_mbit": 50,
         "offloads": "off",
+        "tso": False,
+        "weights": None,
+        "ecn_threshold": DEFAULT_ECN_THRESHOLD,
+        "cc": "cubic,dctcp",
+        "flt_level0": 0.99,
+    },
+    "10g": {
+        "description": "thesis 10 Gbit/s setup, rate scaled down: OVS "
+                       "userspace TSO, hosts' TSO/GSO/GRO and tx checksum "
+                       "on (packets up to 64 KB through the datapath), MTU "
+                       "1500, 8 strict-priority queues, buffers in bytes, "
+                       "size-interval weights from panda-model "
+                       "(--weight-values auto)",
+        "levels": 8,
+        "mtu": 1500,
+        # testbed/README.md, "Calibration": the highest rate at which the
+        # loaded p99 of a top-priority memcached still falls with the rate.
+        "default_rate_mbit": 200,
+        "offloads": "tso",
+        "tso": True,
+        "weights": "auto",
+        # The thesis (§3.3, §4.4) marks no ECN at 10 Gbit/s: with 64 KB
+        # packets in the queue a byte threshold marks nearly every packet
+        # or lets the queue grow, so it ran CUBIC without marking.
+        "ecn_threshold": 0,
+        "cc": "cubic",
+        # Every collected memcached packet at level 0 (the issue's target:
+        # the connection stays there).  Under TSO a response's segments
+        # come as one packet, so its counter moves in larger steps and the
+        # last 1% of its excursions is what sends it to level 1
+        # (docs/results/2026-11-23-10g-quick).
+        "flt_level0": 1.0,
     },
 }
 

@@ -21,6 +21,25 @@ def _level_sum(trial, counter):
     return sum(lv.get(counter, 0) for lv in levels)
 
 
+def level_bytes(trial):
+    """Bytes the bottleneck sent per level in 'trial' ([level 0, 1, ...]):
+    panda-sched's per-level counters, or the HTB class of each queue
+    (class 1:N+1 is queue N).  None when the trial recorded neither."""
+    levels = trial.get("sched_levels")
+    if levels is not None:
+        return [lv.get("sent_b", 0) for lv in levels]
+    classes = trial.get("tc_classes")
+    if not classes:
+        return None
+    out = {}
+    for cls, c in classes.items():
+        major, _, minor = cls.partition(":")
+        # 1:fffe is the root class OVS's linux-htb hangs the queues from.
+        if major == "1" and minor and minor != "fffe":
+            out[int(minor, 16) - 1] = c.get("bytes", 0)
+    return [out.get(i, 0) for i in range(max(out) + 1)] if out else None
+
+
 def fct_buckets(trials):
     """The FCT size buckets, in panda-fg-client's order: {name:
     size_range_bytes}.  They are defined once, in the client
@@ -84,6 +103,13 @@ def aggregate(trials):
         row["memcached_levels"] = lv
         n = sum(lv.values())
         row["memcached_level0_share"] = lv.get("0", 0) / n if n else None
+        # Bytes per level at the bottleneck (all reps): nearly all of them
+        # the workload's flows, so how fast they sink (issue 18).
+        per = [b for b in (level_bytes(t) for t in ok) if b]
+        row["bytes_per_level"] = ([sum(b[i] if i < len(b) else 0
+                                       for b in per)
+                                   for i in range(max(map(len, per)))]
+                                  if per else None)
         rows.append(row)
     return rows
 

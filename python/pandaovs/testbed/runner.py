@@ -153,9 +153,12 @@ class Run:
             "profile": c.profile,
             "profile_description": self.prof["description"],
             "link_rate_mbit": c.rate_mbit,
-            "link_rate_note": "the thesis ran 1 Gbit/s; the rate is scaled "
+            "link_rate_note": "the thesis ran %s; the rate is scaled "
                               "down so the 2-core CPU is not the bottleneck "
-                              "(testbed/README.md, Calibration)",
+                              "(testbed/README.md, Calibration)"
+                              % ("10 Gbit/s" if c.profile == "10g"
+                                 else "1 Gbit/s"),
+            "size_interval_weights": c.weights or "all ones",
             "queue_pkts": c.queue_pkts,
             "qos": self.qos_metadata(),
             "ports": tb.port_state(),
@@ -253,17 +256,23 @@ class Run:
                 if self.result["metadata"] is None:
                     self.result["metadata"] = self.metadata(tb)
                     self.log("  kernel %s, %s, link %g Mbit/s, %s ports, "
-                             "%s, %d levels, buffer %d packets %s, %s, "
-                             "offloads off, cc %s" % (
+                             "%s, %d levels, buffer %d %s %s, %s, "
+                             "offloads %s, cc %s" % (
                                  platform.release(),
                                  self.result["metadata"]["ovs_version"],
                                  c.rate_mbit, ports_str(c.ports),
                                  c.qos.type, tb.levels,
-                                 c.queue_pkts, "per level" if
+                                 c.queue_pkts * FRAME if c.qos.buffer_bytes
+                                 else c.queue_pkts,
+                                 "bytes" if c.qos.buffer_bytes
+                                 else "packets", "per level" if
                                  c.qos.type == "htb" else "per port",
                                  "ECN at %d bytes, ECN-capable senders"
                                  % c.qos.ecn_threshold if c.qos.marks
-                                 else "drop-tail", ",".join(ccs)))
+                                 else "drop-tail",
+                                 "on (OVS userspace TSO; hosts' TSO, GSO, "
+                                 "GRO, tx checksum)" if c.ports.tso
+                                 else "off", ",".join(ccs)))
                 panda_ok = tb.panda_available()
                 cpu0, t0 = tb.thread_cpu(), time.time()
                 if self.policies is None and c.modeled_schemes:
@@ -354,7 +363,10 @@ class Run:
         flt = os.path.join(cdir, "flt.pcap")
         fht = os.path.join(cdir, "fht.pcap")
         coll = {"trial_dir": cdir, "flt_pcap": flt, "fht_pcap": fht,
-                "where": "PM2 eth0 (sending side), TSO/GSO off: sizes "
+                "where": "PM2 eth0 (sending side), TSO/GSO on: the sizes "
+                         "before segmentation, those the panda action sees"
+                         if self.prof["tso"] else
+                         "PM2 eth0 (sending side), TSO/GSO off: sizes "
                          "before segmentation are the wire sizes",
                 "flt": model.sample_summary(flt, MEMCACHED_PORT),
                 "fht": model.sample_summary(fht, FG_PORT),
@@ -372,16 +384,18 @@ class Run:
                  % (c.workload.name, c.load, tb.levels))
         pol = model.run_model(self.build, flt, fht, self.cdf, c.load,
                               tb.levels, self.dir, flt_level0=c.flt_level0,
-                              flt_bound=c.flt_bound, log=self.log)
+                              flt_bound=c.flt_bound, weights=c.weights,
+                              log=self.log)
         pol["source"] = "model"
         pol["workload"] = c.workload.record(copy="workload.cdf")
         with open(os.path.join(self.dir, "policy.json"), "w") as f:
-            json.dump({"panda": {"action": pol["panda"]["action"]},
-                       "pias": {"action": pol["pias"]["action"]},
-                       "collection": {k: v for k, v in coll.items()
-                                      if k in ("flt", "fht")},
-                       "workload": pol["workload"],
-                       "load": c.load, "levels": tb.levels}, f, indent=1)
+            doc = {s: {"action": pol[s]["action"]}
+                   for s in ("panda", "pias", model.ALL_ONES) if s in pol}
+            doc.update({"collection": {k: v for k, v in coll.items()
+                                       if k in ("flt", "fht")},
+                        "workload": pol["workload"],
+                        "load": c.load, "levels": tb.levels})
+            json.dump(doc, f, indent=1)
         self.use_policy(pol)
         self.save()
 
@@ -425,6 +439,11 @@ class Run:
                        "action (ovs-appctl panda/show missing)")
         elif SCHEMES[t["scheme"]].policy and not self.policies:
             res = dict(t, status="failed: no policy")
+        elif (SCHEMES[t["scheme"]].policy
+              and SCHEMES[t["scheme"]].policy not in self.policies):
+            res = dict(t, status="failed: the policy record has no %s "
+                       "policy (a --policy file of a run without it)"
+                       % SCHEMES[t["scheme"]].policy)
         else:
             res = self.trial_exec(tb, t)
         res.update({k: t[k] for k in ("rep", "experiments")})
@@ -573,6 +592,7 @@ def calibrate_main(cfg):
                      log=lambda m: print(m, flush=True))
     with open(os.path.join(out, "calibration.json"), "w") as f:
         json.dump({"kernel": platform.release(), "cpus": os.cpu_count(),
+                   "profile": cfg.profile, "qos": cfg.qos.type,
                    "ports": cfg.ports.record(), "rows": rows}, f, indent=1)
     print("calibration written to %s" % os.path.join(out,
                                                      "calibration.json"))

@@ -73,6 +73,10 @@ SCHEMES = {s.name: s for s in (
            "panda with FISH's starvation guard"),
     Scheme("panda-droptail", "panda", True, False, False, True,
            "panda without port ECN: drop-tail at the same buffer"),
+    Scheme("panda-w1", "panda-w1", True, False, True, False,
+           "panda with every size-interval weight 1 (the thesis's "
+           "evaluation): the model run again without --weight-values; "
+           "profiles with weights only"),
 )}
 
 # The order of tables and figures; --schemes defaults.
@@ -82,10 +86,18 @@ DEFAULT_SCHEMES = {"panda-sched": ("fifo", "pias", "fish", "fq", "panda"),
 # Quick runs on panda-sched add the two ablations the targets need (large
 # flows with and without the guard, ECN against drop-tail).
 ABLATIONS = ("panda-guard", "panda-droptail")
+# Quick runs of a profile with size-interval weights add this one: the
+# weights against all ones in the same run (issue 18).
+WEIGHTS_ABLATION = "panda-w1"
 
 
-def unavailable(name, qos_type):
-    """None if scheme 'name' runs on 'qos_type', else why not."""
+def unavailable(name, qos_type, weights=None):
+    """None if scheme 'name' runs on 'qos_type' with the profile's
+    'weights' (panda-model --weight-values, None: all ones), else why
+    not."""
+    if name == WEIGHTS_ABLATION and not weights:
+        return ("%s compares the size-interval weights with all ones: it "
+                "needs a profile with weights (--profile 10g)" % name)
     if qos_type == "htb" and SCHEMES[name].sched_only:
         return ("%s needs --qos panda-sched: linux-htb has one FIFO per "
                 "level, no guard and never marks ECN" % name)
@@ -104,6 +116,10 @@ class QosConfig:
     guard_permille: int
     burst_bytes: int = 0        # panda-sched token bucket; 0: the
                                 # datapath's default (10 ms at the rate)
+    buffer_bytes: bool = False  # htb: each queue holds queue_pkts full
+                                # frames in bytes (bfifo) instead of
+                                # queue_pkts packets (TSO: a packet may
+                                # be 64 KB)
 
     @property
     def marks(self):
@@ -130,6 +146,8 @@ class QosConfig:
             return {"type": "linux-htb", "rate_bps": self.rate_bps,
                     "levels": self.levels,
                     "queue_pkts_per_level": self.queue_pkts,
+                    "queue_bytes_per_level": self.queue_pkts * FRAME
+                    if self.buffer_bytes else None,
                     "per_flow": False, "guard_permille": 0,
                     "ecn_threshold_bytes": None,
                     "note": "panda-qos --type htb: min-rate 10% of the "

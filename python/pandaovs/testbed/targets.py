@@ -105,9 +105,48 @@ def _evaluate_cc(cc, at, floor_ms, conc, req):
             "+-%d%% of pias" % (b, FCT_TOLERANCE * 100),
             None if r is None else abs(r - 1) <= FCT_TOLERANCE,
             mean_fct_ms=fct, ratio=r, **where))
+    pias = _p99(at, "pias")
+    res.append(_target(
+        "panda_p99_vs_pias", "panda memcached p99 < pias's",
+        None if panda is None or pias is None else panda < pias,
+        panda_p99_ms=panda, pias_p99_ms=pias, **where))
     res.append(_large_flows(at, where))
     res.append(_ecn(at, where))
+    if "panda-w1" in at:
+        res.append(_weights(at, where))
     return res
+
+
+def sinking(bytes_per_level):
+    """How fast the bottleneck's bytes sank: the share sent at level 0 and
+    the byte-weighted mean level."""
+    total = sum(bytes_per_level or ())
+    if not total:
+        return None
+    return {"level0_share": bytes_per_level[0] / total,
+            "mean_level": sum(i * b for i, b in enumerate(bytes_per_level))
+            / total}
+
+
+def _weights(at, where):
+    """Size-interval weights (panda) against all ones (panda-w1), same run
+    (issue 18): the flows must sink at least as fast in bytes (no larger a
+    share of the bytes at level 0, no higher a mean level) and the
+    memcached connection stay at level 0."""
+    vals = {s: dict(sinking(at[s].get("bytes_per_level")) or {},
+                    memcached_level0_share=at[s].get("memcached_level0_share"),
+                    memcached_p99_ms=_p99(at, s))
+            for s in ("panda", "panda-w1") if s in at}
+    met = None
+    if len(vals) == 2 and all("mean_level" in v for v in vals.values()):
+        w, o = vals["panda"], vals["panda-w1"]
+        met = (w["level0_share"] <= o["level0_share"]
+               and w["mean_level"] >= o["mean_level"]
+               and w["memcached_level0_share"] == 1)
+    return _target("weights_vs_all_ones", "size-interval weights (panda) "
+                   "against all ones (panda-w1): bytes sink at least as "
+                   "fast, memcached stays at level 0", met, schemes=vals,
+                   **where)
 
 
 def _large_flows(at, where):
@@ -174,6 +213,9 @@ def _values(t):
     if t["id"] == "panda_p99_vs_floor":
         return "panda %s ms, floor %s ms, %sx" % (
             _f(t["panda_p99_ms"]), _f(t["floor_ms"]), _f(t["ratio"]))
+    if t["id"] == "panda_p99_vs_pias":
+        return "panda %s ms, pias %s ms" % (_f(t["panda_p99_ms"]),
+                                            _f(t["pias_p99_ms"]))
     if t["id"] == "panda_p99_vs_fq":
         return "panda %s ms, fq %s ms" % (_f(t["panda_p99_ms"]),
                                           _f(t["fq_p99_ms"]))

@@ -19,7 +19,7 @@ import re
 from ..lab import (FG_PORT, MEMCACHED_PORT, Lab, LabError, PortConfig,
                    wait_until)
 from ..sandbox import run
-from .schemes import SCHEMES
+from .schemes import FRAME, SCHEMES
 
 PM1_IP = "10.0.0.1"
 PM2_IP = "10.0.0.2"
@@ -120,7 +120,9 @@ class Testbed(Lab):
                 # --no-dscp: the panda action writes each level's DSCP
                 # itself.
                 self.shape(self.bottleneck, self.rate_bps, self.levels,
-                           queue_pkts=self.queue_pkts, qos_type="htb")
+                           queue_pkts=self.queue_pkts, qos_type="htb",
+                           queue_bytes=self.queue_pkts * FRAME
+                           if self.qos.buffer_bytes else None)
             # Static forwarding: no learning, no flooding, same path for
             # every scheme (panda-sched: its QoS settings, too).
             self.set_scheme("fifo")
