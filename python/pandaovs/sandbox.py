@@ -145,13 +145,18 @@ class Host(Netns):
 
 
 class OvsSandbox:
-    def __init__(self, build_dir, tag=None, keep_dir=False):
+    """'ns_prefix' starts the names of the namespaces it makes: the
+    switch's is '<ns_prefix>v-<id>', each host's '<ns_prefix>h-<id>-<name>'
+    (several labs can then tell theirs apart; ip netns list)."""
+
+    def __init__(self, build_dir, tag=None, keep_dir=False, ns_prefix="po"):
         self.build = os.path.abspath(build_dir)
         self.ovs = os.path.join(self.build, "ovs", "build")
         self.src = os.path.join(self.build, "ovs", "src")
         self.id = tag or secrets.token_hex(3)
         self.dir = tempfile.mkdtemp(prefix="panda-ovs-%s-" % self.id)
         self.keep_dir = keep_dir
+        self.ns_prefix = ns_prefix
         self.env = dict(os.environ, OVS_RUNDIR=self.dir, OVS_DBDIR=self.dir,
                         OVS_LOGDIR=self.dir, OVS_SYSCONFDIR=self.dir,
                         OVS_PKGDATADIR=os.path.join(self.src))
@@ -182,7 +187,7 @@ class OvsSandbox:
 
     # -- lifecycle --------------------------------------------------------
     def start(self, other_config=None):
-        self.ns = Netns("pov-%s" % self.id)
+        self.ns = Netns("%sv-%s" % (self.ns_prefix, self.id))
         db = os.path.join(self.dir, "conf.db")
         run(self.bin("ovsdb/ovsdb-tool"), "create", db,
             os.path.join(self.src, "vswitchd", "vswitch.ovsschema"))
@@ -254,7 +259,7 @@ class OvsSandbox:
         """Creates host namespace 'name' with eth0 = 'ip' (CIDR), plugged
         into 'br' through a veth pair whose switch side is called
         '<id>-<name>' (returned as host.port)."""
-        h = Host("poh-%s-%s" % (self.id, name), ip, mtu)
+        h = Host("%sh-%s-%s" % (self.ns_prefix, self.id, name), ip, mtu)
         port = ("%s%s" % (self.id, name))[:15]
         tmp = ("t%s%s" % (self.id, name))[:15]
         run("ip", "link", "add", port, "type", "veth", "peer", "name", tmp)

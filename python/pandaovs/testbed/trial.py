@@ -32,15 +32,16 @@ class TrialError(RuntimeError):
     pass
 
 
-def tcpdump(host, path, bpf, snaplen=96, count=None, timeout=30):
-    """Starts tcpdump in 'host' writing 'path' (at most 'count' packets);
-    returns the Popen once tcpdump says it is listening, so no packet of
-    the trial is missed."""
+def tcpdump(host, path, bpf, snaplen=96, count=None, timeout=30,
+            iface="eth0"):
+    """Starts tcpdump on 'iface' in 'host' (a Netns) writing 'path' (at
+    most 'count' packets); returns the Popen once tcpdump says it is
+    listening, so no packet of the trial is missed."""
     extra = ["-c", str(count)] if count else []
     # --immediate-mode: packets reach the file as they arrive, not when a
     # ring-buffer block times out, so a short trial's packets are not lost
     # when the capture is stopped right after it.
-    p = host.popen("tcpdump", "-i", "eth0", "-s", str(snaplen), "-U", "-n",
+    p = host.popen("tcpdump", "-i", iface, "-s", str(snaplen), "-U", "-n",
                    "--immediate-mode",
                    *extra, "-w", path, bpf, stdout=subprocess.DEVNULL,
                    stderr=subprocess.PIPE, text=True)

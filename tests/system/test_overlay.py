@@ -1,0 +1,60 @@
+"""System test of the panda action on overlay traffic (issue 20, "OVN and
+overlays", without OVN): two hypervisors, each a sandboxed userspace OVS
+(pandaovs.overlay), joined by a Geneve or a VXLAN tunnel; VM 'a' on the
+first, VM 'b' on the second.
+
+A bulk transfer and a small-message request/response connection run at
+the same time from 'a' to 'b' through the same tunnel (same outer
+addresses and destination port).  The panda flows are on hypervisor 1's
+br-phy, after the tunnel push; on the wire (a capture of its underlay
+port):
+
+  - every packet's outer DSCP is its inner DSCP;
+  - the bulk data steps down through the levels, the answers of the
+    request/response connection stay on top (the classification is by the
+    inner connection: panda/show lists the VMs' connections);
+  - panda-sched on the underlay port sent exactly the packets of each
+    level that the capture shows (the queue follows the level).
+
+Build: $PANDA_BUILD_DIR (default <repo>/_build).  Needs root.
+"""
+
+import shutil
+
+import pytest
+
+from pandaovs.overlay import Overlay
+from pandaovs.sandbox import is_root
+
+import overlay_traffic as traffic
+
+pytestmark = [
+    pytest.mark.skipif(not is_root(),
+                       reason="needs root (network namespaces, OVS)"),
+    pytest.mark.skipif(not traffic.BUILD.has("ovs/build/vswitchd/"
+                                             "ovs-vswitchd"),
+                       reason="no OVS build at %s (set PANDA_BUILD_DIR or "
+                       "run ./build.sh)" % traffic.BUILD.root),
+    pytest.mark.skipif(not shutil.which("tcpdump"), reason="needs tcpdump"),
+]
+
+
+@pytest.mark.parametrize("tunnel", ["geneve", "vxlan"])
+def test_overlay_marks_inner_connections(tunnel, tmp_path):
+    with Overlay(traffic.BUILD.root, tunnel=tunnel) as ov:
+        hv1, hv2 = ov.hvs
+        a = ov.add_vm(hv1, "a", "10.0.0.1")
+        b = ov.add_vm(hv2, "b", "10.0.0.2")
+        ov.static_arp()
+        ov.add_panda_flows(traffic.POLICY)
+        ov.shape_underlay(hv1, 200e6, len(traffic.DSCP_OF_LEVEL))
+        assert len(hv1.panda_flows()) == 2
+
+        pkts, sent, captured = traffic.run_and_capture(ov, hv1,
+                                                       str(tmp_path), a, b)
+        traffic.check_marking(pkts, tunnel, a.ip)
+        # The queue follows the level: the scheduler sent what the capture
+        # shows, per level, and every level carried packets.
+        assert sent == captured
+        assert all(sent), sent
+        traffic.check_table(hv1.sb.appctl("panda/show", "1"), a, b)
