@@ -11,6 +11,11 @@
 # malloc, same results); optional, glibc's malloc without it.
 # valgrind: the benchmarks' --instructions modes (exact instruction counts,
 # independent of the machine's load).
+# ovn-central, ovn-host: the OVN recipe's system test (docs/ovn.md) runs
+# their ovn-northd and ovn-controller against the build tree's OVS in
+# namespaces.  ovn-host pulls in Debian's openvswitch-switch, whose service
+# nothing here uses (on a host with an init system it starts the distro's
+# OVS in the root namespace, which the tests never talk to).
 set -e
 
 APT_PACKAGES="
@@ -25,6 +30,7 @@ APT_PACKAGES="
   mininet
   clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl
   valgrind
+  ovn-central ovn-host
 "
 
 if [ "$(id -u)" != 0 ]; then
