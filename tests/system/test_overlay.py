@@ -12,7 +12,7 @@ port):
   - every packet's outer DSCP is its inner DSCP;
   - the bulk data steps down through the levels, the answers of the
     request/response connection stay on top (the classification is by the
-    inner connection: panda/show lists the VMs' connections);
+    inner connection: panda/show counts an entry per inner TCP connection);
   - panda-sched on the underlay port sent exactly the packets of each
     level that the capture shows (the queue follows the level).
 
