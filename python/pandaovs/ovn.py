@@ -54,14 +54,17 @@ def missing():
     return None
 
 
-def _daemon(ns, env, rundir, name, *argv):
+def _daemon(ns, env, rundir, name, *argv, unixctl=True):
     """Starts daemon 'argv' detached in namespace 'ns' with pid, log and
-    control socket in 'rundir'; returns its pid."""
+    (if 'unixctl'; ovn-controller has no such option and puts it in
+    $OVN_RUNDIR as ovn-controller.PID.ctl) control socket in 'rundir';
+    returns its pid."""
     pidfile = os.path.join(rundir, name + ".pid")
+    ctl = (["--unixctl=%s" % os.path.join(rundir, name + ".ctl")]
+           if unixctl else [])
     run(*ns.cmd(*argv, "--pidfile=%s" % pidfile, "--detach", "--no-chdir",
                 "--log-file=%s" % os.path.join(rundir, name + ".log"),
-                "--unixctl=%s" % os.path.join(rundir, name + ".ctl"),
-                "-vconsole:off"), env=env)
+                *ctl, "-vconsole:off"), env=env)
     with open(pidfile) as f:
         return int(f.read().strip())
 
@@ -176,13 +179,15 @@ class OvnController:
 
     @property
     def ctl(self):
-        return os.path.join(self.hv.sb.dir, "ovn-controller.ctl")
+        return os.path.join(self.hv.sb.dir, "ovn-controller.%d.ctl"
+                            % self.pid)
 
     def start(self):
         self.pid = _daemon(self.hv.sb.ns, self.env, self.hv.sb.dir,
                            "ovn-controller", "ovn-controller",
                            "unix:%s" % os.path.join(self.hv.sb.dir,
-                                                    "db.sock"))
+                                                    "db.sock"),
+                           unixctl=False)
         return self
 
     def stop(self):
