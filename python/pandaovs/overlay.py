@@ -33,6 +33,7 @@ each hypervisor, 'ovh-<id>-<vm>' for its VMs); stop() removes all of them
 and ends every process started here, by pid.
 """
 
+import concurrent.futures
 import ipaddress
 import re
 
@@ -118,8 +119,11 @@ class Overlay:
         return self
 
     def stop(self):
-        for hv in reversed(self.hvs):
-            hv.sb.stop()
+        # The hypervisors stop side by side: each waits for its daemons to
+        # be gone (seconds here: the container's init reaps them late).
+        with concurrent.futures.ThreadPoolExecutor(len(self.hvs) or 1) as ex:
+            for f in [ex.submit(hv.sb.stop) for hv in self.hvs]:
+                f.result()
         self.hvs = []
 
     def __enter__(self):

@@ -69,13 +69,21 @@ def sent_per_level(path, hv):
     return n
 
 
-def run_and_capture(ov, hv, tmp, a, b):
+def all_at_level_0(path, hv):
+    """What sent_per_level() would say if every packet 'hv' sent had
+    skb_priority 0, whatever its DSCP."""
+    n = sent_per_level(path, hv)
+    return [sum(n)] + [0] * (len(n) - 1)
+
+
+def run_and_capture(ov, hv, tmp, a, b, expect=sent_per_level):
     """Runs connections() while capturing 'hv's underlay port; returns
     (the tunnelled inner TCP packets 'hv' sent, in capture order; the
-    packets per level panda-sched sent meanwhile; the same from the
-    capture).  The capture is stopped once both agree (the last ACKs may
-    still be on their way when the programs exit) or, if they never do,
-    after 10 s: the caller's assertions then say how they differ."""
+    packets per level panda-sched sent meanwhile; expect(capture, hv), the
+    same as the capture says they should be).  The capture is stopped once
+    both agree (the last ACKs may still be on their way when the programs
+    exit) or, if they never do, after 10 s: the caller's assertions then
+    say how they differ."""
     path = "%s/%s-phy.pcap" % (tmp, hv.name)
     cap = tcpdump(hv.sb.ns, path, "", snaplen=200, iface="phy")
     before = hv.level_sent()
@@ -86,14 +94,14 @@ def run_and_capture(ov, hv, tmp, a, b):
             return [x - y for x, y in zip(hv.level_sent(), before)]
         try:
             levels = wait_until(
-                lambda: sent() == sent_per_level(path, hv) and sent(), 10,
+                lambda: sent() == expect(path, hv) and sent(), 10,
                 "the capture and the scheduler's counters to agree")
         except LabError:
             levels = sent()
     finally:
         end_process(cap, signal.SIGINT)
     pkts = [p for p in pcap.tunnel_packets(path) if p["outer_src"] == hv.ip]
-    return pkts, levels, sent_per_level(path, hv)
+    return pkts, levels, expect(path, hv)
 
 
 def check_marking(pkts, tunnel, server_ip):

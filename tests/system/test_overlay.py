@@ -58,3 +58,28 @@ def test_overlay_marks_inner_connections(tunnel, tmp_path):
         assert sent == captured
         assert all(sent), sent
         traffic.check_table(hv1.sb.appctl("panda/show", "1"), a, b)
+
+
+def test_tos_inherit_does_not_carry_the_level(tmp_path):
+    """The evidence for putting the action on br-phy (docs/ovn.md,
+    "Decisions"): the same policy on br-int, before the tunnel push, with
+    the tunnel's options:tos=inherit, marks the inner header only -- the
+    outer header was built at translation time with the DSCP the VM sent
+    (0) -- and every packet leaves the underlay in level 0 (the push
+    reset skb_priority)."""
+    with Overlay(traffic.BUILD.root, tunnel="geneve") as ov:
+        hv1, hv2 = ov.hvs
+        a = ov.add_vm(hv1, "a", "10.0.0.1")
+        b = ov.add_vm(hv2, "b", "10.0.0.2")
+        ov.static_arp()
+        hv1.sb.vsctl("set", "Interface", "tun0", "options:tos=inherit")
+        hv1.sb.ofctl("add-flow", "br-int", "priority=100,ip,actions=%s,"
+                     "NORMAL" % traffic.POLICY)
+        ov.shape_underlay(hv1, 200e6, len(traffic.DSCP_OF_LEVEL))
+
+        pkts, sent, captured = traffic.run_and_capture(
+            ov, hv1, str(tmp_path), a, b, expect=traffic.all_at_level_0)
+        inner = {p["dscp"] for p in pkts if p["payload"] > 0}
+        assert inner == set(traffic.DSCP_OF_LEVEL), inner
+        assert {p["outer_dscp"] for p in pkts} == {0}
+        assert sent == captured and sent[0] > 0 and not any(sent[1:]), sent
