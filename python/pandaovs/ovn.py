@@ -25,12 +25,10 @@ Every process is started here and ended by its pid.
 
 import os
 import shutil
-import signal
 import tempfile
-import time
 
 from .lab import LabError, wait_until
-from .sandbox import run
+from .sandbox import end_pid, run
 
 OVN_SCHEMA_DIR = "/usr/share/ovn"
 BINARIES = ("ovn-controller", "ovn-northd", "ovn-nbctl", "ovn-sbctl",
@@ -67,25 +65,6 @@ def _daemon(ns, env, rundir, name, *argv, unixctl=True):
                 *ctl, "-vconsole:off"), env=env)
     with open(pidfile) as f:
         return int(f.read().strip())
-
-
-def _end(pid, timeout=5):
-    """SIGTERM to 'pid' (one of ours), SIGKILL after 'timeout' s."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 class OvnCentral:
@@ -137,7 +116,7 @@ class OvnCentral:
     def stop(self):
         for name in ("northd", "sb", "nb"):
             if name in self.pids:
-                _end(self.pids.pop(name))
+                end_pid(self.pids.pop(name))
         if not self.keep_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -192,7 +171,7 @@ class OvnController:
 
     def stop(self):
         if self.pid:
-            _end(self.pid)
+            end_pid(self.pid)
             self.pid = None
 
     def restart(self):

@@ -59,6 +59,26 @@ def end_process(p, sig=signal.SIGTERM, timeout=5):
         return p.poll()
 
 
+def end_pid(pid, timeout=5):
+    """Ends a daemon we started (not our child: it detached) by its pid:
+    SIGTERM, then SIGKILL if it is still there after 'timeout' seconds."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def parse_tc_classes(text):
     """'tc -s class show' output -> {classid: {"bytes", "packets",
     "dropped"}}, plus "backlog" (packets) when tc prints it."""
@@ -217,21 +237,7 @@ class OvsSandbox:
 
     def stop(self):
         for pid in reversed(self.pids):
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                continue
-            for _ in range(50):
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.1)
-            else:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            end_pid(pid)
         self.pids = []
         self.daemon_pids = {}
         for h in self.hosts.values():

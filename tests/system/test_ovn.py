@@ -17,25 +17,15 @@ Skipped without OVN's packages.  Build: $PANDA_BUILD_DIR (default
 <repo>/_build).  Needs root.
 """
 
-import shutil
-
 import pytest
 
 from pandaovs import ovn
 from pandaovs.lab import wait_until
 from pandaovs.overlay import Overlay
-from pandaovs.sandbox import is_root
 
 import overlay_traffic as traffic
 
-pytestmark = [
-    pytest.mark.skipif(not is_root(),
-                       reason="needs root (network namespaces, OVS)"),
-    pytest.mark.skipif(not traffic.BUILD.has("ovs/build/vswitchd/"
-                                             "ovs-vswitchd"),
-                       reason="no OVS build at %s (set PANDA_BUILD_DIR or "
-                       "run ./build.sh)" % traffic.BUILD.root),
-    pytest.mark.skipif(not shutil.which("tcpdump"), reason="needs tcpdump"),
+pytestmark = traffic.SKIPS + [
     pytest.mark.skipif(ovn.missing() is not None,
                        reason=ovn.missing() or ""),
 ]
