@@ -6,7 +6,8 @@ so the tests import pandaovs as product code does.  The build tree is
 pandaovs.paths' ($PANDA_BUILD_DIR, which tests/run.sh sets, else
 <repo>/_build).
 
-Fixtures: build (a paths.BuildTree), testbed_run (runs testbed/run.py,
+Fixtures: build (a paths.BuildTree), ovs_ready (skips a test that runs a
+sandboxed OVS without root or without the built ovs-vswitchd), testbed_run (runs testbed/run.py,
 skipped without root or a complete build), panda_sim (the ns-3 simulator's
 program), lg_bin (the load generator's programs), fg_server (starts
 panda-fg-servers on loopback), memcached (one
@@ -38,6 +39,19 @@ def build():
     if not os.path.isdir(b.root):
         pytest.skip("build tree %s not found (run ./build.sh)" % b.root)
     return b
+
+
+@pytest.fixture(scope="session")
+def ovs_ready(build):
+    """For tests that run a sandboxed OVS in a network namespace: skipped
+    without root or without the built ovs-vswitchd.  Use as
+    pytestmark = pytest.mark.usefixtures("ovs_ready")."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (network namespaces, OVS)")
+    if not build.has("ovs/build/vswitchd/ovs-vswitchd"):
+        pytest.skip("no OVS build at %s (set PANDA_BUILD_DIR or run "
+                    "./build.sh)" % build.root)
+    return build
 
 
 TESTBED_NEEDS = ("ovs/build/vswitchd/ovs-vswitchd",

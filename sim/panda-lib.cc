@@ -107,6 +107,10 @@ ConnTable::ConnTable(uint32_t capacity, uint32_t idle_ms)
     cfg.capacity = capacity;
     cfg.idle_timeout_ms = idle_ms;
     cfg.n_shards = 1; /* ns-3 is single-threaded: one shard, one lock. */
+    /* A fixed hash seed: a simulation places the same connections in the
+     * same slots on every run (the datapath's default, a seed per table,
+     * would make evictions differ between runs of one RngRun). */
+    cfg.seed = 0x70616e6461;
     char* err = nullptr;
     m_impl->t = panda_table_create(&cfg, &err);
     if (!m_impl->t)

@@ -125,6 +125,7 @@ run_one(const struct panda_policy *p, uint32_t n_conns, uint64_t n_pkts,
     cfg.capacity = n_conns + n_conns / 8 + 64;
     cfg.idle_timeout_ms = 0;
     cfg.n_shards = 0;
+    cfg.seed = 0;               /* As the datapath: a seed per table. */
     heap0 = heap_bytes();
     rss0 = rss_bytes();
     t = panda_table_create(&cfg, &err);
@@ -215,7 +216,7 @@ flood(struct panda_table *t, const struct panda_policy *p,
 static int
 run_flood(const struct panda_policy *p, const struct flood_opts *o)
 {
-    struct panda_table_config cfg = { o->capacity, 120 * 1000, 0 };
+    struct panda_table_config cfg = { o->capacity, 120 * 1000, 0, 0 };
     struct panda_table_stats st;
     uint64_t fill, sent = 0, kept = 0;
     double cpu_half, cpu_full;

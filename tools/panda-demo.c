@@ -151,7 +151,7 @@ main(int argc, char *argv[])
     schemes[0].name = "panda";
     schemes[1].name = "pias";
     for (i = 0; i < 2; i++) {
-        struct panda_table_config cfg = { 4096, 0, 0 };
+        struct panda_table_config cfg = { 4096, 0, 0, 0 };
 
         err = panda_policy_parse(i ? pias_s : panda_s, &schemes[i].policy);
         if (err) {

@@ -854,9 +854,13 @@ panda_table_create(const struct panda_table_config *cfg, char **errp)
     t->cfg = *cfg;
     t->cfg.n_shards = n_shards;
     t->shard_bits = bits;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    t->seed = panda_mix64((uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 30)
-                    ^ (uintptr_t) t);
+    if (cfg->seed) {
+        t->seed = cfg->seed;
+    } else {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t->seed = panda_mix64((uint64_t) ts.tv_nsec
+                              ^ ((uint64_t) ts.tv_sec << 30) ^ (uintptr_t) t);
+    }
     pthread_mutex_init(&t->alloc_mutex, NULL);
     if (!subtable_init(&t->v4, 3, panda_table_entry_size(4), cfg->capacity,
                        n_shards, t->seed)

@@ -59,6 +59,13 @@ struct panda_table_config {
     panda_msec_t idle_timeout_ms;   /* 0: never expire by idleness; at most
                                      * PANDA_MAX_DURATION_MS. */
     uint32_t n_shards;          /* 0: automatic.  Rounded to a power of 2. */
+    uint64_t seed;              /* Hash seed.  0: a fresh one per table, from
+                                 * the clock and the table's address, so that
+                                 * a sender cannot aim its tuples at one
+                                 * bucket (the datapath's choice).  Nonzero:
+                                 * this one, for runs that must place the
+                                 * same connections in the same slots every
+                                 * time (unit tests, simulations). */
 };
 
 #define PANDA_TABLE_DEFAULT_CAPACITY (1u << 20)

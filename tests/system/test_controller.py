@@ -78,6 +78,16 @@ needs_ovs = [
 ]
 
 
+def skip_unless_lab():
+    """For a test that runs OVS in a namespace with the controller: what
+    needs_ovs needs, and root."""
+    for mark in needs_ovs:
+        if mark.args[0]:
+            pytest.skip(mark.kwargs["reason"])
+    if not is_root():
+        pytest.skip("needs root (network namespaces, OVS)")
+
+
 def needs_panda_ofctl(f):
     """The test needs os-ken and the patched ovs-ofctl, not root."""
     for mark in needs_ovs:
@@ -227,11 +237,7 @@ def test_ovs_encoding_equals_controller_encoding(tmp_path):
     comes out of the switch (raw OpenFlow 1.3 flow stats) with exactly the
     bytes the controller's encoder produces for that policy, and
     NXActionPanda decodes them to the same policy."""
-    for mark in needs_ovs:
-        if mark.args[0]:
-            pytest.skip(mark.kwargs["reason"])
-    if not is_root():
-        pytest.skip("needs root (network namespaces, OVS)")
+    skip_unless_lab()
     cases = [
         ({"id": 9, "threshold": 1460, "weights": [[1460, 1], [9000, 2.5]],
           "thresholds": [100000, 1000000], "dscp": [46, 26, 0],
@@ -500,11 +506,7 @@ class Lab(ControllerLab):
 
 @pytest.fixture
 def lab(tmp_path):
-    for mark in needs_ovs:
-        if mark.args[0]:
-            pytest.skip(mark.kwargs["reason"])
-    if not is_root():
-        pytest.skip("needs root (network namespaces, OVS)")
+    skip_unless_lab()
     lab = Lab(tmp_path)
     yield lab
     lab.stop()
@@ -742,11 +744,7 @@ def test_run_refuses_bad_config_at_startup(lab):
 
 
 def test_many_bridges_and_goto_table(tmp_path):
-    for mark in needs_ovs:
-        if mark.args[0]:
-            pytest.skip(mark.kwargs["reason"])
-    if not is_root():
-        pytest.skip("needs root (network namespaces, OVS)")
+    skip_unless_lab()
     lab = Lab(tmp_path, bridges=("br0", "br1", "br2"))
     try:
         for br, dpid in (("br0", "a0"), ("br1", "b1"), ("br2", "b2")):

@@ -31,16 +31,12 @@ import pytest
 
 from pandaovs import loadgen, paths
 from pandaovs.loadgen import FgServer
-from pandaovs.sandbox import OvsSandbox, end_process, is_root
+from pandaovs.sandbox import OvsSandbox, end_process
 
 BUILD = paths.BuildTree()
 
 pytestmark = [
-    pytest.mark.skipif(not is_root(),
-                       reason="needs root (network namespaces, OVS)"),
-    pytest.mark.skipif(not BUILD.has("ovs/build/vswitchd/ovs-vswitchd"),
-                       reason="no OVS build at %s (set PANDA_BUILD_DIR or "
-                       "run ./build.sh)" % BUILD.root),
+    pytest.mark.usefixtures("ovs_ready"),
     pytest.mark.skipif(not shutil.which("tshark")
                        or not shutil.which("tcpdump"),
                        reason="needs tcpdump and tshark"),

@@ -12,18 +12,11 @@ import pytest
 
 from pandaovs import paths
 from pandaovs.lab import Lab, wait_until
-from pandaovs.sandbox import is_root
 
 BUILD = paths.BuildTree()
 TOOL = os.path.join(paths.TOP, "tools", "panda-qos")
 
-pytestmark = [
-    pytest.mark.skipif(not is_root(),
-                       reason="needs root (network namespaces, OVS)"),
-    pytest.mark.skipif(not BUILD.has("ovs/build/vswitchd/ovs-vswitchd"),
-                       reason="no OVS build at %s (set PANDA_BUILD_DIR or "
-                       "run ./build.sh)" % BUILD.root),
-]
+pytestmark = pytest.mark.usefixtures("ovs_ready")
 
 
 @pytest.fixture

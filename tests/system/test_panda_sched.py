@@ -44,18 +44,14 @@ from pandaovs import loadgen, paths
 from pandaovs.lab import (FG_PORT, MEMCACHED_PORT, Lab, PortsUnavailable,
                           wait_until)
 from pandaovs.qos import parse_status
-from pandaovs.sandbox import end_process, is_root
+from pandaovs.sandbox import end_process
 
 BUILD = paths.BuildTree()
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                      "udp_probe.py")
 
 pytestmark = [
-    pytest.mark.skipif(not is_root(),
-                       reason="needs root (network namespaces, OVS)"),
-    pytest.mark.skipif(not BUILD.has("ovs/build/vswitchd/ovs-vswitchd"),
-                       reason="no OVS build at %s (set PANDA_BUILD_DIR or "
-                       "run ./build.sh)" % BUILD.root),
+    pytest.mark.usefixtures("ovs_ready"),
 ]
 
 RATE = 50000000

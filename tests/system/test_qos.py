@@ -28,18 +28,14 @@ import pytest
 
 from pandaovs import loadgen, paths
 from pandaovs.lab import FG_PORT, MEMCACHED_PORT, Lab, wait_until
-from pandaovs.sandbox import end_process, is_root
+from pandaovs.sandbox import end_process
 
 BUILD = paths.BuildTree()
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                      "udp_probe.py")
 
 pytestmark = [
-    pytest.mark.skipif(not is_root(),
-                       reason="needs root (network namespaces, tc, OVS)"),
-    pytest.mark.skipif(not BUILD.has("ovs/build/vswitchd/ovs-vswitchd"),
-                       reason="no OVS build at %s (set PANDA_BUILD_DIR or "
-                       "run ./build.sh)" % BUILD.root),
+    pytest.mark.usefixtures("ovs_ready"),
 ]
 
 LEVELS = 4

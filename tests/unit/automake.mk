@@ -26,13 +26,15 @@ UNIT_LDADD = $(PANDA_LIBADD) $(CMOCKA_LIBS)
 tests_unit_test_cdf_SOURCES = tests/unit/test-cdf.c
 tests_unit_test_cdf_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cdf_LDADD = $(UNIT_LDADD)
-tests_unit_test_classifier_SOURCES = tests/unit/test-classifier.c
+tests_unit_test_classifier_SOURCES = tests/unit/test-classifier.c \
+	tests/unit/policy-util.h
 tests_unit_test_classifier_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_classifier_LDADD = $(UNIT_LDADD)
 tests_unit_test_cli_SOURCES = tests/unit/test-cli.c
 tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cli_LDADD = $(CLI_LIBADD) $(CMOCKA_LIBS)
-tests_unit_test_conn_table_SOURCES = tests/unit/test-conn-table.c
+tests_unit_test_conn_table_SOURCES = tests/unit/test-conn-table.c \
+	tests/unit/policy-util.h
 tests_unit_test_conn_table_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_conn_table_LDADD = $(UNIT_LDADD)
 tests_unit_test_lg_common_SOURCES = tests/unit/test-lg-common.c
@@ -51,13 +53,15 @@ tests_unit_test_model_LDADD = $(UNIT_LDADD)
 tests_unit_test_scheduler_SOURCES = tests/unit/test-scheduler.c
 tests_unit_test_scheduler_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_scheduler_LDADD = $(UNIT_LDADD)
-tests_unit_test_policy_SOURCES = tests/unit/test-policy.c
+tests_unit_test_policy_SOURCES = tests/unit/test-policy.c \
+	tests/unit/policy-util.h
 tests_unit_test_policy_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_solver_SOURCES = tests/unit/test-solver.c
 tests_unit_test_solver_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_solver_LDADD = $(UNIT_LDADD)
-tests_unit_test_wire_SOURCES = tests/unit/test-wire.c
+tests_unit_test_wire_SOURCES = tests/unit/test-wire.c \
+	tests/unit/policy-util.h
 tests_unit_test_wire_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_wire_LDADD = $(UNIT_LDADD)
 else

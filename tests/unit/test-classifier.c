@@ -15,30 +15,7 @@
 #include <panda/policy.h>
 #include <panda/wire.h>
 
-static void
-parse_ok(const char *s, struct panda_policy *p)
-{
-    char *err = panda_policy_parse(s, p);
-
-    if (err) {
-        fail_msg("parse of \"%s\" failed: %s", s, err);
-    }
-}
-
-static void
-parse_err(const char *s, const char *want)
-{
-    struct panda_policy p;
-    char *err = panda_policy_parse(s, &p);
-
-    if (!err) {
-        fail_msg("\"%s\" was accepted", s);
-    }
-    if (strcmp(err, want)) {
-        fail_msg("\"%s\": error \"%s\", expected \"%s\"", s, err, want);
-    }
-    free(err);
-}
+#include "policy-util.h"
 
 /* A TCP packet from 10.0.0.1:'sport' to 10.0.0.2:11211 with 'data' as its
  * payload (its first 'payload' bytes, or all of them if shorter). */
@@ -206,7 +183,7 @@ test_counter_kinds(void **state)
 static void
 test_table(void **state)
 {
-    struct panda_table_config cfg = { 1024, 0, 1 };
+    struct panda_table_config cfg = { 1024, 0, 1, 1 };
     struct panda_table *t = panda_table_create(&cfg, NULL);
     struct panda_table_verdict v;
     struct panda_table_stats s;
@@ -274,36 +251,36 @@ test_syntax(void **state)
     parse_ok(buf, &q);
     assert_true(panda_policy_equal(&p, &q));
 
-    parse_err("id=1,kind=foo", "kind: \"foo\" is not panda, pias, app, "
+    parse_err_exact("id=1,kind=foo", "kind: \"foo\" is not panda, pias, app, "
               "match, length or compose");
-    parse_err("id=1,kind=match", "match: kind=match needs at least one rule");
-    parse_err("id=1,kind=match,app=1:0", "app: not allowed with kind=match "
+    parse_err_exact("id=1,kind=match", "match: kind=match needs at least one rule");
+    parse_err_exact("id=1,kind=match,app=1:0", "app: not allowed with kind=match "
               "(use kind=compose to mix rule types)");
-    parse_err("id=1,app=1:0", "app: rules are not allowed with kind=panda");
-    parse_err("id=1,kind=match,match=a:0,thresholds=5",
+    parse_err_exact("id=1,app=1:0", "app: rules are not allowed with kind=panda");
+    parse_err_exact("id=1,kind=match,match=a:0,thresholds=5",
               "thresholds: not allowed with kind=match (no counter; "
               "'levels' gives K)");
-    parse_err("id=1,kind=match,match=a:2,levels=2",
+    parse_err_exact("id=1,kind=match,match=a:2,levels=2",
               "match: level 2 but the policy has only 2 levels");
-    parse_err("id=1,kind=match,match=a b:0",
+    parse_err_exact("id=1,kind=match,match=a b:0",
               "match: character ' ' in \"a b\" must be written \\x20");
-    parse_err("id=1,kind=match,match=a\\x2:0",
+    parse_err_exact("id=1,kind=match,match=a\\x2:0",
               "match: bad escape in \"a\\x2\" (write a byte as \\xHH)");
-    parse_err("id=1,kind=match,match=:0",
+    parse_err_exact("id=1,kind=match,match=:0",
               "match: \":0\" is not <keyword>:<level>");
-    parse_err("id=1,kind=match,match="
+    parse_err_exact("id=1,kind=match,match="
               "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:0",
               "match: keyword longer than 32 bytes");
-    parse_err("id=1,kind=app,app=64:0", "app: 64 out of range (max 63)");
-    parse_err("id=1,kind=length,length=0:1",
+    parse_err_exact("id=1,kind=app,app=64:0", "app: 64 out of range (max 63)");
+    parse_err_exact("id=1,kind=length,length=0:1",
               "length: minimum payload 0 matches every packet (use 1 to "
               "65535, or default_level)");
-    parse_err("id=1,kind=length,length=10:1,ctl_level=1",
+    parse_err_exact("id=1,kind=length,length=10:1,ctl_level=1",
               "ctl_level: not allowed with kind=length (rules decide every "
               "packet; use default_level)");
-    parse_err("id=1,thresholds=10,levels=2", "levels: not allowed with "
+    parse_err_exact("id=1,thresholds=10,levels=2", "levels: not allowed with "
               "kind=panda (the thresholds give K)");
-    parse_err("id=1,kind=compose,match=a:0,default_level=0,thresholds=1",
+    parse_err_exact("id=1,kind=compose,match=a:0,default_level=0,thresholds=1",
               "default_level: not allowed with kind=compose (Panda decides "
               "the packets that no rule matches)");
 }

@@ -12,36 +12,11 @@
 #include <panda/packet.h>
 #include <panda/policy.h>
 
+#include "policy-util.h"
+
 #define ISSUE_EXAMPLE "id=1,threshold=1460,weights=1460:1/9000:2," \
                       "thresholds=100000/1000000/10000000," \
                       "dscp=46/26/18/0,queues=0/1/2/3"
-
-static void
-parse_ok(const char *s, struct panda_policy *p)
-{
-    char *err = panda_policy_parse(s, p);
-
-    if (err) {
-        fail_msg("parse of \"%s\" failed: %s", s, err);
-    }
-}
-
-/* Parses 's', expects an error mentioning 'field'. */
-static void
-parse_err(const char *s, const char *field)
-{
-    struct panda_policy p;
-    char *err = panda_policy_parse(s, &p);
-
-    if (!err) {
-        fail_msg("\"%s\" was accepted", s);
-    }
-    if (strncmp(err, field, strlen(field))) {
-        fail_msg("\"%s\": error \"%s\" does not start with \"%s\"",
-                 s, err, field);
-    }
-    free(err);
-}
 
 static void
 test_parse_issue_example(void **state)

@@ -10,6 +10,8 @@
 
 #include <panda/wire.h>
 
+#include "policy-util.h"
+
 /* The body of the NXAST_PANDA example in ofproto-ext/README.md (bytes 10..159
  * of the action), which the OVS autotest "ofp-actions - panda" and the
  * controller's tests also use. */
@@ -61,16 +63,6 @@ hex_body(const char *hex, uint8_t *out, size_t max)
     }
     assert_int_equal(half, -1);
     return n;
-}
-
-static void
-parse_ok(const char *s, struct panda_policy *p)
-{
-    char *err = panda_policy_parse(s, p);
-
-    if (err) {
-        fail_msg("parse of \"%s\" failed: %s", s, err);
-    }
 }
 
 static void
