@@ -17,21 +17,15 @@ import pytest
 from pandaovs import loadgen, paths
 from pandaovs.lab import LabError, wait_until
 from pandaovs.loadgen import FgServer
-from pandaovs.sandbox import end_process, is_root
+from pandaovs.sandbox import end_process
 from pandaovs.testbed import pcap
 from pandaovs.testbed.trial import tcpdump
 
 BUILD = paths.BuildTree()
 
-# The conditions of both tests.
-SKIPS = [
-    pytest.mark.skipif(not is_root(),
-                       reason="needs root (network namespaces, OVS)"),
-    pytest.mark.skipif(not BUILD.has("ovs/build/vswitchd/ovs-vswitchd"),
-                       reason="no OVS build at %s (set PANDA_BUILD_DIR or "
-                       "run ./build.sh)" % BUILD.root),
-    pytest.mark.skipif(not shutil.which("tcpdump"), reason="needs tcpdump"),
-]
+# The conditions of both tests besides conftest's ovs_ready.
+NEEDS_TCPDUMP = pytest.mark.skipif(not shutil.which("tcpdump"),
+                                   reason="needs tcpdump")
 
 # Panda: T below the MSS payload (1348 bytes at the VMs' MTU of 1400, with
 # TCP timestamps), so that the bulk flow's full-sized segments count and the

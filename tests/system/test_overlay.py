@@ -25,7 +25,7 @@ from pandaovs.overlay import Overlay
 
 import overlay_traffic as traffic
 
-pytestmark = traffic.SKIPS
+pytestmark = [pytest.mark.usefixtures("ovs_ready"), traffic.NEEDS_TCPDUMP]
 
 
 @pytest.mark.parametrize("tunnel", ["geneve", "vxlan"])

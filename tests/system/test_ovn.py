@@ -25,7 +25,9 @@ from pandaovs.overlay import Overlay
 
 import overlay_traffic as traffic
 
-pytestmark = traffic.SKIPS + [
+pytestmark = [
+    pytest.mark.usefixtures("ovs_ready"),
+    traffic.NEEDS_TCPDUMP,
     pytest.mark.skipif(ovn.missing() is not None,
                        reason=ovn.missing() or ""),
 ]
