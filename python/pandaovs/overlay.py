@@ -178,14 +178,20 @@ class Overlay:
                        30, "the route to the underlay in %s's OVS" % hv.name)
 
     # -- VMs ----------------------------------------------------------------
-    def add_vm(self, hv, name, ip, mac=None, iface_id=None):
+    def add_vm(self, hv, name, ip, mac=None, iface_id=None, ip6=None):
         """VM 'name' (a namespace) with eth0 = ip/24 (MTU VM_MTU), plugged
         into hv's br-int; 'mac' sets its address, 'iface_id' the
-        external_ids:iface-id that binds it to an OVN logical port."""
+        external_ids:iface-id that binds it to an OVN logical port.  IPv6
+        is off (no neighbour discovery in the tunnels) unless 'ip6' (an
+        address/prefix) is given: then eth0 has that address too, without
+        duplicate address detection, and vm.ip6 is the address."""
         vm = hv.sb.add_host(name, "%s/24" % ip, br="br-int", mtu=VM_MTU)
         for conf in ("all", "default", "eth0"):
-            vm.run("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % conf,
-                   check=False)
+            vm.run("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=%d"
+                   % (conf, 0 if ip6 else 1), check=False)
+        vm.ip6 = ip6.split("/")[0] if ip6 else None
+        if ip6:
+            vm.run("ip", "-6", "addr", "add", ip6, "dev", "eth0", "nodad")
         if mac:
             vm.run("ip", "link", "set", "eth0", "address", mac)
         if iface_id:

@@ -19,9 +19,15 @@ port):
 Build: $PANDA_BUILD_DIR (default <repo>/_build).  Needs root.
 """
 
+import signal
+
 import pytest
 
+from pandaovs.lab import wait_until
 from pandaovs.overlay import Overlay
+from pandaovs.sandbox import end_process
+from pandaovs.testbed import pcap
+from pandaovs.testbed.trial import tcpdump
 
 import overlay_traffic as traffic
 
@@ -72,3 +78,54 @@ def test_tos_inherit_does_not_carry_the_level(tmp_path):
         assert inner == set(traffic.DSCP_OF_LEVEL), inner
         assert {p["outer_dscp"] for p in pkts} == {0}
         assert sent == captured and sent[0] > 0 and not any(sent[1:]), sent
+
+
+def test_inner_ipv6_with_outer_udp_checksum(tmp_path):
+    """An inner IPv6 connection in a Geneve tunnel with csum=true (OVN's
+    setting): the panda action rewrites the inner traffic class and so
+    must update the outer UDP checksum, which the receiving OVS verifies
+    (it drops the packet otherwise, and the transfer would not complete).
+    The bulk transfer goes from b to a, so hypervisor 2's br-phy marks it:
+    its table holds the IPv6 connection, the outer DSCPs step through
+    every level."""
+    with Overlay(traffic.BUILD.root, tunnel="geneve") as ov:
+        hv1, hv2 = ov.hvs
+        for hv in ov.hvs:
+            hv.sb.vsctl("set", "Interface", "tun0", "options:csum=true")
+        a = ov.add_vm(hv1, "a", "10.0.0.1", ip6="fd00::1/64")
+        b = ov.add_vm(hv2, "b", "10.0.0.2", ip6="fd00::2/64")
+        ov.add_panda_flows(traffic.POLICY)
+        path = str(tmp_path / "hv2-phy.pcap")
+        cap = tcpdump(hv2.sb.ns, path, "", snaplen=200, iface="phy")
+        out = tmp_path / "received"
+        with open(out, "wb") as f:
+            srv = a.popen("nc", "-6", "-l", "-s", a.ip6, "-p",
+                          str(traffic.BULK_PORT), stdout=f)
+        try:
+            wait_until(lambda: a.run("ss", "-Hltn", "sport = :%d"
+                                     % traffic.BULK_PORT).strip(), 30,
+                       "nc to listen")
+            # A bound on failure, not a wait: a stalled transfer (packets
+            # dropped for a bad checksum) ends after 60 s.
+            b.run("sh", "-c", "head -c %d /dev/zero | timeout 60 nc -6 -N "
+                  "%s %d" % (traffic.BULK_BYTES, a.ip6, traffic.BULK_PORT),
+                  check=False, timeout=120)
+            srv.wait(timeout=60)
+        finally:
+            end_process(srv)
+            end_process(cap, signal.SIGINT)
+        assert out.stat().st_size == traffic.BULK_BYTES, (
+            "%d of %d bytes arrived: the receiving OVS dropped tunnelled "
+            "packets (outer UDP checksum?)" % (out.stat().st_size,
+                                               traffic.BULK_BYTES))
+        # One IPv6 entry made (b -> a); the FIN may have removed it.
+        show = hv2.sb.appctl("panda/show", "1")
+        assert "inserted: 1," in show, show
+        assert all(line.lstrip().startswith("[fd00::2]:") for line in
+                   show.splitlines() if "counter=" in line), show
+        outer = set()
+        for ts, frame, orig in pcap.packets(path):
+            ip = pcap.ipv4_header(frame)
+            if ip is not None and pcap.ip_str(ip[12:16]) == hv2.ip:
+                outer.add(ip[1] >> 2)
+        assert outer == set(traffic.DSCP_OF_LEVEL), outer
