@@ -50,9 +50,11 @@ UNDERLAY_PREFIX = 24
 UNDERLAY_MTU = 1500
 VM_MTU = 1400
 # The panda flows on br-phy: above its NORMAL flow, their own cookie so
-# that they can be listed and replaced without touching anything else.
+# that they can be listed and replaced without touching anything else
+# ("OVLY": outside the controller's prefix 0x50414e44/32, which it treats
+# as its own, so neither removes the other's flows).
 PANDA_PRIORITY = 100
-PANDA_COOKIE = 0x50414e4400000020
+PANDA_COOKIE = 0x4f564c5900000001
 
 
 class Hypervisor:
