@@ -15,6 +15,11 @@
 # their check.  openssh-server: sshd for the two-host Ansible test, which
 # runs its own sshd in each host namespace; installed without starting or
 # enabling the machine's ssh service (below).
+# ovn-central, ovn-host: the OVN recipe's system test (docs/ovn.md) runs
+# their ovn-northd and ovn-controller against the build tree's OVS in
+# namespaces.  ovn-host pulls in Debian's openvswitch-switch, whose service
+# nothing here uses (on a host with an init system it starts the distro's
+# OVS in the root namespace, which the tests never talk to).
 set -e
 
 APT_PACKAGES="
@@ -30,6 +35,7 @@ APT_PACKAGES="
   clang-14 libclang-rt-14-dev llvm-14 python3-pip openssl
   valgrind
   debhelper lintian
+  ovn-central ovn-host
 "
 
 if [ "$(id -u)" != 0 ]; then

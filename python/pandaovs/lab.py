@@ -159,6 +159,14 @@ def parse_sched_show(text):
                        re.finditer(r"^  level \d+: (.*)$", text, re.M)]}
 
 
+def panda_qos(sb, *args):
+    """Runs panda-qos (pandaovs.qos) with 'args' in the namespace of
+    sandbox 'sb', with its ovs-vsctl; returns its stdout."""
+    return run(*sb.ns.cmd(*paths.module_cmd(
+        "qos", *args, "--vsctl", sb.bin("utilities/ovs-vsctl"))),
+        env=paths.module_env(sb.env))
+
+
 class Lab:
     """'hosts': (name, ip[, ofport]) each; the host is then attribute
     'name' (a sandbox.Host: .ip, .port, .run(), .popen()).  static_arp:
@@ -336,9 +344,7 @@ class Lab:
     def panda_qos(self, *args):
         """Runs panda-qos (pandaovs.qos) in the switch namespace; returns
         its stdout."""
-        return run(*self.sb.ns.cmd(*paths.module_cmd(
-            "qos", *args, "--vsctl", self.sb.bin("utilities/ovs-vsctl"))),
-            env=paths.module_env(self.sb.env))
+        return panda_qos(self.sb, *args)
 
     def shape(self, port, rate_bps, levels, dscp=None, queue_pkts=None,
               qos_type="htb", sched=(), queue_bytes=None):

@@ -59,6 +59,26 @@ def end_process(p, sig=signal.SIGTERM, timeout=5):
         return p.poll()
 
 
+def end_pid(pid, timeout=5):
+    """Ends a daemon we started (not our child: it detached) by its pid:
+    SIGTERM, then SIGKILL if it is still there after 'timeout' seconds."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def parse_tc_classes(text):
     """'tc -s class show' output -> {classid: {"bytes", "packets",
     "dropped"}}, plus "backlog" (packets) when tc prints it."""
@@ -177,13 +197,18 @@ SWITCH_PORT_OFFLOADS = ["tx", "off", "tso", "off", "gso", "off",
 
 
 class OvsSandbox:
-    def __init__(self, build_dir, tag=None, keep_dir=False):
+    """'ns_prefix' starts the names of the namespaces it makes: the
+    switch's is '<ns_prefix>v-<id>', each host's '<ns_prefix>h-<id>-<name>'
+    (several labs can then tell theirs apart; ip netns list)."""
+
+    def __init__(self, build_dir, tag=None, keep_dir=False, ns_prefix="po"):
         self.build = os.path.abspath(build_dir)
         self.ovs = os.path.join(self.build, "ovs", "build")
         self.src = os.path.join(self.build, "ovs", "src")
         self.id = tag or secrets.token_hex(3)
         self.dir = tempfile.mkdtemp(prefix="panda-ovs-%s-" % self.id)
         self.keep_dir = keep_dir
+        self.ns_prefix = ns_prefix
         self.env = dict(os.environ, OVS_RUNDIR=self.dir, OVS_DBDIR=self.dir,
                         OVS_LOGDIR=self.dir, OVS_SYSCONFDIR=self.dir,
                         OVS_PKGDATADIR=os.path.join(self.src))
@@ -214,7 +239,7 @@ class OvsSandbox:
 
     # -- lifecycle --------------------------------------------------------
     def start(self, other_config=None):
-        self.ns = Netns("pov-%s" % self.id)
+        self.ns = Netns("%sv-%s" % (self.ns_prefix, self.id))
         # The switch's ports carry the hosts' traffic only: without this,
         # the kernel's IPv6 on each switch-side veth sends MLD reports and
         # router solicitations of its own, straight to the port's qdisc,
@@ -251,21 +276,7 @@ class OvsSandbox:
 
     def stop(self):
         for pid in reversed(self.pids):
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                continue
-            for _ in range(50):
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.1)
-            else:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            end_pid(pid)
         self.pids = []
         self.daemon_pids = {}
         for h in self.hosts.values():
@@ -296,7 +307,8 @@ class OvsSandbox:
         '<id>-<name>' (returned as host.port).  'tso': the host's offloads
         are on (host_offloads()); only for an OVS started with
         other_config:userspace-tso-enable=true."""
-        h = Host("poh-%s-%s" % (self.id, name), ip, mtu)
+        h = Host("%sh-%s-%s" % (self.ns_prefix, self.id, name), ip,
+                 mtu)
         port = ("%s%s" % (self.id, name))[:15]
         tmp = ("t%s%s" % (self.id, name))[:15]
         run("ip", "link", "add", port, "type", "veth", "peer", "name", tmp)

@@ -34,7 +34,7 @@ class TrialError(RuntimeError):
 
 def tcpdump(host, path, bpf, snaplen=96, count=None, timeout=30,
             iface="eth0", direction=None):
-    """Starts tcpdump on 'iface' of namespace 'host' writing 'path' (at
+    """Starts tcpdump on 'iface' in 'host' (a Netns) writing 'path' (at
     most 'count' packets; 'bpf' None: every frame; 'direction' "in" or
     "out": only those); returns the Popen once tcpdump says it is
     listening, so no packet of the trial is missed."""
