@@ -123,7 +123,7 @@ def test_floor_and_targets(quick):
     assert summ["floor_ms"] == pytest.approx(p99 + 1514 * 8 / 50e6 * 1e3)
     assert {t["id"] for t in summ["targets"]} == {
         "panda_p99_vs_floor", "panda_p99_vs_fq", "p99_order",
-        "panda_mc_level0",
+        "panda_mc_level0", "panda_p99_vs_pias",
         "fct_small_vs_pias", "fct_medium_vs_pias", "large_flows_guard",
         "ecn_vs_droptail"}
     # Every scheme a target needs ran, so each has a verdict (or, for the
