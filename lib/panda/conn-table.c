@@ -334,17 +334,21 @@ entry_add_bytes(struct shard *sh, struct entry_hdr *e, uint32_t payload)
 }
 
 /* Counts the flow of 'e' in the table's flow histogram, unless it has
- * been (each flow once: see "Entries" above). */
+ * been (each flow once: see "Entries" above) or it sent no payload (a tuple
+ * that a SYN resumed and that closed at once: nothing to schedule, not a
+ * flow of the flow-size CDF). */
 static void
 entry_count_flow(const struct panda_table *t, struct entry_hdr *e)
 {
     struct panda_sizehist *h;
+    uint64_t bytes;
 
     if (!(e->seen & SEEN_COUNTED)) {
         e->seen |= SEEN_COUNTED;
         h = __atomic_load_n(&t->flow_hist, __ATOMIC_RELAXED);
-        if (h) {
-            panda_sizehist_count_flow(h, entry_bytes(e));
+        bytes = entry_bytes(e);
+        if (h && bytes) {
+            panda_sizehist_count_flow(h, bytes);
         }
     }
 }

@@ -1073,7 +1073,8 @@ test_flow_bytes_error_bound(void **state)
 /* Each way a flow ends is counted once, never twice: FIN then a FIN
  * retransmission and data after it (the same flow); RST; expiry (found
  * by its own next packet, and reused by a new connection); eviction;
- * flush.  A SYN on the ended tuple is a new flow, counted when it ends. */
+ * flush.  A SYN on the ended tuple is a new flow, counted when it ends if
+ * it sent anything. */
 static void
 test_flow_counted_once(void **state)
 {
@@ -1109,6 +1110,12 @@ test_flow_counted_once(void **state)
     k.tcp_flags = PANDA_TCP_RST;
     send_pkt(t, &p, &k, 0, 8);
     assert_int_equal(only_flow_lower(h), 640);      /* [640, 767] */
+    /* Resumed by a SYN and closed without data: not a flow. */
+    k.tcp_flags = PANDA_TCP_SYN;
+    send_pkt(t, &p, &k, 0, 8);
+    k.tcp_flags = PANDA_TCP_RST;
+    send_pkt(t, &p, &k, 0, 8);
+    assert_int_equal(panda_sizehist_flows(h), 1);
 
     /* Expiry found by the flow's own next packet: 100 bytes counted, the
      * packet starts a new flow (counted later by the flush). */
