@@ -84,32 +84,28 @@ MODES = {
 
 
 # -- analysis (pure functions, tested in tests/python) ----------------------
-def read_samples(path):
-    """panda-mc-client --samples -> [(start_s, latency_ms)] of the answered
-    requests."""
-    out = []
+def _rows(path, n):
+    """The data lines of a load generator output file, split, with at
+    least 'n' words."""
     with open(path) as f:
         for line in f:
             w = line.split()
-            if not w or w[0].startswith("#") or len(w) < 7:
-                continue
-            if w[6] == "ok" and w[4] != "-":
-                out.append((float(w[4]), float(w[5]) / 1000.0))
-    return out
+            if len(w) >= n and not w[0].startswith("#"):
+                yield w
+
+
+def read_samples(path):
+    """panda-mc-client --samples -> [(start_s, latency_ms)] of the answered
+    requests."""
+    return [(float(w[4]), float(w[5]) / 1000.0) for w in _rows(path, 7)
+            if w[6] == "ok" and w[4] != "-"]
 
 
 def read_flows(path):
     """panda-fg-client --output -> [(start_s, size_bytes, fct_ms)] of the
     completed flows."""
-    out = []
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if not w or w[0].startswith("#") or len(w) < 7:
-                continue
-            if w[6] == "1" and w[4] != "-":
-                out.append((float(w[2]), int(w[1]), float(w[4]) / 1000.0))
-    return out
+    return [(float(w[2]), int(w[1]), float(w[4]) / 1000.0)
+            for w in _rows(path, 7) if w[6] == "1" and w[4] != "-"]
 
 
 def percentile(values, p):
