@@ -258,3 +258,25 @@ def test_live_flows_set_the_thresholds(tmp_path):
     with pytest.raises(autotune.AutoTuneError) as e:
         autotune.Settings(model=MODEL, cdf=None, load=0.6, min_flows=0)
     assert "min_flows 0" in str(e.value)
+
+
+def test_flt_bound_kept():
+    """A policy modelled with the FLT excursion bound (floor = -(excursion
+    - alpha_1)) keeps it through proposals: the floor follows alpha_1, and
+    the tuner remembers the excursion when a push has floor 0."""
+    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.5) \
+        if os.access(MODEL, os.X_OK) else None
+    t = autotune.Tuner(1, s, clock=Clock())
+    cur = Policy.from_text("id=1,threshold=1143,thresholds=21415/51341,"
+                           "dscp=46/26/0,queues=0/1/2,floor=-9059")
+    assert t.flt_excursion(cur) == 30474
+    low = Policy.from_text("id=1,threshold=1448,thresholds=1477/5170,"
+                           "dscp=46/26/0,queues=0/1/2")
+    high = Policy.from_text("id=1,threshold=1448,thresholds=40000/50000,"
+                            "dscp=46/26/0,queues=0/1/2")
+    assert autotune.keep_flt_bound(low, 30474).floor == -28997
+    assert autotune.keep_flt_bound(high, 30474).floor == 0
+    assert autotune.keep_flt_bound(low, None).floor == 0
+    # After a push of 'high' (floor 0) the bound is still known.
+    assert t.flt_excursion(high) == 30474
+    assert autotune.Tuner(2, s).flt_excursion(low) is None

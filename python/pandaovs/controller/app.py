@@ -530,7 +530,8 @@ class PandaController(app_manager.OSKenApp):
                 continue
             try:
                 proposed, model, cmd, source = autotune.run_model(
-                    self.autotune, current, window)
+                    self.autotune, current, window,
+                    excursion=tuner.flt_excursion(current))
             except (ModelToolError, PolicyError, OSError) as e:
                 self._decision(pid, "keep", "model failed: %s" % e,
                                **inputs)

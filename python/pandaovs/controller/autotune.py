@@ -20,7 +20,17 @@ Inputs of the model, per policy id:
        it does from any CDF;
   the load of the settings (panda-model --load), and K, the DSCP and the
        queues of the policy in force (so only T and the thresholds move;
-       the id stays, so the connections keep their counters).
+       the id stays, so the connections keep their counters);
+  the FLT counter's excursion bound of the policy in force: a policy
+       modelled with --flt-level0 and --flt-bound floor carries floor =
+       -(excursion - alpha_1), the credit its FLT needs to stay at level 0
+       (measured by replaying Algorithm 2 over the collected FLT packets in
+       order, which histograms cannot give).  The excursion is kept, and
+       the proposal's floor set for its own alpha_1: -(excursion -
+       alpha_1), 0 if alpha_1 is above it (keep_flt_bound(); the Tuner
+       remembers it across pushes, Tuner.flt_excursion()).  Without
+       this a proposal with a smaller alpha_1 and no floor would demote
+       the very traffic the policy keeps on top.
 Histograms of bridges that share a datapath are counted once per bridge;
 scaling every bucket alike changes neither T nor the thresholds.  The flow
 histogram counts every connection of the policy id, FLT ones included:
@@ -140,6 +150,7 @@ class Tuner:
         self.window_start = clock()
         self.over = 0               # consecutive windows over the margin
         self.last_push = None
+        self.excursion = None       # FLT counter bound (flt_excursion())
 
     def window(self, snaps):
         """Given this round's {bridge: Histogram} of the id, returns
@@ -163,6 +174,15 @@ class Tuner:
             return None, flt, fht, flows
         self.base = dict(snaps)
         return total, flt, fht, flows
+
+    def flt_excursion(self, current):
+        """The FLT counter excursion bound in force: alpha_1 - floor of a
+        policy with a floor (the model's --flt-bound floor), remembered,
+        since a pushed policy whose alpha_1 is above it has floor 0 and
+        the same bound."""
+        if current.floor < 0 and current.thresholds:
+            self.excursion = current.thresholds[0] - current.floor
+        return self.excursion
 
     def decide(self, current, proposed):
         """Returns (push, change, reason) for 'proposed' against 'current'
@@ -233,10 +253,21 @@ def model_command(settings, current, flt, fht, cdf, out):
             "-o", out]
 
 
-def run_model(settings, current, window, keep_dir=None):
+def keep_flt_bound(proposed, excursion):
+    """'proposed' with the FLT counter bound 'excursion' (bytes, or None:
+    none) kept (module doc): floor = -(excursion - alpha_1) for its own
+    alpha_1, 0 if alpha_1 is above it."""
+    if excursion is None or not proposed.thresholds:
+        return proposed
+    return dataclasses.replace(
+        proposed, floor=min(0, proposed.thresholds[0] - excursion))
+
+
+def run_model(settings, current, window, keep_dir=None, excursion=None):
     """Runs panda-model on 'window' for the id of 'current'; returns
-    (Policy, model JSON, command, where the flow sizes came from: "live N
-    flows" or the CDF file).  'keep_dir': write the inputs there (kept),
+    (Policy, with the FLT counter bound 'excursion' kept
+    (keep_flt_bound()), model JSON, command, where the flow sizes came
+    from: "live N flows" or the CDF file).  'keep_dir': write the inputs there (kept),
     else in a temporary directory."""
     d = keep_dir or tempfile.mkdtemp(prefix="panda-autotune-")
     try:
@@ -248,8 +279,9 @@ def run_model(settings, current, window, keep_dir=None):
         rec = record["tuned"]
         source = "live %d flows" % window.flows() \
             if paths["cdf"] != settings.cdf else settings.cdf
-        return (Policy.from_text(rec["action"]), rec["model"],
-                rec["command"], source)
+        proposed = keep_flt_bound(Policy.from_text(rec["action"]),
+                                  excursion)
+        return proposed, rec["model"], rec["command"], source
     finally:
         if keep_dir is None:
             for f in os.listdir(d):

@@ -204,7 +204,8 @@ class TuneLoop(threading.Thread):
         else:
             try:
                 proposed, _, cmd, source = autotune.run_model(
-                    self.settings, self.current, window)
+                    self.settings, self.current, window,
+                    excursion=self.tuner.flt_excursion(self.current))
             except (ModelToolError, PolicyError) as e:
                 d.update(action="keep", reason="model failed: %s" % e)
                 self.decisions.append(d)
@@ -213,7 +214,8 @@ class TuneLoop(threading.Thread):
             d.update(proposed=proposed.text(), change=change,
                      flow_sizes=source, model_command=cmd,
                      threshold=proposed.threshold,
-                     thresholds=list(proposed.thresholds))
+                     thresholds=list(proposed.thresholds),
+                     floor=proposed.floor)
             if push and self.push:
                 self.tb.sb.ofctl("--strict", "mod-flows", "br0",
                                  panda_flow(proposed))
