@@ -109,6 +109,9 @@ struct shard {
     uint64_t inserted, removed, evicted, expired, resumed;
     uint64_t evicted_established, refused;
     struct panda_rng rng;   /* For the admission of new connections. */
+    uint64_t fb_rng;        /* xorshift64* state for the flow bytes'
+                             * rounding (fb_encode()): inline, a few
+                             * instructions, where panda_rng is a call. */
     uint64_t packets[PANDA_MAX_LEVELS];
 } __attribute__((aligned(CACHE_LINE)));
 
@@ -282,11 +285,26 @@ fb_decode(uint32_t f)
     return e ? (m | 1u << FB_MANT_BITS) << (e - 1) : m;
 }
 
+/* A uniform 64-bit draw from 'sh''s xorshift64* generator (its top bits
+ * are the good ones). */
+static inline uint64_t
+fb_rand(struct shard *sh)
+{
+    uint64_t x = sh->fb_rng;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    sh->fb_rng = x;
+    return x * UINT64_C(0x2545f4914f6cdd1d);
+}
+
 /* The flow-bytes float nearest 'v', rounded up or down at random so that
  * its expected value is 'v' (see "Flow bytes" above); FB_MAX and above
- * saturate.  'rng' is drawn only when 'v' is not representable. */
-static uint32_t
-fb_encode(uint64_t v, struct panda_rng *rng)
+ * saturate.  'sh''s generator is drawn only when 'v' is not
+ * representable. */
+static inline uint32_t
+fb_encode(uint64_t v, struct shard *sh)
 {
     unsigned int s;
     uint64_t q, r;
@@ -302,7 +320,7 @@ fb_encode(uint64_t v, struct panda_rng *rng)
     s = 63 - __builtin_clzll(v) - FB_MANT_BITS;     /* Unit 2^s, s >= 1. */
     q = v >> s;                                     /* [2^15, 2^16). */
     r = v & ((UINT64_C(1) << s) - 1);
-    if (r && (panda_rng_next(rng) & ((UINT64_C(1) << s) - 1)) < r) {
+    if (r && fb_rand(sh) >> (64 - s) < r) {
         q++;
         if (q >> (FB_MANT_BITS + 1)) {
             q >>= 1;
@@ -327,7 +345,7 @@ entry_bytes(const struct entry_hdr *e)
 static inline void
 entry_add_bytes(struct shard *sh, struct entry_hdr *e, uint32_t payload)
 {
-    uint64_t f = fb_encode(entry_bytes(e) + payload, &sh->rng);
+    uint64_t f = fb_encode(entry_bytes(e) + payload, sh);
 
     e->seen = (e->seen & ((UINT64_C(1) << SEEN_BYTES_SHIFT) - 1))
               | f << SEEN_BYTES_SHIFT;
@@ -929,6 +947,7 @@ subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
     for (i = 0; i < n_shards; i++) {
         pthread_mutex_init(&st->shards[i].mutex, NULL);
         panda_rng_seed(&st->shards[i].rng, seed + i);
+        st->shards[i].fb_rng = panda_mix64(seed + i) | 1;   /* Nonzero. */
     }
     return true;
 }
