@@ -184,7 +184,21 @@ class TuneLoop(threading.Thread):
         self.decisions = []
         self.stop_ev = threading.Event()
 
+    def snapshot(self):
+        """{"br0": the id's histograms now}, or {} before its first
+        packet."""
+        pid = self.current.id
+        text = self.tb.sb.appctl("panda/histogram", "br0", str(pid))
+        h = sizehist.parse(text).get(pid)
+        return {"br0": h} if h else {}
+
     def run(self):
+        # The first window starts now: what an earlier trial counted under
+        # the same id (the histograms outlive the tables) is not this one's.
+        try:
+            self.tuner.base = self.snapshot()
+        except (RuntimeError, OSError, sizehist.HistogramError):
+            pass
         while not self.stop_ev.wait(self.settings.interval):
             try:
                 self.round()
@@ -193,10 +207,7 @@ class TuneLoop(threading.Thread):
                                        "reason": str(e)})
 
     def round(self):
-        pid = self.current.id
-        text = self.tb.sb.appctl("panda/histogram", "br0", str(pid))
-        h = sizehist.parse(text).get(pid)
-        window, flt, fht, flows = self.tuner.window({"br0": h} if h else {})
+        window, flt, fht, flows = self.tuner.window(self.snapshot())
         d = {"t": time.time(), "flt_packets": flt, "fht_packets": fht,
              "flows": flows, "policy": self.current.text()}
         if window is None:
