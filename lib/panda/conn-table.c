@@ -341,14 +341,34 @@ entry_bytes(const struct entry_hdr *e)
     return fb_decode((uint32_t) (e->seen >> SEEN_BYTES_SHIFT));
 }
 
-/* Adds 'payload' bytes to the flow of 'e'. */
+/* Adds 'payload' bytes to the flow of 'e'.  The common case, a flow past
+ * 64 KiB whose exponent the payload does not change, works on the
+ * mantissa in place (the same rounding as fb_encode(): whole units, and
+ * one more with probability remainder / unit); the rest goes through
+ * fb_encode() on the exact sum. */
 static inline void
 entry_add_bytes(struct shard *sh, struct entry_hdr *e, uint32_t payload)
 {
-    uint64_t f = fb_encode(entry_bytes(e) + payload, sh);
+    uint32_t f = (uint32_t) (e->seen >> SEEN_BYTES_SHIFT);
+    uint32_t ex = f >> FB_MANT_BITS;
 
+    if (ex >= 2 && ex < FB_EXP_MAX) {
+        unsigned int sh_bits = ex - 1;      /* Unit 2^sh_bits. */
+        uint64_t q = (f & ((1u << FB_MANT_BITS) - 1)) | 1u << FB_MANT_BITS;
+        uint32_t r = payload & ((1u << sh_bits) - 1);
+
+        q += payload >> sh_bits;
+        q += r && fb_rand(sh) >> (64 - sh_bits) < r;
+        if (!(q >> (FB_MANT_BITS + 1))) {
+            f = ex << FB_MANT_BITS | (uint32_t) (q & ((1u << FB_MANT_BITS)
+                                                      - 1));
+            goto store;
+        }
+    }
+    f = fb_encode(entry_bytes(e) + payload, sh);
+store:
     e->seen = (e->seen & ((UINT64_C(1) << SEEN_BYTES_SHIFT) - 1))
-              | f << SEEN_BYTES_SHIFT;
+              | (uint64_t) f << SEEN_BYTES_SHIFT;
 }
 
 /* Counts the flow of 'e' in the table's flow histogram, unless it has
