@@ -735,7 +735,10 @@ entry_update(const struct panda_table *t, struct shard *sh,
         e->counter = 0;
     }
     level = panda_cls_counter(p, &e->counter, pkt);
-    if (pkt->payload) {
+    if (pkt->payload && __atomic_load_n(&t->flow_hist, __ATOMIC_RELAXED)) {
+        /* Only while someone counts flows: with no flow histogram (the
+         * datapath's other_config:panda-histograms=false) the table costs
+         * what it did before flows were counted. */
         entry_add_bytes(sh, e, pkt->payload);
     }
     if (pkt->tcp_flags & (PANDA_TCP_FIN | PANDA_TCP_RST)) {

@@ -151,8 +151,10 @@ void panda_table_flush(struct panda_table *);
 /* From now on, counts the payload bytes of every flow of the table into
  * 'h''s flow histogram (panda_sizehist_count_flow()) once, when it ends
  * (FIN or RST), expires, is evicted or is flushed; NULL: not at all (the
- * default).  Any thread, any time; 'h' must outlive the table or the next
- * call.  panda_table_destroy() counts nothing: a caller that wants the
+ * default).  Payload bytes are added up only while a histogram is set
+ * (without one the per-packet path skips it): a flow that started before
+ * the call is counted with the bytes it sent since.  Any thread, any time;
+ * 'h' must outlive the table or the next call.  panda_table_destroy() counts nothing: a caller that wants the
  * flows still live counted flushes first. */
 void panda_table_set_flow_hist(struct panda_table *,
                                struct panda_sizehist *h);

@@ -1028,9 +1028,11 @@ test_flow_bytes_error_bound(void **state)
     struct panda_rng rng;
     double sum = 0, max = 0;
     const int n_flows = UNDER_ASAN ? 100 : 400;
+    struct panda_sizehist *h = calloc(1, sizeof *h);
     int f, inexact = 0;
 
     (void) state;
+    panda_table_set_flow_hist(t, h);
     panda_rng_seed(&rng, 19);
     for (f = 0; f < n_flows; f++) {
         struct panda_pkt k = tcp4("10.0.0.1", f + 1, "10.0.0.2", 80, 0, 0);
@@ -1067,7 +1069,9 @@ test_flow_bytes_error_bound(void **state)
     }
     print_message("flow bytes: %d flows, max |error| %.4f%%, mean %.5f%%\n",
                   n_flows, max * 100, sum / n_flows * 100);
+    assert_int_equal(panda_sizehist_flows(h), n_flows);
     panda_table_destroy(t);
+    free(h);
 }
 
 /* Each way a flow ends is counted once, never twice: FIN then a FIN
@@ -1150,12 +1154,23 @@ test_flow_counted_once(void **state)
     assert_int_equal(panda_sizehist_flows(h),
                      s.expired + s.evicted - 1 + s.connections);
 
-    /* No histogram: nothing counted, and nothing breaks. */
+    /* No histogram: no bytes kept, nothing counted, nothing breaks; a
+     * flow live when one is set again is counted with what it sent since. */
     panda_sizehist_reset(h);
     panda_table_set_flow_hist(t, NULL);
+    k = tcp4("10.0.2.1", 1, "10.0.0.2", 2, 0, 0);
+    send_pkt(t, &p, &k, 1000, 9000);
+    assert_int_equal(conn_bytes(t), 0);
     k.tcp_flags = PANDA_TCP_FIN;
     send_pkt(t, &p, &k, 10, 9000);
     assert_int_equal(panda_sizehist_flows(h), 0);
+    k = tcp4("10.0.2.1", 2, "10.0.0.2", 2, 0, 0);
+    send_pkt(t, &p, &k, 1000, 9000);
+    panda_table_set_flow_hist(t, h);
+    send_pkt(t, &p, &k, 100, 9000);
+    k.tcp_flags = PANDA_TCP_FIN;
+    send_pkt(t, &p, &k, 0, 9000);
+    assert_int_equal(only_flow_lower(h), 96);
     panda_table_destroy(t);
     free(h);
 }
