@@ -17,6 +17,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from typing import Optional
@@ -44,6 +45,9 @@ PORT_TYPES = ("system", "afxdp", "dpdk")
 # OVS 3.1 caps other_config:pmd-maxsleep at PMD_RCU_QUIESCE_INTERVAL
 # (lib/dpif-netdev.c): a larger value would be cut down silently.
 PMD_MAXSLEEP_MAX_US = 10000
+# DPDK's runtime directory for root (EAL, eal_create_runtime_dir): DPDK
+# makes <it>/<file-prefix> even with --in-memory, and leaves it.
+DPDK_RUNTIME_DIR = "/var/run/dpdk"
 # DPDK ports: 2 MB hugepages reserved for the life of the lab.  OVS makes
 # one shared mempool per MTU, asking for 256k mbufs and halving on ENOMEM
 # down to 16k (lib/netdev-dpdk.c, MIN_NB_MBUF): 16k mbufs of a 1500-byte
@@ -187,6 +191,13 @@ class PortConfig:
         return rec
 
 
+def _rmdir_if_empty(path):
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
 def wait_until(cond, timeout, what, interval=0.1):
     """Polls 'cond' until it returns something true (returned) or
     'timeout' seconds pass (LabError naming 'what')."""
@@ -249,6 +260,7 @@ class Lab:
         self.keep_dir = keep_dir
         self.sb = None
         self.hugepages = None       # DPDK ports: the reservation made here
+        self.dpdk_dirs = []         # and DPDK's runtime dirs, to remove
         self.dpdk_version = None
         self.hosts = []
         self.procs = []             # (name, Popen) started here, by pid
@@ -314,6 +326,12 @@ class Lab:
         if why:
             raise PortsUnavailable(why)
         self.dpdk_version = dpdk_version(self.build)
+        # Removed by stop(): the directory of this lab's file prefix, and
+        # the parent if this lab is the one that makes it.
+        if not os.path.isdir(DPDK_RUNTIME_DIR):
+            self.dpdk_dirs.append(DPDK_RUNTIME_DIR)
+        self.dpdk_dirs.insert(0, os.path.join(DPDK_RUNTIME_DIR,
+                                              "panda-%s" % self.sb.id))
         hp = Hugepages(self.ports.hugepages)
         try:
             hp.reserve()
@@ -421,6 +439,14 @@ class Lab:
             # maps the pages any more.
             self.hugepages.release()
             self.hugepages = None
+        for d in self.dpdk_dirs:
+            # Only what DPDK made for this lab (empty: --in-memory); a
+            # parent another DPDK process uses is not empty, and stays.
+            if d == DPDK_RUNTIME_DIR:
+                _rmdir_if_empty(d)
+            else:
+                shutil.rmtree(d, ignore_errors=True)
+        self.dpdk_dirs = []
 
     def __enter__(self):
         return self.start()

@@ -24,10 +24,9 @@ BUILD = paths.build_dir()
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network "
                        "namespaces and OVS)"),
-    pytest.mark.skipif(not os.access(os.path.join(
-        BUILD, "ovs/build/vswitchd/ovs-vswitchd"), os.X_OK),
-        reason="no OVS build in %s (set PANDA_BUILD_DIR)" % BUILD),
 ]
+NO_BUILD = not os.access(os.path.join(
+    BUILD, "ovs/build/vswitchd/ovs-vswitchd"), os.X_OK)
 
 QOS = QosConfig("panda-sched", 50000000, 8, 50, 30000, 50)
 
@@ -45,10 +44,13 @@ def test_pmd_ports_served_by_one_pmd(kind):
     ports = PortConfig(kind, pmd_cpu_mask="0x1", pmd_maxsleep_us=50)
     build = BUILD
     if kind == "dpdk":
+        # The DPDK build ($PANDA_DPDK_BUILD_DIR), not the default one.
         build = paths.dpdk_build_dir()
         why = dpdk_unavailable(paths.BuildTree(build))
         if why:
             pytest.skip(why)
+    elif NO_BUILD:
+        pytest.skip("no OVS build in %s (set PANDA_BUILD_DIR)" % BUILD)
     try:
         tb = topology.Testbed(build, QOS, ports=ports).start()
     except topology.TestbedError as e:
@@ -91,6 +93,8 @@ def test_pmd_ports_served_by_one_pmd(kind):
         tb.stop()
 
 
+@pytest.mark.skipif(NO_BUILD, reason="no OVS build in %s (set "
+                    "PANDA_BUILD_DIR)" % BUILD)
 def test_bad_port_config_refused():
     bad = PortConfig("afxdp", pmd_maxsleep_us=20000)
     with pytest.raises(topology.TestbedError, match="pmd-maxsleep 20000 us"):
