@@ -308,16 +308,22 @@ class Lab:
         for h in self.hosts:
             self.sb.vsctl("set", "interface", h.port, "type=afxdp",
                           "options:xdp-mode=%s" % mode)
+        self._wait_ports_up("AF_XDP", 30)
+
+    def _wait_ports_up(self, kind, timeout):
+        """Waits until OVS has every host's switch port (of type 'kind',
+        for messages) up; PortsUnavailable with OVS's error for one it
+        could not open."""
         for h in self.hosts:
             def up():
                 err = self.sb.vsctl("get", "interface", h.port,
                                     "error").strip()
                 if err not in ("[]", '""'):
-                    raise PortsUnavailable("AF_XDP port %s unavailable "
-                                           "here: %s" % (h.port, err))
+                    raise PortsUnavailable("%s port %s unavailable here: %s"
+                                           % (kind, h.port, err))
                 return self.sb.vsctl("get", "interface", h.port,
                                      "ofport").strip() not in ("[]", "-1")
-            wait_until(up, 30, "AF_XDP port %s" % h.port)
+            wait_until(up, timeout, "%s port %s" % (kind, h.port))
 
     def _reserve_dpdk(self):
         """Checks that DPDK ports can run here and reserves their
@@ -361,16 +367,7 @@ class Lab:
             self.sb.vsctl("set", "interface", h.port, "type=dpdk",
                           "options:dpdk-devargs=net_af_packet%d,iface=%s"
                           % (i, h.port), "mtu_request=%d" % self.mtu)
-        for h in self.hosts:
-            def up():
-                err = self.sb.vsctl("get", "interface", h.port,
-                                    "error").strip()
-                if err not in ("[]", '""'):
-                    raise PortsUnavailable("DPDK port %s unavailable "
-                                           "here: %s" % (h.port, err))
-                return self.sb.vsctl("get", "interface", h.port,
-                                     "ofport").strip() not in ("[]", "-1")
-            wait_until(up, 60, "DPDK port %s" % h.port)
+        self._wait_ports_up("DPDK", 60)
 
     def port_state(self):
         """What serves the switch ports, as OVS reports it: each port's

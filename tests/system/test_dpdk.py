@@ -43,10 +43,9 @@ from test_panda_action import (DSCP_OF_LEVEL, capture_start,  # noqa: E402
                                check_steps_down, data_dscps, read_packets,
                                received_bytes)
 from test_panda_sched import (CONDITIONS, LEVELS, RATE,  # noqa: E402
-                              SHAPE_BURST, SHAPE_RATE, check_shaping,
-                              measure_shaping, memcached,
-                              memcached_under_bulk, qos_status, set_sched,
-                              show)
+                              SHAPE_RATE, check_shaping, memcached,
+                              memcached_under_bulk, qos_status,
+                              reshape_and_measure, set_sched, show)
 
 BUILD = paths.BuildTree(paths.dpdk_build_dir())
 WHY = dpdk_unavailable(BUILD) if os.geteuid() == 0 else \
@@ -178,12 +177,7 @@ def test_panda_sched_strict_priority_and_shaping(lab):
     pmd = lab.sb.appctl("dpif-netdev/pmd-stats-show")
 
     reset_flows(lab)
-    lab.sb.vsctl("set", "qos", uuid, "other_config:per-flow=true",
-                 "other_config:max-rate=%d" % SHAPE_RATE,
-                 "other_config:burst=%d" % SHAPE_BURST)
-    wait_until(lambda: "max-rate=%d" % SHAPE_RATE in qos_status(
-        lab, uuid).get("config", ""), 30, "the new rate in effect")
-    ratio, min_backlog = measure_shaping(lab)
+    ratio, min_backlog = reshape_and_measure(lab, uuid, "per-flow=true")
     print("\n%s; DPDK ports (net_af_packet), one PMD thread\nmemcached "
           "p50/p99 ms under bulk: level 0 %.2f/%.2f, same FIFO level "
           "%.2f/%.2f; shaping to %d Mbit/s: achieved/configured %.4f"
