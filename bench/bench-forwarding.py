@@ -120,7 +120,14 @@ def build_ovs_bench(tmp, build, name):
     deps = la.split("dependency_libs='")[1].split("'")[0].split()
     deps = [d.replace(".la", ".a").replace("/lib/lib", "/lib/.libs/lib")
             if d.endswith(".la") else d for d in deps]
-    cmd = (["cc", "-O2", "-o", exe,
+    # An OVS built with DPDK: its headers include DPDK's (rte_config.h
+    # first, as OVS's own compile lines force).
+    with open(os.path.join(b, "config.h")) as f:
+        dpdk = "#define DPDK_NETDEV" in f.read()
+    dpdk_cflags = subprocess.run(
+        ["pkg-config", "--cflags", "libdpdk"], capture_output=True,
+        text=True, check=True).stdout.split() if dpdk else []
+    cmd = (["cc", "-O2", "-o", exe] + dpdk_cflags + [
             os.path.join(BENCH_C, name + ".c"),
             "-I" + b, "-I" + s, "-I" + os.path.join(s, "include"),
             "-I" + os.path.join(b, "include"), "-I" + os.path.join(s, "lib"),
