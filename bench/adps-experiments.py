@@ -3,7 +3,7 @@
 the full runs.  See python/pandaovs/adps.py for what they do and why.
 
     bench/adps-experiments.py [--experiments queueing,blocking] [--reps 3]
-                              [--out DIR] [--build DIR]
+                              [--out DIR] [--build DIR] [--nice N]
 
 Writes DIR/adps.json (metadata, every run's client and server JSON, the
 p99 of the latency-sensitive type per mode and its ratio to the ideal or
@@ -37,7 +37,12 @@ def main():
     ap.add_argument("--out", default=None,
                     help="output directory (default results/adps-TIME)")
     ap.add_argument("--build", default=None, help="build tree")
+    ap.add_argument("--nice", type=int, default=0,
+                    help="run server and client at this nice value "
+                         "(e.g. -10 as root on a machine other jobs share)")
     a = ap.parse_args()
+    if not -20 <= a.nice <= 19:
+        ap.error("--nice: %d is not a nice value (-20..19)" % a.nice)
     names = a.experiments.split(",")
     for n in names:
         if n not in adps.EXPERIMENTS:
@@ -51,9 +56,11 @@ def main():
                                 .strftime("%Y%m%d-%H%M%S"))
     os.makedirs(out, exist_ok=True)
     doc = {"metadata": adps.metadata(sys.argv, a.build), "experiments": {}}
+    doc["metadata"]["nice"] = a.nice
     for n in names:
         res = adps.run_experiment(adps.EXPERIMENTS[n], a.build, a.reps,
-                                  log=lambda m: print(m, file=sys.stderr))
+                                  log=lambda m: print(m, file=sys.stderr),
+                                  nice=a.nice)
         adps.plot(res, os.path.join(out, "adps-%s.png" % n))
         for rs in res["runs"].values():
             for r in rs:
@@ -67,6 +74,7 @@ def main():
             print("  %-14s %12.0f %10.2f" % (
                 mode, s["p99_us_median"],
                 s["ratio_to_%s" % exp["reference"]]))
+    doc["metadata"]["loadavg_at_end"] = os.getloadavg()
     with open(os.path.join(out, "adps.json"), "w") as f:
         json.dump(doc, f, indent=1)
     print("results in %s" % out)

@@ -15,7 +15,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <panda/base.h>
@@ -109,11 +111,31 @@ wake(struct lg_ev_loop *loop)
     }
 }
 
+/* Raises the calling thread's nice value to 'nice' if it is lower (on
+ * Linux a nice value belongs to a thread, named by its tid).  Best effort:
+ * raising never needs privilege, and a worker left at the caller's value
+ * still works, only without the CPU's priority. */
+static void
+raise_thread_nice(int nice)
+{
+    pid_t tid = (pid_t) syscall(SYS_gettid);
+    int cur;
+
+    errno = 0;
+    cur = getpriority(PRIO_PROCESS, (id_t) tid);
+    if (!errno && cur < nice) {
+        (void) setpriority(PRIO_PROCESS, (id_t) tid, nice);
+    }
+}
+
 static void *
 worker_main(void *loop_)
 {
     struct lg_ev_loop *loop = loop_;
 
+    if (loop->cfg.worker_nice) {
+        raise_thread_nice(loop->cfg.worker_nice);
+    }
     for (;;) {
         struct lg_ev_conn *c;
 
@@ -148,6 +170,12 @@ lg_ev_create(const struct lg_ev_config *cfg, char **errp)
     if (cfg->offload_level >= PANDA_MAX_LEVELS) {
         *errp = panda_asprintf("offload level %d: must be 0 (none) to %d",
                                cfg->offload_level, PANDA_MAX_LEVELS - 1);
+        free(loop);
+        return NULL;
+    }
+    if (cfg->worker_nice > 19) {
+        *errp = panda_asprintf("worker nice value %d: must be 0 to 19",
+                               cfg->worker_nice);
         free(loop);
         return NULL;
     }

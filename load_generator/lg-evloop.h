@@ -30,6 +30,13 @@
  * core").  With 'offload_level' L > 0, requests of levels >= L run on a
  * worker thread of their own, so that long low-priority requests never hold
  * the loop; the connection is out of the poll set while the worker has it.
+ * With 'worker_nice' N the worker runs at a nice value of at least N, so
+ * that where there are fewer free cores than runnable threads the kernel's
+ * scheduler, too, lets the loop's high levels go first: the CPU is one more
+ * stage that can queue a request (ADPS), and the worker's own core is what
+ * ADPS assumes, which a shared machine does not give.  A nice value is
+ * only ever raised (lowering it needs privilege), so N below the caller's
+ * leaves the worker at the caller's.
  *
  * Threads: lg_ev_run() and the handlers of levels below 'offload_level' run
  * on the caller's thread, the other handlers on the worker.  lg_ev_stop()
@@ -54,6 +61,7 @@ enum lg_ev_order {
 struct lg_ev_config {
     enum lg_ev_order order;
     uint8_t offload_level;  /* 0: none; L: levels >= L on the worker. */
+    uint8_t worker_nice;    /* 0..19: the worker's nice value, at least. */
 };
 
 /* What a handler leaves the connection as. */

@@ -281,10 +281,12 @@ get16(const uint8_t *p)
     return (uint16_t) (p[0] << 8 | p[1]);
 }
 
-/* Parses one packet; returns the TCP payload length or -1 to skip it. */
+/* Parses one packet; returns the TCP payload length or -1 to skip it, and
+ * the TCP acknowledgment number in '*ack'. */
 static long
 parse_packet(int dlt, const uint8_t *p, uint32_t caplen, uint32_t wirelen,
-             struct flow_key *key, struct model_input_stats *st)
+             struct flow_key *key, uint32_t *ack,
+             struct model_input_stats *st)
 {
     uint32_t off = 0, ip_len, hl, tcp_off, link;
     uint16_t ethertype = 0;
@@ -415,6 +417,7 @@ parse_packet(int dlt, const uint8_t *p, uint32_t caplen, uint32_t wirelen,
     }
     key->sport = get16(p + tcp_off);
     key->dport = get16(p + tcp_off + 2);
+    *ack = (uint32_t) get16(p + tcp_off + 8) << 16 | get16(p + tcp_off + 10);
     hl += (p[tcp_off + 12] >> 4) * 4u;
     return ip_len > hl ? (long) (ip_len - hl) : 0;
 
@@ -423,10 +426,75 @@ truncated:
     return -1;
 }
 
+/* The payload each flow has sent since the peer last sent data (its
+ * acknowledgment number moved): for a request/response connection, the
+ * response to one request, however many writes the server made of it,
+ * which TSO may send as one packet.  (Not PSH: memcached writes a 12 KB
+ * response as two PSH runs that a busy socket sends together.)  A
+ * one-way stream is one run: its packets can be as large as TSO makes
+ * them.  12 bytes per flow. */
+struct message_run {
+    uint64_t bytes;
+    uint32_t ack;
+};
+
+struct message_runs {
+    struct message_run *run;    /* Indexed by flow. */
+    size_t n;
+};
+
+static void
+message_close(struct message_run *r, struct model_input_stats *st)
+{
+    if (r->bytes > st->max_message) {
+        st->max_message = r->bytes;
+    }
+    r->bytes = 0;
+}
+
+static bool
+message_add(struct message_runs *m, size_t flow, uint64_t payload,
+            uint32_t ack, struct model_input_stats *st)
+{
+    struct message_run *r;
+
+    if (flow >= m->n) {
+        size_t n = flow + 1 > 2 * m->n ? flow + 1 : 2 * m->n;
+        struct message_run *runs = realloc(m->run, n * sizeof *runs);
+
+        if (!runs) {
+            return false;
+        }
+        memset(runs + m->n, 0, (n - m->n) * sizeof *runs);
+        m->run = runs;
+        m->n = n;
+    }
+    r = &m->run[flow];
+    if (r->bytes && r->ack != ack) {
+        message_close(r, st);
+    }
+    r->ack = ack;
+    r->bytes += payload;
+    return true;
+}
+
+/* Counts the runs still open (the capture ended in them) and frees 'm'. */
+static void
+message_finish(struct message_runs *m, struct model_input_stats *st)
+{
+    size_t i;
+
+    for (i = 0; i < m->n; i++) {
+        message_close(&m->run[i], st);
+    }
+    free(m->run);
+}
+
 static char *
 read_pcap(const char *file, const struct model_input_opts *o,
           struct panda_samples *s, struct model_input_stats *st)
 {
+    struct message_runs msg = { NULL, 0 };
     char errbuf[PCAP_ERRBUF_SIZE];
     struct pcap_pkthdr *hdr;
     const u_char *data;
@@ -476,11 +544,13 @@ read_pcap(const char *file, const struct model_input_opts *o,
     flow_map_init(&map, sizeof(struct flow_key));
     while ((rc = pcap_next_ex(pc, &hdr, &data)) == 1) {
         struct flow_key key;
+        uint32_t ack;
         long payload;
         size_t flow;
 
         st->records++;
-        payload = parse_packet(dlt, data, hdr->caplen, hdr->len, &key, st);
+        payload = parse_packet(dlt, data, hdr->caplen, hdr->len, &key,
+                               &ack, st);
         if (payload < 0) {
             continue;
         }
@@ -494,6 +564,11 @@ read_pcap(const char *file, const struct model_input_opts *o,
             payload = PANDA_SOLVER_MAX_SIZE - o->header_len;
         }
         flow = flow_map_get(&map, &key, s, &st->flows);
+        if (payload && !message_add(&msg, flow, (uint64_t) payload, ack,
+                                    st)) {
+            err = panda_asprintf("%s: out of memory", file);
+            break;
+        }
         panda_samples_push(s, flow, (uint32_t) payload + o->header_len,
                            o->header_len);
         if (o->seq) {
@@ -506,6 +581,7 @@ read_pcap(const char *file, const struct model_input_opts *o,
                              " packets (%s)", file, st->records,
                              pcap_geterr(pc));
     }
+    message_finish(&msg, st);
     panda_samples_flush(s);
     flow_map_destroy(&map);
     pcap_close(pc);

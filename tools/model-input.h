@@ -38,6 +38,10 @@ struct model_input_stats {
     uint64_t truncated;     /* pcap: headers cut by the snap length. */
     double zero_payload;    /* Zero-payload samples dropped (or kept). */
     uint64_t flows;         /* Flows added to the sample set. */
+    uint64_t max_message;   /* pcap: the most payload bytes a connection
+                             * sent with no data from its peer in between
+                             * (its largest response: under TSO, the
+                             * largest packet it can send). */
 };
 
 /* Reads 'file' (format detected from its first bytes) into 'samples',

@@ -77,6 +77,7 @@ struct input_summary {
     bool labelled, any_pcap;
     uint32_t s_min, s_max;
     double avg;
+    uint64_t max_message;       /* Largest of model_input_stats'. */
     struct model_sequence seq;  /* FLT only: packets in capture order. */
 };
 
@@ -550,6 +551,9 @@ read_inputs(const char *what, const char *const *files, size_t n,
         in->fragments += st.fragments;
         in->truncated += st.truncated;
         in->labelled = in->labelled && st.labelled;
+        if (st.max_message > in->max_message) {
+            in->max_message = st.max_message;
+        }
         in->any_pcap = in->any_pcap || st.pcap;
     }
     panda_samples_prune(&in->samples);
@@ -699,16 +703,31 @@ solve_panda(const struct options *o, struct input_summary *flt,
                 uint32_t above[PANDA_MAX_WEIGHTS];
                 uint32_t flt_max = 0;
 
-                /* Weights start above the FLT's largest packet: under TSO
-                 * a latency-sensitive connection also sends packets of
-                 * several segments (pipelined responses, a large value),
-                 * and a weight on them would move its counter where all
-                 * ones would not.  Bounds below it are raised to it, and
-                 * intervals that become empty are dropped. */
+                /* Weights start above the largest packet the FLT can
+                 * send: under TSO a latency-sensitive connection also
+                 * sends packets of several segments (pipelined responses,
+                 * a large value), and a weight on them would move its
+                 * counter where all ones would not.  That is its largest
+                 * message (from a capture: the payload it sent with no
+                 * data from the peer in between, i.e. its largest
+                 * response), not only its largest packet seen: how much
+                 * of a message
+                 * one super-packet carries depends on the queueing the
+                 * collection happened to give it (Linux sizes a
+                 * super-packet to about 1 ms of cwnd/RTT), and a 10g
+                 * testbed collection that saw packets of at most 8688
+                 * bytes had a trial send memcached's 15 KB values whole,
+                 * at weight 4.73, to level 4.  Bounds below it are raised
+                 * to it, and intervals that become empty are dropped. */
                 panda_hist_init(&pb);
                 payload_hist(&flt->samples, o->header_len, &pb);
                 flt_max = pb.n ? pb.size[pb.n - 1] : 0;
                 panda_hist_destroy(&pb);
+                if (flt->max_message > flt_max) {
+                    flt_max = flt->max_message > PANDA_MAX_PKT_SIZE
+                              ? PANDA_MAX_PKT_SIZE
+                              : (uint32_t) flt->max_message;
+                }
                 n_w = 0;
                 for (i = 0; i < r->sub.n; i++) {
                     uint32_t a = p->weights[i].above > flt_max
@@ -720,8 +739,8 @@ solve_panda(const struct options *o, struct input_summary *flt,
                 }
                 if (above[0] != p->weights[0].above) {
                     note(r, "--weight-values auto: weights start above the"
-                         " FLT's largest packet, payload %" PRIu32 " bytes"
-                         " (d_1 gave %" PRIu32 ")", flt_max,
+                         " FLT's largest packet or message, payload %"
+                         PRIu32 " bytes (d_1 gave %" PRIu32 ")", flt_max,
                          p->weights[0].above);
                 }
                 for (i = 0; i < n_w; i++) {
@@ -1039,6 +1058,7 @@ json_inputs(struct cli_json *j, const char *key,
         cli_json_u64(j, "non_tcp", in->non_tcp);
         cli_json_u64(j, "fragments", in->fragments);
         cli_json_u64(j, "truncated", in->truncated);
+        cli_json_u64(j, "max_message", in->max_message);
     }
     cli_json_u64(j, "size_min", in->s_min);
     cli_json_u64(j, "size_max", in->s_max);

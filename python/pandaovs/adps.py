@@ -83,11 +83,15 @@ class AdpsError(RuntimeError):
     pass
 
 
-def run_mode(exp, mode, build=None, client_args=None, seed=1, timeout=3600):
+def run_mode(exp, mode, build=None, client_args=None, seed=1, timeout=3600,
+             nice=0):
     """One run: a server in 'mode' of experiment 'exp', the client against
-    it.  Returns {"client": ..., "server": ...} (their JSON) and
+    it, both at nice value 'nice' (negative: root; on a shared machine it
+    keeps the other jobs from setting the tail, as a dedicated machine
+    would).  Returns {"client": ..., "server": ...} (their JSON) and
     "samples", the answered sensitive requests' response times in us (for
     the plots; not written to the results file)."""
+    prefix = ["nice", "-n", str(nice)] if nice else []
     bt = BuildTree(build)
     server_bin = bt.loadgen("panda-adp-server")
     client_bin = bt.loadgen("panda-adp-client")
@@ -96,7 +100,7 @@ def run_mode(exp, mode, build=None, client_args=None, seed=1, timeout=3600):
         server_json = os.path.join(d, "server.json")
         samples = os.path.join(d, "samples")
         srv = subprocess.Popen(
-            [server_bin, "-q", "--port-file", port_file, "--policy",
+            prefix + [server_bin, "-q", "--port-file", port_file, "--policy",
              exp["policy"], "--work", exp["work"], "--json", server_json]
             + exp["modes"][mode])
         try:
@@ -111,7 +115,7 @@ def run_mode(exp, mode, build=None, client_args=None, seed=1, timeout=3600):
                 time.sleep(0.02)
             port = open(port_file).read().strip()
             res = subprocess.run(
-                [client_bin, "--port", port, "--seed", str(seed),
+                prefix + [client_bin, "--port", port, "--seed", str(seed),
                  "--samples", samples] + (client_args or exp["client"]),
                 capture_output=True, text=True, timeout=timeout)
             if res.returncode:
@@ -135,7 +139,8 @@ def sensitive_p99(run, exp):
     return run["client"]["types"][exp["sensitive"]]["latency_us"]["p99"]
 
 
-def run_experiment(exp, build=None, reps=1, client_args=None, log=None):
+def run_experiment(exp, build=None, reps=1, client_args=None, log=None,
+                   nice=0):
     """Every mode of 'exp', 'reps' times, modes interleaved within each
     repetition.  Returns the experiment's result dict."""
     runs = {m: [] for m in exp["modes"]}
@@ -145,7 +150,7 @@ def run_experiment(exp, build=None, reps=1, client_args=None, log=None):
                 log("%s: %s, repetition %d/%d" % (exp["name"], mode,
                                                   rep + 1, reps))
             runs[mode].append(run_mode(exp, mode, build, client_args,
-                                       seed=rep + 1))
+                                       seed=rep + 1, nice=nice))
     summary = {}
     for mode, rs in runs.items():
         p99s = sorted(sensitive_p99(r, exp) for r in rs)

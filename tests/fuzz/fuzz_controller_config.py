@@ -20,9 +20,13 @@ import sys
 import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(TOP, "python"))
+try:
+    import pandaovs  # noqa: F401
+except ImportError:     # run directly: again, with python/ on PYTHONPATH
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                "..", "..", "python", "launch.py"),
+                   {"SCRIPT": os.path.realpath(__file__)})
 
 try:
     import atheris

@@ -609,7 +609,18 @@ def test_weights_target():
     assert w["schemes"]["panda"]["level0_share"] == pytest.approx(0.1)
     assert w["schemes"]["panda-w1"]["mean_level"] == pytest.approx(1.1)
     assert t["panda_p99_vs_pias"]["met"] is False       # 3.0 vs 3.0
-    # The memcached connection leaving level 0 fails it.
+    # The memcached connection leaving level 0 more often than without
+    # weights fails it.
     trials[1]["memcached_levels"] = {"0": 49, "1": 1}
+    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+    assert t["weights_vs_all_ones"]["met"] is False
+    # The same few packets off level 0 under both: the weights added none.
+    trials[1]["memcached_levels"] = {"0": 10736, "1": 6}
+    trials[2]["memcached_levels"] = {"0": 10747, "1": 6}
+    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+    assert t["weights_vs_all_ones"]["met"] is True
+    # Both far off level 0: not "stays at level 0", however equal.
+    trials[1]["memcached_levels"] = {"0": 90, "1": 10}
+    trials[2]["memcached_levels"] = {"0": 90, "1": 10}
     t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
     assert t["weights_vs_all_ones"]["met"] is False

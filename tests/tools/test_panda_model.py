@@ -111,9 +111,9 @@ def pcap_header(linktype=1):
     return struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 262144, linktype)
 
 
-def tcp_segment(sport, dport, payload, flags=0x18, options=b""):
+def tcp_segment(sport, dport, payload, flags=0x18, options=b"", ack=1):
     doff = (20 + len(options)) // 4
-    return struct.pack("!HHIIBBHHH", sport, dport, 1, 1, doff << 4, flags,
+    return struct.pack("!HHIIBBHHH", sport, dport, 1, ack, doff << 4, flags,
                        65535, 0, 0) + options + b"x" * payload
 
 
@@ -143,11 +143,11 @@ class Pcap:
         self.frames.append((frame, wirelen or len(frame)))
 
     def tcp4(self, sport, dport, payload, n=1, vlan=None, flags=0x18,
-             options=b""):
+             options=b"", ack=1):
         for _ in range(n):
             self.add(ether(0x0800, ipv4([10, 0, 0, 1], [10, 0, 0, 2], 6,
                                         tcp_segment(sport, dport, payload,
-                                                    flags, options)),
+                                                    flags, options, ack)),
                            vlan))
 
     def tcp6(self, sport, dport, payload, n=1):
@@ -716,5 +716,23 @@ def test_weight_values_auto(tmp_path, cdf):
     doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
                      0.8, "--weight-values", "auto")
     assert [w[0] for w in doc["weights"]] == [9960, 64959]
-    assert any("largest packet, payload 9960" in n
+    assert any("largest packet or message, payload 9960" in n
                for n in doc["model"]["notes"])
+    # From a capture, the FLT's largest response counts, not only its
+    # largest packet: 4000 + 4500 bytes sent with no request in between
+    # (the same acknowledgment number) may leave as one 8500-byte TSO
+    # packet another time.
+    cap = Pcap()
+    for ack in range(1, 1001):
+        cap.tcp4(11211, 40000, 100, ack=ack)
+    cap.tcp4(11211, 40000, 4000, ack=1001)
+    cap.tcp4(11211, 40000, 4500, ack=1001)
+    cap.tcp4(11211, 40000, 100, ack=1002)
+    flt = cap.write(tmp_path / "flt.pcap")
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                     0.8, "--weight-values", "auto")
+    assert doc["model"]["inputs"]["flt"]["max_message"] == 8500
+    assert doc["model"]["inputs"]["flt"]["size_max"] == 4540
+    assert [w[0] for w in doc["weights"]] == [8500, 64959]
+    assert any("largest packet or message, payload 8500" in n
+               for n in doc["model"]["notes"]), doc["model"]["notes"]

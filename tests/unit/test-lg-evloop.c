@@ -10,8 +10,11 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <panda/classifier.h>
@@ -27,6 +30,7 @@ struct record {
     char types[16][5];
     uint8_t levels[16];
     bool on_caller[16];         /* Handled on the thread of lg_ev_run(). */
+    int nice[16];               /* The handling thread's nice value. */
     pthread_t caller;
     pthread_mutex_t mutex;
 };
@@ -46,6 +50,8 @@ handler(struct lg_ev_conn *conn, void *rec_)
     rec->types[rec->n][4] = '\0';
     rec->levels[rec->n] = lg_ev_conn_level(conn);
     rec->on_caller[rec->n] = pthread_equal(pthread_self(), rec->caller);
+    rec->nice[rec->n] = getpriority(PRIO_PROCESS,
+                                    (id_t) syscall(SYS_gettid));
     if (++rec->n == rec->stop_after) {
         lg_ev_stop(rec->loop);
     }
@@ -56,10 +62,11 @@ handler(struct lg_ev_conn *conn, void *rec_)
 /* Runs a loop with 'order' and 'offload' over N_CONNS connections that
  * send 'types' (4 bytes each), one per connection, in that order. */
 static void
-run(enum lg_ev_order order, uint8_t offload, const char *policy_text,
-    const char *const types[N_CONNS], struct record *rec)
+run_nice(enum lg_ev_order order, uint8_t offload, uint8_t worker_nice,
+         const char *policy_text, const char *const types[N_CONNS],
+         struct record *rec)
 {
-    struct lg_ev_config cfg = { order, offload };
+    struct lg_ev_config cfg = { order, offload, worker_nice };
     struct sockaddr_in sin;
     struct panda_classifier cls;
     struct panda_policy policy;
@@ -98,6 +105,13 @@ run(enum lg_ev_order order, uint8_t offload, const char *policy_text,
     }
     close(lfd);
     pthread_mutex_destroy(&rec->mutex);
+}
+
+static void
+run(enum lg_ev_order order, uint8_t offload, const char *policy_text,
+    const char *const types[N_CONNS], struct record *rec)
+{
+    run_nice(order, offload, 0, policy_text, types, rec);
 }
 
 static const char *const mixed[N_CONNS] = {
@@ -160,6 +174,31 @@ test_offload(void **state)
     assert_int_equal(n_lats, 2);
 }
 
+/* The worker runs at nice 'worker_nice' at least; the loop's thread keeps
+ * its own. */
+static void
+test_worker_nice(void **state)
+{
+    int own = getpriority(PRIO_PROCESS, 0);
+    struct lg_ev_config bad = { LG_EV_PRIORITY, 1, 20 };
+    struct record rec;
+    char *err;
+    int i;
+
+    (void) state;
+    if (own >= 19) {
+        skip();                 /* Already at the lowest: nothing to see. */
+    }
+    run_nice(LG_EV_PRIORITY, 1, 19, MATCH, mixed, &rec);
+    assert_int_equal(rec.n, N_CONNS);
+    for (i = 0; i < N_CONNS; i++) {
+        assert_int_equal(rec.nice[i], rec.on_caller[i] ? own : 19);
+    }
+    assert_null(lg_ev_create(&bad, &err));
+    assert_non_null(strstr(err, "worker nice value 20"));
+    free(err);
+}
+
 /* Any policy kind classifies: here the length rule (ADPS scenario 1) on
  * the bytes waiting. */
 static void
@@ -186,6 +225,7 @@ main(void)
         cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_fifo_order),
         cmocka_unit_test(test_offload),
+        cmocka_unit_test(test_worker_nice),
         cmocka_unit_test(test_length_rule),
     };
 

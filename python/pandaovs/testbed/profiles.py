@@ -30,6 +30,9 @@ PROFILES = {
         "ecn_threshold": DEFAULT_ECN_THRESHOLD,
         "cc": "cubic,dctcp",
         "flt_level0": 0.99,
+        # Stage 1 on the plan's fifo trial: without TSO a packet is at most
+        # one MTU whatever the queueing, so any scheme shows the sizes.
+        "collect_scheme": "fifo",
     },
     "10g": {
         "description": "thesis 10 Gbit/s setup, rate scaled down: OVS "
@@ -57,6 +60,18 @@ PROFILES = {
         # last 1% of its excursions is what sends it to level 1
         # (docs/results/2026-11-23-10g-quick).
         "flt_level0": 1.0,
+        # Stage 1 under the oracle ("prio": memcached alone in the top
+        # queue, the flows in the lowest), not fifo.  Under TSO the size of
+        # a packet is the sender's burst, which depends on the queueing the
+        # connection sees: Linux sizes a super-packet to about 1 ms of the
+        # pacing rate, cwnd/RTT, so behind fifo's full queue (large RTT)
+        # memcached's responses leave in smaller pieces than at level 0,
+        # where the policy is meant to keep it.  Collected under fifo, its
+        # largest packets were never seen, took weights above 1 and sent it
+        # to level 1 for 4-18% of its packets
+        # (docs/results/2026-11-23-10g-quick).  The FHT's sizes hardly
+        # change: the flows share the lowest queue as they share fifo's.
+        "collect_scheme": "prio",
     },
 }
 

@@ -334,25 +334,32 @@ class Run:
 
     # -- stage 1 + 2 -----------------------------------------------------
     def stage_collect_model(self, tb, trials):
-        """Collection on the first fifo trial of the plan at the (a)
-        concurrency, or a dedicated fifo trial; then panda-model."""
+        """Collection on the profile's collection scheme (profiles.py
+        says why): fifo on the first fifo trial of the plan at the (a)
+        concurrency, else (or with no such trial) a dedicated trial; then
+        panda-model."""
         c = self.cfg
         conc = experiments.MODES[c.mode]["a_concurrency"]
+        scheme = self.prof["collect_scheme"]
         # The fifo trial at the (a) concurrency with the most requests (the
         # most memcached samples), moved to the front of the plan.
-        cands = [t for t in trials if t["scheme"] == "fifo"
+        cands = [t for t in trials if t["scheme"] == scheme == "fifo"
                  and t["concurrency"] == conc and t["rep"] == 0]
         host = max(cands, key=lambda t: t["requests"]) if cands else None
         self.log("stage 1: collection (packet sizes sent by PM2, FLT and "
-                 "FHT captured separately, scheme fifo)")
+                 "FHT captured separately, scheme %s)" % scheme)
         if host is not None:
             trials.remove(host)
             trials.insert(0, host)
             host["collect"] = True
             res = self.one_trial(tb, host, 1, self.total)
         else:
-            cc, r = experiments.COLLECT_POINT
-            t = {"cc": tb.cc, "scheme": "fifo", "concurrency": cc,
+            # As many requests as the plan's largest trial at the (a)
+            # concurrency, so that the model sees as many of memcached's
+            # counter excursions as a trial will.
+            at = [t["requests"] for t in trials if t["concurrency"] == conc]
+            cc, r = (conc, max(at)) if at else experiments.COLLECT_POINT
+            t = {"cc": tb.cc, "scheme": scheme, "concurrency": cc,
                  "requests": r, "rep": 0, "experiments": ["collection"],
                  "collect": True}
             res = self.trial_exec(tb, t)
@@ -363,6 +370,7 @@ class Run:
         flt = os.path.join(cdir, "flt.pcap")
         fht = os.path.join(cdir, "fht.pcap")
         coll = {"trial_dir": cdir, "flt_pcap": flt, "fht_pcap": fht,
+                "scheme": scheme,
                 "where": "PM2 eth0 (sending side), TSO/GSO on: the sizes "
                          "before segmentation, those the panda action sees"
                          if self.prof["tso"] else
@@ -461,7 +469,9 @@ class Run:
 
     def trial_exec(self, tb, t):
         c = self.cfg
-        which = SCHEMES[t["scheme"]].policy
+        # "prio", the collection oracle, is not a compared scheme.
+        which = (SCHEMES[t["scheme"]].policy if t["scheme"] in SCHEMES
+                 else None)
         policy = self.policies[which] if which else None
         tb.set_scheme(t["scheme"], policy)
         # The previous trial's packets must have left the queues.

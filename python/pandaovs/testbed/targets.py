@@ -131,8 +131,13 @@ def sinking(bytes_per_level):
 def _weights(at, where):
     """Size-interval weights (panda) against all ones (panda-w1), same run
     (issue 18): the flows must sink at least as fast in bytes (no larger a
-    share of the bytes at level 0, no higher a mean level) and the
-    memcached connection stay at level 0."""
+    share of the bytes at level 0, no lower a mean level) and the memcached
+    connection stay at level 0 as it does without weights: its level-0
+    share at least all ones' (to one packet in a thousand) and at least
+    panda_mc_level0's 95%.  Not "every packet": the same few packets leave
+    level 0 under both (counter excursions beyond those the collection
+    sampled, weights or not: 6 of 10742 in both schemes of the run that
+    showed it), and what the weights must not do is add to them."""
     vals = {s: dict(sinking(at[s].get("bytes_per_level")) or {},
                     memcached_level0_share=at[s].get("memcached_level0_share"),
                     memcached_p99_ms=_p99(at, s))
@@ -140,9 +145,11 @@ def _weights(at, where):
     met = None
     if len(vals) == 2 and all("mean_level" in v for v in vals.values()):
         w, o = vals["panda"], vals["panda-w1"]
+        wm, om = w["memcached_level0_share"], o["memcached_level0_share"]
         met = (w["level0_share"] <= o["level0_share"]
                and w["mean_level"] >= o["mean_level"]
-               and w["memcached_level0_share"] == 1)
+               and wm is not None and om is not None
+               and wm >= om - 0.001 and wm >= LEVEL0_SHARE)
     return _target("weights_vs_all_ones", "size-interval weights (panda) "
                    "against all ones (panda-w1): bytes sink at least as "
                    "fast, memcached stays at level 0", met, schemes=vals,

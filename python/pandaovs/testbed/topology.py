@@ -162,9 +162,9 @@ class Testbed(Lab):
         (schemes.SCHEMES).  Schemes without a policy: plain forwarding,
         everything in queue 0.  pias/fish/panda*: the panda action with
         'policy' (a pandaovs.policy.Policy) on TCP from PM2 towards PM1,
-        which sets DSCP and queue per level.  "prio" (calibration only): an
-        oracle that puts memcached in the top queue and the web-search
-        flows in the lowest one."""
+        which sets DSCP and queue per level.  "prio" (calibration, and the
+        10g profile's collection): an oracle that puts memcached in the top
+        queue and the web-search flows in the lowest one."""
         if scheme == "prio":
             egress = "pias"     # strict FIFO levels, as on HTB
         elif scheme in SCHEMES:
