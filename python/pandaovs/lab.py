@@ -50,9 +50,10 @@ PMD_MAXSLEEP_MAX_US = 10000
 DPDK_RUNTIME_DIR = "/var/run/dpdk"
 # DPDK ports: 2 MB hugepages reserved for the life of the lab.  OVS makes
 # one shared mempool per MTU, asking for 256k mbufs and halving on ENOMEM
-# down to 16k (lib/netdev-dpdk.c, MIN_NB_MBUF): 16k mbufs of a 1500-byte
-# MTU are about 40 MB, so 64 pages (128 MB) hold the pool, DPDK's own
-# heap and the vdevs' queues, with room to spare.
+# down to 16k (lib/netdev-dpdk.c, MIN_NB_MBUF, about 49 MB at MTU 1500):
+# in 64 pages (128 MB) it settles at 32k mbufs of 3008 B, 98 MB, beside
+# DPDK's own heap (measured, netdev-dpdk/get-mempool-info).  The smallest
+# pool alone needs 25 pages: 32 is the least PortConfig accepts.
 DPDK_HUGEPAGES = 64
 
 
@@ -135,8 +136,8 @@ class PortConfig:
             # net_af_packet does not.
             return ("userspace TSO needs system ports: OVS 3.1's %s ports "
                     "cannot send TSO packets" % self.type)
-        if self.type == "dpdk" and not 16 <= self.hugepages <= 4096:
-            return ("%d hugepages: DPDK ports need 16..4096 2 MB pages"
+        if self.type == "dpdk" and not 32 <= self.hugepages <= 4096:
+            return ("%d hugepages: DPDK ports need 32..4096 2 MB pages"
                     % self.hugepages)
         return None
 

@@ -523,8 +523,8 @@ def test_dpdk_ports_option(monkeypatch):
                               "dpdk"]).build_dir == "/x/dpdk"
     assert config.parse_args(["--qos", "panda-sched", "--ports", "dpdk",
                               "--build-dir", "/y"]).build_dir == "/y"
-    assert PortConfig("dpdk", hugepages=8).problem().startswith(
-        "8 hugepages")
+    assert PortConfig("dpdk", hugepages=16).problem().startswith(
+        "16 hugepages")
 
 
 def test_thread_cpu_share():
