@@ -5,15 +5,25 @@
 #   SANITIZE=1     ASAN+UBSAN build of everything, OVS included, with
 #                  clang and libFuzzer (./configure --enable-sanitizers),
 #                  in ./_build-san unless BUILD_DIR says otherwise
+#   DPDK=1         Open vSwitch with DPDK ports (./configure --with-dpdk,
+#                  Debian's dpdk-dev) in ./_build-dpdk (./_build-san-dpdk
+#                  with SANITIZE=1) unless BUILD_DIR says otherwise; the
+#                  ns-3 simulator, which no port type changes, is left to
+#                  the default build (--without-ns3)
 set -e
 top=$(cd "$(dirname "$0")" && pwd)
 if [ "${SANITIZE:-0}" = 1 ]; then
-    build=${BUILD_DIR:-$top/_build-san}
-    san_args="--enable-sanitizers CC=${SAN_CC:-clang-14}"
+    suffix=-san
+    cfg_args="--enable-sanitizers CC=${SAN_CC:-clang-14}"
 else
-    build=${BUILD_DIR:-$top/_build}
-    san_args=
+    suffix=
+    cfg_args=
 fi
+if [ "${DPDK:-0}" = 1 ]; then
+    suffix=$suffix-dpdk
+    cfg_args="$cfg_args --with-dpdk --without-ns3"
+fi
+build=${BUILD_DIR:-$top/_build$suffix}
 jobs=${JOBS:-$(nproc)}
 
 if [ "${SKIP_DEPS:-0}" != 1 ]; then
@@ -28,7 +38,7 @@ fi
 mkdir -p "$build"
 cd "$build"
 if [ ! -f config.status ]; then
-    "$top/configure" --enable-silent-rules $san_args
+    "$top/configure" --enable-silent-rules $cfg_args
 fi
 make -j"$jobs"
 echo "build.sh: built in $build"

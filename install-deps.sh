@@ -3,6 +3,9 @@
 # Debian 12 (bookworm).  Safe to run again; needs root.
 # libbpf-dev and libxdp-dev: Open vSwitch's configure finds them and builds
 # AF_XDP ports (type=afxdp), which the panda-sched system test uses.
+# dpdk-dev: DPDK 22.11 for the second OVS build with DPDK ports
+# (DPDK=1 ./build.sh, ./configure --with-dpdk; the default build does not
+# use it).
 # mininet: the Mininet front end (mininet/README.md); installed without its
 # recommended openvswitch-switch (--no-install-recommends below): the front
 # end runs the build tree's OVS in a namespace, never the distro's.
@@ -27,7 +30,7 @@ APT_PACKAGES="
   openvswitch-source libssl-dev libcap-ng-dev libunbound-dev libnuma-dev
   python3 python3-six python3-pytest python3-matplotlib python3-os-ken
   libcmocka-dev libpcap-dev libmemcached-dev memcached
-  libbpf-dev libxdp-dev
+  libbpf-dev libxdp-dev dpdk-dev
   libns3-dev libgsl-dev libtcmalloc-minimal4
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps iperf3
   ansible ansible-lint

@@ -3,6 +3,7 @@
 
     sudo bench/bench-forwarding.py [--build DIR] [--seconds S] [--reps N]
                                    [--sizes 64,1500] [--conns 1,1000,100000]
+                                   [--ports system|dpdk]
     bench/bench-forwarding.py --instructions [--build DIR] [--sizes ...]
                               [--conns ...]
     sudo bench/bench-forwarding.py --histograms [...]
@@ -38,6 +39,18 @@ action's own cost in ns per packet, free of I/O noise.  The "model" ratio is
 1 / (1 + cost x per-core base rate), what that cost does to the measured
 per-core forwarding rate.
 
+--ports dpdk (issue 18) runs the same on DPDK ports: OVS built with DPDK
+(DPDK=1 ./build.sh; --build defaults to $PANDA_DPDK_BUILD_DIR or
+<repo>/_build-dpdk), each veth attached to a net_af_packet vdev, 128 MB of
+hugepages reserved for the run (pandaovs.lab, PortConfig "dpdk") and one
+PMD thread on the last CPU that spins (pmd-maxsleep 0), as a forwarding PMD
+does.  A spinning thread's CPU time is the wall time, so there the
+forwarding thread's busy time is the PMD's own account: the window's wall
+time x processing cycles / (processing + idle cycles), from
+dpif-netdev/pmd-stats-show, cleared at the window's start.  Both port types
+also report the datapath's average packets per output batch (how many
+packets one send to the port carries).
+
 --instructions (no root needed) runs only bench-panda-action, once per
 point under valgrind (callgrind), and prints the instructions that
 dp_panda_execute() executes per packet: exact and independent of the
@@ -60,6 +73,7 @@ a loaded 2-core VM; the ratio is what matters.
 """
 
 import argparse
+import contextlib
 import os
 import re
 import statistics
@@ -80,7 +94,10 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
 from benchnet import (BENCH_C, SINK_MAC, build_blaster, cpu_ns,  # noqa
                       rx_packets)
 from pandaovs import paths  # noqa: E402
-from pandaovs.sandbox import OvsSandbox, is_root  # noqa: E402
+from pandaovs.lab import Lab, PortConfig, PortsUnavailable  # noqa: E402
+from pandaovs.sandbox import is_root  # noqa: E402
+
+BENCH_PORTS = ("system", "dpdk")
 
 PANDA = ("panda(id=1,threshold=1460,weights=1460:1/9000:2,"
          "thresholds=100000/1000000/10000000,dscp=46/26/18/0,"
@@ -103,7 +120,14 @@ def build_ovs_bench(tmp, build, name):
     deps = la.split("dependency_libs='")[1].split("'")[0].split()
     deps = [d.replace(".la", ".a").replace("/lib/lib", "/lib/.libs/lib")
             if d.endswith(".la") else d for d in deps]
-    cmd = (["cc", "-O2", "-o", exe,
+    # An OVS built with DPDK: its headers include DPDK's (rte_config.h
+    # first, as OVS's own compile lines force).
+    with open(os.path.join(b, "config.h")) as f:
+        dpdk = "#define DPDK_NETDEV" in f.read()
+    dpdk_cflags = subprocess.run(
+        ["pkg-config", "--cflags", "libdpdk"], capture_output=True,
+        text=True, check=True).stdout.split() if dpdk else []
+    cmd = (["cc", "-O2", "-o", exe] + dpdk_cflags + [
             os.path.join(BENCH_C, name + ".c"),
             "-I" + b, "-I" + s, "-I" + os.path.join(s, "include"),
             "-I" + os.path.join(b, "include"), "-I" + os.path.join(s, "lib"),
@@ -129,10 +153,68 @@ def action_cost_ns(exe, frame, conns, reps, histograms=None):
         for _ in range(reps))
 
 
+def add_ports_option(ap):
+    """--ports and --build of the forwarding benchmarks (--build's default
+    follows --ports: see build_tree())."""
+    ap.add_argument("--ports", choices=BENCH_PORTS, default="system",
+                    help="switch ports: system (netdev-linux, main thread; "
+                    "default) or dpdk (net_af_packet vdevs, one spinning "
+                    "PMD thread; OVS built with DPDK)")
+    ap.add_argument("--build", help="build tree (default $PANDA_BUILD_DIR "
+                    "or <repo>/_build; with --ports dpdk "
+                    "$PANDA_DPDK_BUILD_DIR or <repo>/_build-dpdk)")
+
+
+def build_tree(args):
+    return args.build or (paths.dpdk_build_dir() if args.ports == "dpdk"
+                          else paths.build_dir())
+
+
+@contextlib.contextmanager
+def bench_switch(build, ports):
+    """A started Lab for a 'with' body (stopped after it, hugepages given
+    back): hosts src (ofport 1) and sink (ofport 2) on br0, switch ports of
+    type 'ports'; exits with the reason if that type cannot run here.  The
+    PMD thread of DPDK ports spins (pmd-maxsleep 0): a sleeping one would
+    measure its wake-ups."""
+    lab = Lab(build, [("src", "10.0.0.1", 1), ("sink", "10.0.0.2", 2)],
+              ports=PortConfig(ports, pmd_maxsleep_us=0))
+    try:
+        lab.start()
+    except PortsUnavailable as e:
+        sys.exit("bench-forwarding: --ports %s unavailable: %s" % (ports, e))
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
+def pmd_tid(sb):
+    """The thread id of ovs-vswitchd's PMD thread, or None (system ports
+    only: the main thread forwards)."""
+    pid = sb.daemon_pids["ovs-vswitchd"]
+    for tid in sorted(os.listdir("/proc/%d/task" % pid)):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            if f.read().startswith("pmd"):
+                return int(tid)
+    return None
+
+
+def forwarding_busy_s(sb, window):
+    """The PMD thread's busy seconds in the last 'window' seconds since
+    dpif-netdev/pmd-stats-clear: 'window' x processing / (processing +
+    idle) cycles."""
+    st = pmd_stats(sb)
+    busy = st.get("processing cycles", 0)
+    total = busy + st.get("idle cycles", 0)
+    return window * busy / total if total else 0.0
+
+
 def measure(sb, src, sink, blaster, size, conns, seconds):
     """Returns (forwarded packets per second, forwarded packets per
     CPU-second of the forwarding thread, offered packets per second)."""
-    pid = sb.pids[-1]
+    pid = sb.daemon_pids["ovs-vswitchd"]
+    pmd = pmd_tid(sb)
     result = {}
 
     def blast():
@@ -143,25 +225,33 @@ def measure(sb, src, sink, blaster, size, conns, seconds):
     t.start()
     margin = min(1.0, seconds / 4)
     time.sleep(margin)
+    # The window's own counters (busy cycles, batch sizes, upcalls).
+    sb.appctl("dpif-netdev/pmd-stats-clear")
     r0, t0, c0 = rx_packets(sink), time.monotonic(), cpu_ns(pid)
     time.sleep(seconds - 2 * margin)
     r1, t1, c1 = rx_packets(sink), time.monotonic(), cpu_ns(pid)
+    busy = forwarding_busy_s(sb, t1 - t0) if pmd else (c1 - c0) / 1e9
     t.join()
-    return ((r1 - r0) / (t1 - t0), (r1 - r0) / max((c1 - c0) / 1e9, 1e-9),
+    return ((r1 - r0) / (t1 - t0), (r1 - r0) / max(busy, 1e-9),
             result.get("sent", 0) / seconds)
 
 
 def pmd_stats(sb):
-    """Returns the main thread's {counter: value} from pmd-stats-show."""
-    stats = {}
+    """{counter: value} of the forwarding thread from pmd-stats-show: the
+    PMD thread's if there is one (DPDK ports), else the main thread's."""
+    sections = {}
+    cur = None
     for line in sb.appctl("dpif-netdev/pmd-stats-show").splitlines():
-        if ":" in line and line.startswith("  "):
+        if not line.startswith(" "):
+            cur = sections.setdefault(
+                "pmd" if line.startswith("pmd thread") else "main", {})
+        elif ":" in line and cur is not None:
             k, v = line.strip().split(":", 1)
             try:
-                stats[k] = float(v.split()[0])
+                cur[k] = float(v.split()[0])
             except (ValueError, IndexError):
                 pass
-    return stats
+    return sections.get("pmd") or sections.get("main", {})
 
 
 def action_instructions(exe, frame, conns, tmp, iters=2000,
@@ -194,9 +284,7 @@ def set_flows(sb, actions):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=paths.build_dir(),
-                    help="build tree (default $PANDA_BUILD_DIR or "
-                    "<repo>/_build)")
+    add_ports_option(ap)
     ap.add_argument("--seconds", type=float, default=4)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sizes", default="64,1500")
@@ -208,6 +296,7 @@ def main():
                     help="base = panda action without histograms, panda = "
                     "with them (other_config:panda-histograms)")
     args = ap.parse_args()
+    args.build = build_tree(args)
     if args.instructions:
         with tempfile.TemporaryDirectory() as tmp:
             exe = build_action_bench(tmp, args.build)
@@ -235,13 +324,13 @@ def main():
     sizes = [int(x) for x in args.sizes.split(",")]
     connss = [int(x) for x in args.conns.split(",")]
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, OvsSandbox(args.build) as sb:
+    batch = {"base": [], "panda": []}
+    with tempfile.TemporaryDirectory() as tmp, \
+            bench_switch(args.build, args.ports) as lab:
         blaster = build_blaster(tmp)
         action_bench = build_action_bench(tmp, args.build)
         os.chmod(tmp, 0o755)
-        sb.add_bridge("br0")
-        src = sb.add_host("src", "10.0.0.1/24", ofport=1)
-        sink = sb.add_host("sink", "10.0.0.2/24", ofport=2)
+        sb, src, sink = lab.sb, lab.src, lab.sink
         for size in sizes:
             frame = max(60, size - 4)       # Without the FCS.
             for conns in connss:
@@ -266,6 +355,8 @@ def main():
                                       else PANDA + ",output:2")
                         pps, cpps, sent = measure(sb, src, sink, blaster,
                                                   frame, conns, args.seconds)
+                        batch[mode].append(pmd_stats(sb).get(
+                            "avg. packets per output batch", 0))
                         res[mode].append(pps)
                         core[mode].append(cpps)
                         offered.append(sent)
@@ -298,8 +389,19 @@ def main():
                           ["%.0f" % x for x in res["base"]],
                           ["%.0f" % x for x in res["panda"]]), flush=True)
         show = sb.appctl("panda/show")
+        state = lab.port_state()
 
     print()
+    print("Ports: %s, served by %s%s; kernel %s, veths with tx checksum, "
+          "TSO, GSO, GRO off" % (
+              state["netdev"], state["served_by"],
+              " (pmd-cpu-mask %s, pmd-maxsleep 0, DPDK %s, %d MB hugepages)"
+              % (state["pmd_cpu_mask"], state.get("dpdk_version"),
+                 state["hugepages"]["megabytes"]) if args.ports == "dpdk"
+              else "", os.uname().release))
+    print("avg. packets per output batch (datapath), medians: base %.1f, "
+          "panda %.1f" % (statistics.median(batch["base"] or [0]),
+                          statistics.median(batch["panda"] or [0])))
     print("Per-core forwarding rate (packets per CPU-second of the forwarding "
           "thread), medians:")
     if args.histograms:

@@ -4,7 +4,7 @@ the glue's cost per packet, and shaping accuracy.
 
     sudo bench/bench-sched-forwarding.py [--build DIR] [--seconds S]
         [--reps N] [--sizes 64,1500] [--flows 1,1000,100000]
-        [--rates 50,200,500,1000] [--skip-forwarding]
+        [--rates 50,200,500,1000] [--skip-forwarding] [--ports system|dpdk]
 
 Three parts, each against a baseline measured in the same run:
 
@@ -34,6 +34,10 @@ Three parts, each against a baseline measured in the same run:
    forwarding thread sustains at that moment: rates near it are CPU-bound,
    not a property of the shaper.
 
+--ports dpdk: the same on DPDK ports (net_af_packet vdevs on the veths,
+one spinning PMD thread; OVS built with DPDK), as bench-forwarding.py
+--ports dpdk describes, busy time included.
+
 The machine is shared, so the absolute rates are those of a loaded 2-core
 VM; the ratios are what matter.
 """
@@ -55,8 +59,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
-from pandaovs import paths  # noqa: E402
-from pandaovs.sandbox import OvsSandbox, is_root  # noqa: E402
+from pandaovs.sandbox import is_root  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -176,7 +179,7 @@ def shaping(args, sb, src, sink, blaster):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=paths.build_dir())
+    fwd.add_ports_option(ap)
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sizes", default="64,1500")
@@ -188,25 +191,26 @@ def main():
     args.sizes = [int(x) for x in args.sizes.split(",")]
     args.flows = [int(x) for x in args.flows.split(",")]
     args.rates = [int(x) for x in args.rates.split(",")]
+    args.build = fwd.build_tree(args)
     if not is_root():
         sys.exit("bench-sched-forwarding: needs root (namespaces)")
 
-    with tempfile.TemporaryDirectory() as tmp, OvsSandbox(args.build) as sb:
+    with tempfile.TemporaryDirectory() as tmp, \
+            fwd.bench_switch(args.build, args.ports) as lab:
         blaster = fwd.build_blaster(tmp)
         glue_exe = fwd.build_ovs_bench(tmp, args.build, "bench-sched-glue")
         os.chmod(tmp, 0o755)
-        sb.add_bridge("br0")
-        src = sb.add_host("src", "10.0.0.1/24", ofport=1)
-        sink = sb.add_host("sink", "10.0.0.2/24", ofport=2)
+        sb, src, sink = lab.sb, lab.src, lab.sink
+        state = lab.port_state()
         fwd.set_flows(sb, "output:2")
         fwd_rows = [] if args.skip_forwarding else forwarding(
             args, sb, src, sink, blaster)
         shape_rows = shaping(args, sb, src, sink, blaster)
         glue_rows, threads = glue(args, glue_exe)
 
-    print("\nConditions: 2 netdev-linux (veth) ports polled by the main "
-          "thread, tx checksum/TSO/GSO/GRO off, kernel %s; shared 2-core VM"
-          % os.uname().release)
+    print("\nConditions: 2 %s ports (veths) served by %s, tx checksum/TSO/"
+          "GSO/GRO off, kernel %s; shared 2-core VM"
+          % (state["netdev"], state["served_by"], os.uname().release))
     if fwd_rows:
         print("\nForwarding, per-core rate (packets per CPU-second of the "
               "forwarding thread), medians; panda-sched unshaped, defaults:")

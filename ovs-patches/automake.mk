@@ -22,7 +22,7 @@ ovs/configured.stamp: ovs/prepared.stamp lib/panda/libpanda.a
 		../src/configure --enable-silent-rules \
 			PANDA_CFLAGS="-I$(abs_top_srcdir)/lib" \
 			PANDA_LIBS="$(abs_top_builddir)/lib/panda/libpanda.a" \
-			$(OVS_SAN_FLAGS) \
+			$(OVS_SAN_FLAGS) $(OVS_DPDK_FLAGS) \
 			$(OVS_CONFIGURE_FLAGS) > configure.log 2>&1) \
 		|| { tail -30 ovs/build/configure.log; exit 1; }; \
 	fi && touch $@

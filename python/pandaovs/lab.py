@@ -17,11 +17,14 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from typing import Optional
 
 from . import paths, qos
+from .hugepages import Hugepages, HugepagesUnavailable
+from .hugepages import unavailable as hugepages_unavailable
 from .loadgen import FgServer
 from .sandbox import OvsSandbox, end_process, parse_tc_classes, run
 
@@ -38,10 +41,45 @@ class PortsUnavailable(LabError):
     the kernel cannot attach it); the message says which and why."""
 
 
-PORT_TYPES = ("system", "afxdp")
+PORT_TYPES = ("system", "afxdp", "dpdk")
 # OVS 3.1 caps other_config:pmd-maxsleep at PMD_RCU_QUIESCE_INTERVAL
 # (lib/dpif-netdev.c): a larger value would be cut down silently.
 PMD_MAXSLEEP_MAX_US = 10000
+# DPDK's runtime directory for root (EAL, eal_create_runtime_dir): DPDK
+# makes <it>/<file-prefix> even with --in-memory, and leaves it.
+DPDK_RUNTIME_DIR = "/var/run/dpdk"
+# DPDK ports: 2 MB hugepages reserved for the life of the lab.  OVS makes
+# one shared mempool per MTU, asking for 256k mbufs and halving on ENOMEM
+# down to 16k (lib/netdev-dpdk.c, MIN_NB_MBUF, about 49 MB at MTU 1500):
+# in 64 pages (128 MB) it settles at 32k mbufs of 3008 B, 98 MB, beside
+# DPDK's own heap (measured, netdev-dpdk/get-mempool-info).  The smallest
+# pool alone needs 25 pages: 32 is the least PortConfig accepts.
+DPDK_HUGEPAGES = 64
+
+
+def dpdk_version(build):
+    """The DPDK version OVS in BuildTree 'build' was built with ("22.11.x"),
+    or None if it was built without DPDK (ovs-vswitchd --version says)."""
+    try:
+        out = subprocess.run([build.ovs("vswitchd/ovs-vswitchd"),
+                              "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (paths.NotBuilt, OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"^DPDK (\S+)", out, re.M)
+    return m.group(1) if m else None
+
+
+def dpdk_unavailable(build):
+    """None if DPDK ports can run with BuildTree 'build' here, else why not
+    (checked before anything is started or reserved)."""
+    if not build.has("ovs/build/vswitchd/ovs-vswitchd"):
+        return "no OVS build in %s" % build.root
+    if dpdk_version(build) is None:
+        return ("OVS in %s was built without DPDK (DPDK=1 ./build.sh builds "
+                "one in _build-dpdk, ./configure --with-dpdk)" % build.root)
+    why = hugepages_unavailable()
+    return "DPDK ports need hugepages: %s" % why if why else None
 
 
 def default_pmd_cpu_mask(ncpu=None):
@@ -61,15 +99,20 @@ class PortConfig:
     afxdp:  AF_XDP sockets on the veths (generic XDP: veth has no zero-copy
     mode), polled by PMD threads (pmd_cpu_mask) that, with pmd_maxsleep_us
     > 0, sleep up to that long when idle (OVS's pmd-maxsleep) instead of
-    spinning a core."""
+    spinning a core.
+    dpdk:   netdev-dpdk ports on DPDK's net_af_packet vdevs attached to the
+    veths (no NIC needed), with 'hugepages' 2 MB pages reserved for the
+    lab's life (pandaovs.hugepages), polled by PMD threads like afxdp;
+    needs OVS built with DPDK (DPDK=1 ./build.sh)."""
     type: str = "system"
-    pmd_cpu_mask: Optional[str] = None      # afxdp; None: default mask
+    pmd_cpu_mask: Optional[str] = None      # afxdp, dpdk; None: default
     pmd_maxsleep_us: int = 0
     xdp_mode: str = "generic"
     # OVS's userspace TSO (other_config:userspace-tso-enable, read once at
     # start) with the hosts' offloads on (sandbox.host_offloads): packets
     # of up to 64 KB cross the datapath whole.  system ports only.
     tso: bool = False
+    hugepages: int = DPDK_HUGEPAGES         # dpdk
 
     def problem(self):
         """None if the settings are consistent, else what is wrong."""
@@ -88,24 +131,45 @@ class PortConfig:
                         " e.g. 0x2" % self.pmd_cpu_mask)
         if self.tso and self.type != "system":
             # OVS 3.1's netdev-afxdp does not offer TSO, so the datapath
-            # would drop every super-packet sent to such a port.
+            # would drop every super-packet sent to such a port; netdev-dpdk
+            # offers it only where the device segments (a NIC's TSO), and
+            # net_af_packet does not.
             return ("userspace TSO needs system ports: OVS 3.1's %s ports "
                     "cannot send TSO packets" % self.type)
+        if self.type == "dpdk" and not 32 <= self.hugepages <= 4096:
+            return ("%d hugepages: DPDK ports need 32..4096 2 MB pages"
+                    % self.hugepages)
         return None
 
     @property
     def pmd(self):
         """Do PMD threads serve the ports?"""
-        return self.type == "afxdp"
+        return self.type in ("afxdp", "dpdk")
 
-    def ovs_other_config(self):
+    def ovs_other_config(self, hugepages=None, file_prefix=None):
         """Open_vSwitch other_config the ports need (set before
-        ovs-vswitchd starts, so no PMD thread starts on a wrong core)."""
+        ovs-vswitchd starts, so no PMD thread starts on a wrong core, and
+        DPDK starts with its memory where 'hugepages', a reserved
+        pandaovs.hugepages.Hugepages, is mounted, its files named after
+        'file_prefix')."""
         oc = {"userspace-tso-enable": "true"} if self.tso else {}
         if self.pmd:
             oc.update({"pmd-cpu-mask": self.pmd_cpu_mask
                        or default_pmd_cpu_mask(),
                        "pmd-maxsleep": str(self.pmd_maxsleep_us)})
+        if self.type == "dpdk":
+            if hugepages is None or not hugepages.mount:
+                raise LabError("DPDK ports need a hugepage reservation")
+            # OVS adds --in-memory (no shared files).  --no-pci: no NIC is
+            # probed or taken from the kernel; the ports are vdevs.  The
+            # memory is capped at the reservation.
+            oc.update({
+                "dpdk-init": "true",
+                "dpdk-socket-mem": str(hugepages.megabytes),
+                "dpdk-socket-limit": str(hugepages.megabytes),
+                "dpdk-extra": "--huge-dir=%s --file-prefix=%s --no-pci "
+                              "--no-telemetry"
+                              % (hugepages.mount, file_prefix or "panda")})
         return oc
 
     def record(self):
@@ -116,12 +180,23 @@ class PortConfig:
                                  "poll timers)",
                     "pmd_cpu_mask": None, "pmd_maxsleep_us": None,
                     "userspace_tso": self.tso}
-        oc = self.ovs_other_config()
-        return {"type": "afxdp", "netdev": "netdev-afxdp",
-                "xdp_mode": self.xdp_mode, "served_by": "PMD threads",
-                "pmd_cpu_mask": oc["pmd-cpu-mask"],
-                "pmd_maxsleep_us": self.pmd_maxsleep_us,
-                "userspace_tso": self.tso}
+        rec = {"type": self.type, "served_by": "PMD threads",
+               "pmd_cpu_mask": self.pmd_cpu_mask or default_pmd_cpu_mask(),
+               "pmd_maxsleep_us": self.pmd_maxsleep_us,
+               "userspace_tso": self.tso}
+        if self.type == "afxdp":
+            rec.update(netdev="netdev-afxdp", xdp_mode=self.xdp_mode)
+        else:
+            rec.update(netdev="netdev-dpdk (net_af_packet vdevs on the "
+                       "veths)", hugepages_2mb=self.hugepages)
+        return rec
+
+
+def _rmdir_if_empty(path):
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
 
 
 def wait_until(cond, timeout, what, interval=0.1):
@@ -185,6 +260,9 @@ class Lab:
         self.static_arp = static_arp
         self.keep_dir = keep_dir
         self.sb = None
+        self.hugepages = None       # DPDK ports: the reservation made here
+        self.dpdk_dirs = []         # and DPDK's runtime dirs, to remove
+        self.dpdk_version = None
         self.hosts = []
         self.procs = []             # (name, Popen) started here, by pid
         self.servers = []           # FgServers started here
@@ -193,7 +271,10 @@ class Lab:
     def start(self):
         self.sb = OvsSandbox(self.build.root, keep_dir=self.keep_dir)
         try:
-            self.sb.start(self.ports.ovs_other_config())
+            if self.ports.type == "dpdk":
+                self._reserve_dpdk()
+            self.sb.start(self.ports.ovs_other_config(
+                self.hugepages, "panda-%s" % self.sb.id))
             self.sb.add_bridge("br0")
             for spec in self.host_specs:
                 name, ip = spec[0], spec[1]
@@ -204,6 +285,8 @@ class Lab:
                 self.hosts.append(h)
             if self.ports.type == "afxdp":
                 self.use_afxdp()
+            elif self.ports.type == "dpdk":
+                self.use_dpdk()
             if self.static_arp:
                 self._static_arp()
         except BaseException:
@@ -226,16 +309,66 @@ class Lab:
         for h in self.hosts:
             self.sb.vsctl("set", "interface", h.port, "type=afxdp",
                           "options:xdp-mode=%s" % mode)
+        self._wait_ports_up("AF_XDP", 30)
+
+    def _wait_ports_up(self, kind, timeout):
+        """Waits until OVS has every host's switch port (of type 'kind',
+        for messages) up; PortsUnavailable with OVS's error for one it
+        could not open."""
         for h in self.hosts:
             def up():
                 err = self.sb.vsctl("get", "interface", h.port,
                                     "error").strip()
                 if err not in ("[]", '""'):
-                    raise PortsUnavailable("AF_XDP port %s unavailable "
-                                           "here: %s" % (h.port, err))
+                    raise PortsUnavailable("%s port %s unavailable here: %s"
+                                           % (kind, h.port, err))
                 return self.sb.vsctl("get", "interface", h.port,
                                      "ofport").strip() not in ("[]", "-1")
-            wait_until(up, 30, "AF_XDP port %s" % h.port)
+            wait_until(up, timeout, "%s port %s" % (kind, h.port))
+
+    def _reserve_dpdk(self):
+        """Checks that DPDK ports can run here and reserves their
+        hugepages (PortsUnavailable naming what is missing)."""
+        why = dpdk_unavailable(self.build)
+        if why:
+            raise PortsUnavailable(why)
+        self.dpdk_version = dpdk_version(self.build)
+        # Removed by stop(): the directory of this lab's file prefix, and
+        # the parent if this lab is the one that makes it.
+        if not os.path.isdir(DPDK_RUNTIME_DIR):
+            self.dpdk_dirs.append(DPDK_RUNTIME_DIR)
+        self.dpdk_dirs.insert(0, os.path.join(DPDK_RUNTIME_DIR,
+                                              "panda-%s" % self.sb.id))
+        hp = Hugepages(self.ports.hugepages)
+        try:
+            hp.reserve()
+        except HugepagesUnavailable as e:
+            raise PortsUnavailable("DPDK ports need hugepages: %s" % e)
+        self.hugepages = hp
+
+    def use_dpdk(self):
+        """Turns every host's switch port into a DPDK port on a
+        net_af_packet vdev attached to its veth (type=dpdk,
+        dpdk-devargs=net_af_packetN,iface=VETH) and waits until OVS has
+        each one up.  PortsUnavailable if DPDK did not initialise (the
+        log's reason) or a port cannot be attached."""
+        def initialised():
+            v = self.sb.vsctl("get", "Open_vSwitch", ".",
+                              "dpdk_initialized").strip()
+            if v != "true" and "EAL" in self.sb.log() and re.search(
+                    r"\|(ERR|EMER)\|dpdk", self.sb.log()):
+                raise PortsUnavailable(
+                    "DPDK did not initialise: %s" % "; ".join(re.findall(
+                        r"\|(?:ERR|EMER)\|dpdk\|(.*)", self.sb.log()))[:500])
+            return v == "true"
+        wait_until(initialised, 60, "DPDK to initialise")
+        for i, h in enumerate(self.hosts):
+            # Every switch port carries the hosts' MTU; the vdev's ring
+            # frames (2 KB by default) hold it.
+            self.sb.vsctl("set", "interface", h.port, "type=dpdk",
+                          "options:dpdk-devargs=net_af_packet%d,iface=%s"
+                          % (i, h.port), "mtu_request=%d" % self.mtu)
+        self._wait_ports_up("DPDK", 60)
 
     def port_state(self):
         """What serves the switch ports, as OVS reports it: each port's
@@ -253,6 +386,9 @@ class Lab:
                                       link))}
         if self.ports.pmd:
             out["pmd_rxq"] = self.sb.appctl("dpif-netdev/pmd-rxq-show")
+        if self.ports.type == "dpdk":
+            out["dpdk_version"] = self.dpdk_version
+            out["hugepages"] = self.hugepages.record()
         return out
 
     def thread_cpu(self):
@@ -296,6 +432,19 @@ class Lab:
         if self.sb:
             self.sb.stop()
             self.sb = None
+        if self.hugepages:
+            # After ovs-vswitchd has exited (sb.stop waits for it): nothing
+            # maps the pages any more.
+            self.hugepages.release()
+            self.hugepages = None
+        for d in self.dpdk_dirs:
+            # Only what DPDK made for this lab (empty: --in-memory); a
+            # parent another DPDK process uses is not empty, and stays.
+            if d == DPDK_RUNTIME_DIR:
+                _rmdir_if_empty(d)
+            else:
+                shutil.rmtree(d, ignore_errors=True)
+        self.dpdk_dirs = []
 
     def __enter__(self):
         return self.start()

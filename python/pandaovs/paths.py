@@ -31,6 +31,15 @@ def build_dir(explicit=None):
                            or os.path.join(TOP, "_build"))
 
 
+def dpdk_build_dir(explicit=None):
+    """The build tree of OVS with DPDK ports (DPDK=1 ./build.sh):
+    'explicit', else $PANDA_DPDK_BUILD_DIR, else <repo>/_build-dpdk
+    (absolute).  A tree of its own, so the default build never needs
+    DPDK."""
+    return os.path.abspath(explicit or os.environ.get("PANDA_DPDK_BUILD_DIR")
+                           or os.path.join(TOP, "_build-dpdk"))
+
+
 def cdf(name):
     """A distribution shipped with the load generator (load_generator/cdf)."""
     return os.path.join(CDF_DIR, name)

@@ -4,11 +4,13 @@ argument checks, aggregation, table and CSV."""
 
 import csv
 import json
+import os
 import struct
 
 import pytest
 
-from pandaovs.lab import PortConfig, default_pmd_cpu_mask
+from pandaovs import paths
+from pandaovs.lab import LabError, PortConfig, default_pmd_cpu_mask
 from pandaovs.policy import Policy
 from pandaovs.sandbox import parse_tc_classes
 from pandaovs.testbed import config, experiments, model, report, runner
@@ -475,7 +477,8 @@ def test_ports_option(capsys):
               "20000"], "pmd-maxsleep 20000 us: must be 0..10000"),
             (["--qos", "panda-sched", "--ports", "afxdp", "--pmd-cpu-mask",
               "cores"], "pmd-cpu-mask 'cores'"),
-            (["--qos", "panda-sched", "--ports", "dpdk"], "invalid choice"),
+            (["--ports", "dpdk"], "--ports dpdk needs --qos panda-sched"),
+            (["--qos", "panda-sched", "--ports", "tap"], "invalid choice"),
             (["--qos", "panda-sched", "--burst", "1000"], "--burst 1000"),
             (["--qos", "htb", "--burst", "3028"], "--burst 3028")):
         with pytest.raises(SystemExit):
@@ -485,6 +488,43 @@ def test_ports_option(capsys):
     assert default_pmd_cpu_mask(1) == "0x1"
     assert default_pmd_cpu_mask(2) == "0x2"
     assert default_pmd_cpu_mask(8) == "0x80"
+
+
+def test_dpdk_ports_option(monkeypatch):
+    """--ports dpdk: PMD settings as afxdp, the DPDK build tree by default,
+    and what OVS gets: DPDK initialised in the reserved hugepages only,
+    without PCI, its files under the run's own prefix."""
+    monkeypatch.delenv("PANDA_DPDK_BUILD_DIR", raising=False)
+    a = config.parse_args(["--qos", "panda-sched", "--ports", "dpdk",
+                           "--pmd-cpu-mask", "0x1"])
+    assert a.ports.type == "dpdk" and a.ports.pmd and not a.ports.tso
+    assert a.build_dir == os.path.join(paths.TOP, "_build-dpdk")
+    assert dict(a.qos.sched_settings("panda"))["burst"] == "3028"
+    rec = a.ports.record()
+    assert (rec["type"], rec["pmd_cpu_mask"], rec["hugepages_2mb"]) == (
+        "dpdk", "0x1", 64)
+    assert rec["netdev"].startswith("netdev-dpdk")
+    with pytest.raises(LabError, match="need a hugepage reservation"):
+        a.ports.ovs_other_config()
+
+    class Reserved:
+        mount = "/tmp/huge-x"
+        megabytes = 128
+    oc = a.ports.ovs_other_config(Reserved(), "panda-abc")
+    assert oc == {"pmd-cpu-mask": "0x1",
+                  "pmd-maxsleep": str(config.DEFAULT_PMD_MAXSLEEP_US),
+                  "dpdk-init": "true", "dpdk-socket-mem": "128",
+                  "dpdk-socket-limit": "128",
+                  "dpdk-extra": "--huge-dir=/tmp/huge-x "
+                                "--file-prefix=panda-abc --no-pci "
+                                "--no-telemetry"}
+    monkeypatch.setenv("PANDA_DPDK_BUILD_DIR", "/x/dpdk")
+    assert config.parse_args(["--qos", "panda-sched", "--ports",
+                              "dpdk"]).build_dir == "/x/dpdk"
+    assert config.parse_args(["--qos", "panda-sched", "--ports", "dpdk",
+                              "--build-dir", "/y"]).build_dir == "/y"
+    assert PortConfig("dpdk", hugepages=16).problem().startswith(
+        "16 hugepages")
 
 
 def test_thread_cpu_share():

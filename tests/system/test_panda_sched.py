@@ -278,6 +278,17 @@ def measure_shaping(lab, seconds=WINDOW):
     return (b1 - b0) * 8 / (t1 - t0) / SHAPE_RATE, min_backlog
 
 
+def reshape_and_measure(lab, uuid, *keys):
+    """Shapes QoS 'uuid' to SHAPE_RATE with a SHAPE_BURST bucket (and
+    other_config 'keys', "k=v" each), then measure_shaping()."""
+    lab.sb.vsctl("set", "qos", uuid, "other_config:max-rate=%d" % SHAPE_RATE,
+                 "other_config:burst=%d" % SHAPE_BURST,
+                 *["other_config:" + k for k in keys])
+    wait_until(lambda: "max-rate=%d" % SHAPE_RATE in qos_status(
+        lab, uuid).get("config", ""), 30, "the new rate in effect")
+    return measure_shaping(lab)
+
+
 def check_shaping(ratio, min_backlog):
     # Backlogged throughout (the flood offers twice the rate), so the port
     # had something to send at every moment of the window.
@@ -343,11 +354,7 @@ def test_afxdp_ports(lab):
     uuid = set_sched(lab, levels=LEVELS, max_rate=RATE)
     prio, (_, lv) = memcached_under_bulk(lab, 0, LEVELS - 1, "afxdp")
     pmd = lab.sb.appctl("dpif-netdev/pmd-stats-show")
-    lab.sb.vsctl("set", "qos", uuid, "other_config:max-rate=%d" % SHAPE_RATE,
-                 "other_config:burst=%d" % SHAPE_BURST)
-    wait_until(lambda: "max-rate=%d" % SHAPE_RATE in qos_status(
-        lab, uuid).get("config", ""), 30, "the new rate in effect")
-    ratio, min_backlog = measure_shaping(lab)
+    ratio, min_backlog = reshape_and_measure(lab, uuid)
     print("\n%s; AF_XDP ports (generic XDP)\nmemcached p50/p99 ms in level"
           " 0 under bulk in level 3: %.2f/%.2f; shaping to %d Mbit/s:"
           " achieved/configured %.4f" % (CONDITIONS, prio["p50"], prio["p99"],

@@ -1,10 +1,13 @@
-"""The testbed's port types (testbed/run.py --ports afxdp): the testbed's
-switch ports become AF_XDP ports served by one PMD thread, on the CPU
-and with the pmd-maxsleep asked for, and the panda-sched egress on PM1's
-port sends what they receive; what result.json records about them is what
-OVS reports.  Skipped with the reason when OVS was built without AF_XDP or
-the kernel cannot attach XDP to a veth.  About 15 seconds.  Needs root and
-a build tree ($PANDA_BUILD_DIR, default <repo>/_build)."""
+"""The testbed's port types (testbed/run.py --ports afxdp|dpdk): the
+testbed's switch ports become AF_XDP ports, or DPDK ports on net_af_packet
+vdevs, served by one PMD thread, on the CPU and with the pmd-maxsleep
+asked for, and the panda-sched egress on PM1's port sends what they
+receive; what result.json records about them is what OVS reports.
+Skipped with the reason when OVS was built without AF_XDP or the kernel
+cannot attach XDP to a veth; the DPDK test when there is no DPDK build
+($PANDA_DPDK_BUILD_DIR, default <repo>/_build-dpdk) or no hugepages.
+About 15 seconds each.  Needs root and a build tree ($PANDA_BUILD_DIR,
+default <repo>/_build)."""
 
 import os
 import re
@@ -12,7 +15,7 @@ import re
 import pytest
 
 from pandaovs import paths
-from pandaovs.lab import PortConfig
+from pandaovs.lab import PortConfig, dpdk_unavailable
 from pandaovs.testbed.schemes import QosConfig
 from pandaovs.testbed import topology
 
@@ -21,10 +24,9 @@ BUILD = paths.build_dir()
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network "
                        "namespaces and OVS)"),
-    pytest.mark.skipif(not os.access(os.path.join(
-        BUILD, "ovs/build/vswitchd/ovs-vswitchd"), os.X_OK),
-        reason="no OVS build in %s (set PANDA_BUILD_DIR)" % BUILD),
 ]
+NO_BUILD = not os.access(os.path.join(
+    BUILD, "ovs/build/vswitchd/ovs-vswitchd"), os.X_OK)
 
 QOS = QosConfig("panda-sched", 50000000, 8, 50, 30000, 50)
 
@@ -37,21 +39,34 @@ def pmd_received(tb):
         r"(\d+)", out, re.M)}
 
 
-def test_afxdp_ports_served_by_one_pmd():
-    ports = PortConfig("afxdp", pmd_cpu_mask="0x1", pmd_maxsleep_us=50)
+@pytest.mark.parametrize("kind", ["afxdp", "dpdk"])
+def test_pmd_ports_served_by_one_pmd(kind):
+    ports = PortConfig(kind, pmd_cpu_mask="0x1", pmd_maxsleep_us=50)
+    build = BUILD
+    if kind == "dpdk":
+        # The DPDK build ($PANDA_DPDK_BUILD_DIR), not the default one.
+        build = paths.dpdk_build_dir()
+        why = dpdk_unavailable(paths.BuildTree(build))
+        if why:
+            pytest.skip(why)
+    elif NO_BUILD:
+        pytest.skip("no OVS build in %s (set PANDA_BUILD_DIR)" % BUILD)
     try:
-        tb = topology.Testbed(BUILD, QOS, ports=ports).start()
+        tb = topology.Testbed(build, QOS, ports=ports).start()
     except topology.TestbedError as e:
-        if "AF_XDP" in str(e):
+        if "AF_XDP" in str(e) or "need hugepages" in str(e):
             pytest.skip(str(e))
         raise
     try:
         state = tb.port_state()
         assert (state["type"], state["pmd_cpu_mask"],
-                state["pmd_maxsleep_us"]) == ("afxdp", "0x1", 50)
+                state["pmd_maxsleep_us"]) == (kind, "0x1", 50)
         assert set(state["ports"]) == {tb.pm1.port, tb.pm2.port}
         for port, st in state["ports"].items():
-            assert st == {"type": "afxdp", "xdp": True}, (port, st)
+            assert st == {"type": kind, "xdp": kind == "afxdp"}, (port, st)
+        if kind == "dpdk":
+            assert state["dpdk_version"], state
+            assert state["hugepages"]["megabytes"] == 128, state
         # One PMD thread, on CPU 0 as the mask asks, polls both ports.
         threads = re.findall(r"pmd thread numa_id \d+ core_id (\d+):",
                              state["pmd_rxq"])
@@ -78,6 +93,8 @@ def test_afxdp_ports_served_by_one_pmd():
         tb.stop()
 
 
+@pytest.mark.skipif(NO_BUILD, reason="no OVS build in %s (set "
+                    "PANDA_BUILD_DIR)" % BUILD)
 def test_bad_port_config_refused():
     bad = PortConfig("afxdp", pmd_maxsleep_us=20000)
     with pytest.raises(topology.TestbedError, match="pmd-maxsleep 20000 us"):

@@ -96,8 +96,9 @@ def main(argv=None):
                 "(testbed/run.py --calibrate)")
     if a.ports != "system":
         p.error("--ports %s: the Mininet topologies plug their hosts in "
-                "through netdev-linux ports; AF_XDP ports are on the "
-                "namespace testbed (testbed/run.py --ports afxdp)" % a.ports)
+                "through netdev-linux ports; AF_XDP and DPDK ports are on "
+                "the namespace testbed (testbed/run.py --ports %s)"
+                % (a.ports, a.ports))
     if PROFILES[a.profile]["tso"]:
         # Mininet's hosts and links are set up with the offloads off
         # (pandaovs.mininet.net); the 10g profile's userspace TSO runs on

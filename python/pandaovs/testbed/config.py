@@ -115,26 +115,35 @@ def parser(prog="testbed/run.py"):
                    "linux-htb through the netdev-linux patches, default) "
                    "or panda-sched (the userspace datapath's scheduler, "
                    "which fish and fq need)")
+    # The ovs-dpdk variant (issue 18) is a port type here, not a
+    # --datapath option: the datapath is dpif-netdev whatever the ports
+    # are, and what DPDK changes is the netdev class (netdev-dpdk), who
+    # polls it (PMD threads, as with afxdp) and the build it needs.
     p.add_argument("--ports", choices=PORT_TYPES, default="system",
                    help="type of the OVS ports towards PM1 and PM2: system "
                    "(netdev-linux, AF_PACKET, served by ovs-vswitchd's main "
-                   "thread on millisecond timers; default) or afxdp "
+                   "thread on millisecond timers; default), afxdp "
                    "(AF_XDP on the veths, generic XDP, polled by a PMD "
-                   "thread: needs OVS built with AF_XDP and --qos "
-                   "panda-sched, since AF_XDP bypasses the kernel's qdiscs)")
+                   "thread: needs OVS built with AF_XDP) or dpdk (DPDK "
+                   "net_af_packet vdevs on the veths, polled by a PMD "
+                   "thread, with 128 MB of hugepages reserved for the run: "
+                   "needs OVS built with DPDK, DPDK=1 ./build.sh, whose "
+                   "_build-dpdk is then the default --build-dir); afxdp "
+                   "and dpdk need --qos panda-sched, since they bypass the "
+                   "kernel's qdiscs")
     p.add_argument("--pmd-maxsleep", type=int, metavar="USEC",
-                   help="--ports afxdp: OVS other_config:pmd-maxsleep, how "
-                   "long an idle PMD thread may sleep instead of spinning "
-                   "a core (0..%d; default %d)" % (
+                   help="--ports afxdp/dpdk: OVS other_config:pmd-maxsleep, "
+                   "how long an idle PMD thread may sleep instead of "
+                   "spinning a core (0..%d; default %d)" % (
                        PMD_MAXSLEEP_MAX_US, DEFAULT_PMD_MAXSLEEP_US))
     p.add_argument("--pmd-cpu-mask", metavar="HEX",
-                   help="--ports afxdp: OVS other_config:pmd-cpu-mask "
+                   help="--ports afxdp/dpdk: OVS other_config:pmd-cpu-mask "
                    "(default: one PMD thread, on the last CPU)")
     p.add_argument("--burst", type=int, metavar="BYTES",
                    help="panda-sched token bucket depth (default: %d, two "
-                   "frames, on --ports afxdp; the datapath's 10 ms at the "
-                   "rate on system ports, whose main thread comes back on "
-                   "millisecond timers)" % PMD_PORT_BURST)
+                   "frames, on --ports afxdp/dpdk; the datapath's 10 ms at "
+                   "the rate on system ports, whose main thread comes back "
+                   "on millisecond timers)" % PMD_PORT_BURST)
     p.add_argument("--ecn-threshold", type=int, metavar="BYTES",
                    help="panda-sched port ECN threshold, with ECN-capable "
                    "senders (net.ipv4.tcp_ecn=1); 0 = drop-tail only "
@@ -145,10 +154,12 @@ def parser(prog="testbed/run.py"):
                    metavar="PERMILLE",
                    help="starvation guard of the fish and panda-guard "
                    "schemes, 1/1000 of the link (default %(default)d)")
-    p.add_argument("--build-dir", default=paths.build_dir(),
+    p.add_argument("--build-dir",
                    help="build tree with OVS, load_generator and tools "
                    "(default $PANDA_BUILD_DIR or <repo>/_build, where "
-                   "./build.sh builds)")
+                   "./build.sh builds; with --ports dpdk "
+                   "$PANDA_DPDK_BUILD_DIR or <repo>/_build-dpdk, where "
+                   "DPDK=1 ./build.sh builds)")
     p.add_argument("--out", default=os.path.join(paths.TOP, "results"),
                    help="results directory (default %(default)s); the run "
                    "goes to OUT/<run-id>/")
@@ -266,14 +277,14 @@ def run_config(p, a, argv):
                                            queue_pkts * FRAME))
     if not 0 <= a.guard <= 500:
         p.error("--guard %d: must be 0..500 permille" % a.guard)
-    if a.ports == "afxdp" and a.qos != "panda-sched":
-        p.error("--ports afxdp needs --qos panda-sched: AF_XDP sends "
-                "around the kernel's qdiscs, so linux-htb would shape "
-                "nothing")
-    if a.ports != "afxdp" and (a.pmd_maxsleep is not None
-                               or a.pmd_cpu_mask is not None):
-        p.error("--pmd-maxsleep and --pmd-cpu-mask need --ports afxdp "
-                "(system ports are not served by PMD threads)")
+    if a.ports != "system" and a.qos != "panda-sched":
+        p.error("--ports %s needs --qos panda-sched: %s sends around the "
+                "kernel's qdiscs, so linux-htb would shape nothing"
+                % (a.ports, {"afxdp": "AF_XDP", "dpdk": "DPDK"}[a.ports]))
+    if a.ports == "system" and (a.pmd_maxsleep is not None
+                                or a.pmd_cpu_mask is not None):
+        p.error("--pmd-maxsleep and --pmd-cpu-mask need --ports afxdp or "
+                "dpdk (system ports are not served by PMD threads)")
     tso = PROFILES[a.profile]["tso"]
     ports = PortConfig(type=a.ports, pmd_cpu_mask=a.pmd_cpu_mask,
                        pmd_maxsleep_us=DEFAULT_PMD_MAXSLEEP_US
@@ -318,7 +329,10 @@ def run_config(p, a, argv):
         except ValueError:
             p.error("--calibrate: expected rates in Mbit/s, e.g. 25,50,100")
     return RunConfig(
-        mode=mode, schemes=schemes, build_dir=os.path.abspath(a.build_dir),
+        mode=mode, schemes=schemes,
+        build_dir=(paths.dpdk_build_dir() if a.ports == "dpdk"
+                   else paths.build_dir()) if a.build_dir is None
+        else os.path.abspath(a.build_dir),
         out=os.path.abspath(a.out), rate_mbit=rate, seed=a.seed, reps=reps,
         policy=a.policy, profile=a.profile,
         ccs=tuple(c.strip() for c in a.cc.split(",") if c.strip()),

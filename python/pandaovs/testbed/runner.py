@@ -528,9 +528,9 @@ def _f(v):
 def ports_str(ports):
     if not ports.pmd:
         return ports.type
-    oc = ports.ovs_other_config()
+    rec = ports.record()
     return "%s (pmd-cpu-mask %s, pmd-maxsleep %s us)" % (
-        ports.type, oc["pmd-cpu-mask"], oc["pmd-maxsleep"])
+        ports.type, rec["pmd_cpu_mask"], rec["pmd_maxsleep_us"])
 
 
 def _levels_str(lv):
