@@ -61,8 +61,8 @@ TESTBED_NEEDS = ("ovs/build/vswitchd/ovs-vswitchd",
 
 @pytest.fixture(scope="session")
 def testbed_run(build):
-    """run(out_dir, run_id, *args): testbed/run.py (the README's command)
-    with 'args' on this build, results in out_dir/run_id; returns
+    """run(out_dir, run_id, *args, script="run.py"): testbed/run.py (the
+    README's command; or testbed/'script') with 'args' on this build, results in out_dir/run_id; returns
     (CompletedProcess, result.json, run directory).  Skipped without root
     (namespaces, OVS) or without the programs the testbed needs."""
     if os.geteuid() != 0:
@@ -73,9 +73,9 @@ def testbed_run(build):
         pytest.skip("no complete build in %s (set PANDA_BUILD_DIR; missing "
                     "%s)" % (build.root, ", ".join(missing)))
 
-    def run(out, run_id, *args):
+    def run(out, run_id, *args, script="run.py"):
         res = subprocess.run(
-            [paths.PY, os.path.join(paths.TOP, "testbed", "run.py"),
+            [paths.PY, os.path.join(paths.TOP, "testbed", script),
              "--out", str(out), "--run-id", run_id, "--build-dir",
              build.root, "--no-plots"] + list(args),
             capture_output=True, text=True, timeout=1800)

@@ -9,13 +9,44 @@
  * displacement, two levels deep), so the table fills to about 95% before a
  * new connection has to push an old one out.
  *
- * Entries.  IPv4: 8 (counter) + 8 (last seen) + 4 (hash tag, 0 = free)
+ * Entries.  IPv4: 8 (counter) + 8 (state) + 4 (hash tag, 0 = free)
  * + 12 (addresses and ports) = 32 bytes.  IPv6: 20 + 36 = 56, padded to 64.
- * "Last seen" is 48 bits of milliseconds (modulo 2^48, 8900 years), so that
- * any idle time up to 4400 years compares right; its other 16 bits count
- * the entry's packets (saturating), which tell an established connection
- * from one packet of a flood.  The policy id is not in the key: the datapath keeps one
- * table per policy id.
+ * The state word packs, so that the connection's payload bytes fit in the
+ * same 32 bytes (the stated memory cost of a connection, README):
+ *
+ *   bits  0-39  last packet, ms modulo 2^40 (34.8 years): every idle time
+ *               up to 2^39 ms (17 years) compares right, and no duration
+ *               can exceed PANDA_MAX_DURATION_MS (2^32 - 1 ms, 49.7 days);
+ *   bits 40-42  packets seen, saturating at 7: only "at least
+ *               ESTABLISHED_PACKETS (4)" is ever asked, to tell an
+ *               established connection from one packet of a flood;
+ *   bit  43     the flow has been counted in the flow-size histogram;
+ *   bits 44-63  payload bytes of the flow, a 20-bit float (below).
+ *
+ * Flow bytes.  5 bits of exponent and 15 of mantissa: exact below 65536
+ * bytes; above, a multiple of the unit u = 2^(e-1) <= value / 2^15, up to
+ * (2^16 - 1) * 2^30 bytes (70 TB, saturating).  Adding a payload rounds the
+ * exact sum to a multiple of u up or down at random with the probabilities
+ * that make the expected result the exact sum (shard RNG, used only above
+ * 64 KiB), so the estimate is unbiased: no drift however many packets a
+ * flow has.  Each rounding adds variance at most u * x for a payload x (and
+ * u^2 / 4 the rare times the exponent grows), so a flow of V bytes ends with
+ * a standard deviation at most V * 2^-7.5 (0.55%) -- against flow-size
+ * buckets 19% to 25% wide (panda/sizehist.h), it decides the bucket only
+ * for flows within a percent or two of an edge.  Why not the alternatives:
+ * a bounded exact counter (32 bits) would need the bits of the timestamp
+ * and the tag together and stop at 4 GiB, in the range of data-mining
+ * flows; a deterministic float truncation is biased down by up to a unit
+ * per packet, which compounds over millions of packets.
+ *
+ * A flow is counted once (bit 43) into the table's flow histogram
+ * (panda_table_set_flow_hist()) when it ends by FIN or RST, when its entry
+ * expires or is evicted, or when the table is flushed.  An ended entry that
+ * data resumes (a retransmission after the FIN) is the same flow, already
+ * counted; one that a SYN resumes is a new flow of the same tuple, whose
+ * bytes start from 0 (its Algorithm-2 counter is kept, entry_update()).
+ * The policy id is not in the key: the datapath keeps one table per
+ * policy id.
  *
  * Replacement.  A new connection takes, in order: a free slot among its 2 x
  * PANDA_WAYS candidates, a candidate whose connection has been idle longer
@@ -42,6 +73,7 @@
 #include <panda/base.h>
 #include <panda/classifier.h>
 #include <panda/rng.h>
+#include <panda/sizehist.h>
 
 #define PANDA_WAYS 4
 #define CACHE_LINE 64
@@ -56,15 +88,15 @@
  * silent for ACTIVE_MS: established connections that are sending are never
  * pushed out by new tuples.  Cuckoo displacement is tried only while a
  * shard has fewer than 15/16 of its slots live (CUCKOO_MAX_FILL_16THS). */
-#define ESTABLISHED_PACKETS 4
+#define ESTABLISHED_PACKETS 4     /* At most SEEN_PACKETS_MAX. */
 #define ADMIT_ONE_IN 16
 #define ACTIVE_MS 1000
 #define CUCKOO_MAX_FILL_16THS 15
 
 struct entry_hdr {
     int64_t counter;
-    uint64_t seen;          /* Bits 0-47: last packet, ms modulo 2^48;
-                             * bits 48-63: packets seen (saturating). */
+    uint64_t seen;          /* Last packet, packets, flow bytes: SEEN_*
+                             * (the file's comment, "Entries"). */
     uint32_t tag;           /* 0: free; TAG_LIVE set: a live connection;
                              * nonzero without TAG_LIVE: closed by FIN. */
     uint32_t key[];         /* key_words words. */
@@ -77,6 +109,9 @@ struct shard {
     uint64_t inserted, removed, evicted, expired, resumed;
     uint64_t evicted_established, refused;
     struct panda_rng rng;   /* For the admission of new connections. */
+    uint64_t fb_rng;        /* xorshift64* state for the flow bytes'
+                             * rounding (fb_encode()): inline, a few
+                             * instructions, where panda_rng is a call. */
     uint64_t packets[PANDA_MAX_LEVELS];
 } __attribute__((aligned(CACHE_LINE)));
 
@@ -103,6 +138,7 @@ struct panda_table {
     uint64_t unlocked_packets[PANDA_MAX_LEVELS];    /* Classified without
                                                      * a shard, atomics. */
     uint64_t alloc_failures;                    /* Atomic. */
+    struct panda_sizehist *flow_hist;           /* Atomic; or NULL. */
 };
 
 size_t
@@ -212,43 +248,171 @@ probe_find(const struct subtable *st, const struct probe *pr,
     return NULL;
 }
 
-/* Time.  An entry keeps the low 48 bits of the instant of its last packet;
- * an age is the difference modulo 2^48, and a difference in the upper half
+/* Time.  An entry keeps the low 40 bits of the instant of its last packet;
+ * an age is the difference modulo 2^40, and a difference in the upper half
  * of that range is an entry last seen "in the future" by a thread whose
  * clock lags another's: age 0.  Ages are 64-bit, so durations up to
- * PANDA_MAX_DURATION_MS compare without truncation. */
-#define SEEN_TIME_MASK ((UINT64_C(1) << 48) - 1)
-#define SEEN_PACKETS_SHIFT 48
+ * PANDA_MAX_DURATION_MS (2^32 - 1) compare without truncation. */
+#define SEEN_TIME_BITS 40
+#define SEEN_TIME_MASK ((UINT64_C(1) << SEEN_TIME_BITS) - 1)
+#define SEEN_PACKETS_SHIFT 40
+#define SEEN_PACKETS_MAX 7          /* 3 bits, saturating. */
+#define SEEN_COUNTED_SHIFT 43
+#define SEEN_COUNTED (UINT64_C(1) << SEEN_COUNTED_SHIFT)
+#define SEEN_BYTES_SHIFT 44
+
+/* The flow-bytes float (bits 44-63): exponent 'e' (5 bits) above mantissa
+ * 'm' (15 bits); the value is m if e = 0, else (2^15 + m) << (e - 1). */
+#define FB_MANT_BITS 15
+#define FB_EXP_MAX 31
+#define FB_MAX (((UINT64_C(1) << (FB_MANT_BITS + 1)) - 1) << (FB_EXP_MAX - 1))
 
 static inline panda_msec_t
-age48(panda_msec_t now, panda_msec_t then)
+age40(panda_msec_t now, panda_msec_t then)
 {
     uint64_t d = (now - then) & SEEN_TIME_MASK;
 
-    return d >> 47 ? 0 : d;
+    return d >> (SEEN_TIME_BITS - 1) ? 0 : d;
+}
+
+/* The value of flow-bytes float 'f'. */
+static inline uint64_t
+fb_decode(uint32_t f)
+{
+    uint32_t e = f >> FB_MANT_BITS;
+    uint64_t m = f & ((1u << FB_MANT_BITS) - 1);
+
+    return e ? (m | 1u << FB_MANT_BITS) << (e - 1) : m;
+}
+
+/* A uniform 64-bit draw from 'sh''s xorshift64* generator (its top bits
+ * are the good ones). */
+static inline uint64_t
+fb_rand(struct shard *sh)
+{
+    uint64_t x = sh->fb_rng;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    sh->fb_rng = x;
+    return x * UINT64_C(0x2545f4914f6cdd1d);
+}
+
+/* The flow-bytes float nearest 'v', rounded up or down at random so that
+ * its expected value is 'v' (see "Flow bytes" above); FB_MAX and above
+ * saturate.  'sh''s generator is drawn only when 'v' is not
+ * representable. */
+static inline uint32_t
+fb_encode(uint64_t v, struct shard *sh)
+{
+    unsigned int s;
+    uint64_t q, r;
+
+    if (v < UINT64_C(1) << (FB_MANT_BITS + 1)) {
+        /* Exact: e = 0 holds [0, 2^15), e = 1 [2^15, 2^16) with unit 1. */
+        return v >> FB_MANT_BITS ? (1u << FB_MANT_BITS) | (uint32_t) v
+                                 : (uint32_t) v;
+    }
+    if (v >= FB_MAX) {
+        return (FB_EXP_MAX << FB_MANT_BITS) | ((1u << FB_MANT_BITS) - 1);
+    }
+    s = 63 - __builtin_clzll(v) - FB_MANT_BITS;     /* Unit 2^s, s >= 1. */
+    q = v >> s;                                     /* [2^15, 2^16). */
+    r = v & ((UINT64_C(1) << s) - 1);
+    if (r && fb_rand(sh) >> (64 - s) < r) {
+        q++;
+        if (q >> (FB_MANT_BITS + 1)) {
+            q >>= 1;
+            s++;
+        }
+    }
+    if (s + 1 > FB_EXP_MAX) {
+        return (FB_EXP_MAX << FB_MANT_BITS) | ((1u << FB_MANT_BITS) - 1);
+    }
+    return (uint32_t) (s + 1) << FB_MANT_BITS
+           | (uint32_t) (q & ((1u << FB_MANT_BITS) - 1));
+}
+
+/* Payload bytes of the flow of 'e' so far. */
+static inline uint64_t
+entry_bytes(const struct entry_hdr *e)
+{
+    return fb_decode((uint32_t) (e->seen >> SEEN_BYTES_SHIFT));
+}
+
+/* Adds 'payload' bytes to the flow of 'e'.  The common case, a flow past
+ * 64 KiB whose exponent the payload does not change, works on the
+ * mantissa in place (the same rounding as fb_encode(): whole units, and
+ * one more with probability remainder / unit); the rest goes through
+ * fb_encode() on the exact sum. */
+static inline void
+entry_add_bytes(struct shard *sh, struct entry_hdr *e, uint32_t payload)
+{
+    uint32_t f = (uint32_t) (e->seen >> SEEN_BYTES_SHIFT);
+    uint32_t ex = f >> FB_MANT_BITS;
+
+    if (ex >= 2 && ex < FB_EXP_MAX) {
+        unsigned int sh_bits = ex - 1;      /* Unit 2^sh_bits. */
+        uint64_t q = (f & ((1u << FB_MANT_BITS) - 1)) | 1u << FB_MANT_BITS;
+        uint32_t r = payload & ((1u << sh_bits) - 1);
+
+        q += payload >> sh_bits;
+        q += r && fb_rand(sh) >> (64 - sh_bits) < r;
+        if (!(q >> (FB_MANT_BITS + 1))) {
+            f = ex << FB_MANT_BITS | (uint32_t) (q & ((1u << FB_MANT_BITS)
+                                                      - 1));
+            goto store;
+        }
+    }
+    f = fb_encode(entry_bytes(e) + payload, sh);
+store:
+    e->seen = (e->seen & ((UINT64_C(1) << SEEN_BYTES_SHIFT) - 1))
+              | (uint64_t) f << SEEN_BYTES_SHIFT;
+}
+
+/* Counts the flow of 'e' in the table's flow histogram, unless it has
+ * been (each flow once: see "Entries" above) or it sent no payload (a tuple
+ * that a SYN resumed and that closed at once: nothing to schedule, not a
+ * flow of the flow-size CDF). */
+static void
+entry_count_flow(const struct panda_table *t, struct entry_hdr *e)
+{
+    struct panda_sizehist *h;
+    uint64_t bytes;
+
+    if (!(e->seen & SEEN_COUNTED)) {
+        e->seen |= SEEN_COUNTED;
+        h = __atomic_load_n(&t->flow_hist, __ATOMIC_RELAXED);
+        bytes = entry_bytes(e);
+        if (h && bytes) {
+            panda_sizehist_count_flow(h, bytes);
+        }
+    }
 }
 
 panda_msec_t
 panda_table_age(panda_msec_t now, panda_msec_t last_seen)
 {
-    return age48(now, last_seen);
+    return age40(now, last_seen);
 }
 
 static inline panda_msec_t
 entry_age(const struct entry_hdr *e, panda_msec_t now)
 {
-    return age48(now, e->seen);
+    return age40(now, e->seen);
 }
 
 /* Records a packet of 'e' at 'now': its time, and one more packet in the
- * saturating 16-bit count above it. */
+ * saturating 3-bit count above it. */
 static inline void
 entry_touch(struct entry_hdr *e, panda_msec_t now)
 {
-    uint64_t packets = e->seen >> SEEN_PACKETS_SHIFT;
+    uint64_t packets = e->seen >> SEEN_PACKETS_SHIFT & SEEN_PACKETS_MAX;
 
-    packets += packets < UINT16_MAX;
-    e->seen = packets << SEEN_PACKETS_SHIFT | (now & SEEN_TIME_MASK);
+    packets += packets < SEEN_PACKETS_MAX;
+    e->seen = (e->seen & ~((UINT64_C(1) << SEEN_COUNTED_SHIFT) - 1))
+              | packets << SEEN_PACKETS_SHIFT | (now & SEEN_TIME_MASK);
 }
 
 /* An established entry has seen ESTABLISHED_PACKETS packets: a new tuple
@@ -257,7 +421,8 @@ entry_touch(struct entry_hdr *e, panda_msec_t now)
 static inline bool
 entry_established(const struct entry_hdr *e)
 {
-    return e->seen >> SEEN_PACKETS_SHIFT >= ESTABLISHED_PACKETS;
+    return (e->seen >> SEEN_PACKETS_SHIFT & SEEN_PACKETS_MAX)
+           >= ESTABLISHED_PACKETS;
 }
 
 /* True if 'e' has been silent for longer than 'timeout' (0: never). */
@@ -419,16 +584,19 @@ probe_insert(const struct panda_table *t, const struct subtable *st,
         sh->n_live++;
     } else if (is_idle(c.oldest, now, t->cfg.idle_timeout_ms)) {
         e = c.oldest;
+        entry_count_flow(t, e);
         sh->expired++;
     } else if (sh->n_live < st->cuckoo_max_live
                && (e = make_room(t, st, pr)) != NULL) {
         sh->n_live++;
     } else if (c.oldest_new) {
         e = c.oldest_new;
+        entry_count_flow(t, e);
         sh->evicted++;
     } else if (c.oldest_age >= ACTIVE_MS
                && panda_rng_next(&sh->rng) % ADMIT_ONE_IN == 0) {
         e = c.oldest;
+        entry_count_flow(t, e);
         sh->evicted++;
         sh->evicted_established++;
     } else {
@@ -437,24 +605,27 @@ probe_insert(const struct panda_table *t, const struct subtable *st,
     }
     e->tag = pr->tag;
     e->counter = 0;
-    e->seen = now & SEEN_TIME_MASK;     /* No packet yet: entry_update(). */
+    e->seen = now & SEEN_TIME_MASK;     /* No packet yet: entry_update();
+                                         * no bytes, not counted. */
     memcpy(e->key, key, st->key_words * sizeof *key);
     sh->inserted++;
     return e;
 }
 
-/* Ends the connection of 'e' (FIN or RST): it no longer counts as live and
- * its slot is free for the next new connection.  Until that happens, the
- * entry stays readable, so that data the sender retransmits after its FIN,
- * or anything it sends after a RST of its own, keeps the connection's
- * counter instead of starting a new connection on top (entry_update()). */
+/* Ends the connection of 'e' (FIN or RST): its flow is counted, it no
+ * longer counts as live and its slot is free for the next new connection.
+ * Until that happens, the entry stays readable, so that data the sender
+ * retransmits after its FIN, or anything it sends after a RST of its own,
+ * keeps the connection's counter instead of starting a new connection on
+ * top (entry_update()). */
 static void
-entry_end(struct shard *sh, struct entry_hdr *e)
+entry_end(const struct panda_table *t, struct shard *sh, struct entry_hdr *e)
 {
     if (e->tag & TAG_LIVE) {
         sh->n_live--;
         sh->removed++;
     }
+    entry_count_flow(t, e);
     e->tag &= ~TAG_LIVE;
 }
 
@@ -475,7 +646,7 @@ subtable_alloc(struct panda_table *t, struct subtable *st, panda_msec_t now)
     pthread_mutex_lock(&t->alloc_mutex);
     if (!st->ready
         && (!st->alloc_failed
-            || age48(now, st->alloc_failed_ms) >= ALLOC_RETRY_MS)) {
+            || age40(now, st->alloc_failed_ms) >= ALLOC_RETRY_MS)) {
         size_t shard_bytes = (size_t) st->n_buckets * PANDA_WAYS
                              * st->entry_size;
         uintptr_t base;
@@ -510,15 +681,17 @@ level_without_entry(const struct panda_policy *p, const struct panda_pkt *pkt)
     return panda_cls_counter(p, &counter, pkt);
 }
 
-/* Forgets 'e', silent for longer than the idle timeout: the packet that
- * found it is treated as the first of a new connection. */
+/* Forgets 'e', silent for longer than the idle timeout (its flow counted):
+ * the packet that found it is treated as the first of a new connection. */
 static void
-entry_expire(struct shard *sh, struct entry_hdr *e)
+entry_expire(const struct panda_table *t, struct shard *sh,
+             struct entry_hdr *e)
 {
     if (e->tag & TAG_LIVE) {
         sh->n_live--;
         sh->expired++;
     }
+    entry_count_flow(t, e);
     e->tag = 0;
 }
 
@@ -541,15 +714,20 @@ entry_expire(struct shard *sh, struct entry_hdr *e)
  *     that carries data (a FIN on the last segment, TCP Fast Open) is data:
  *     its payload counts and it takes the connection's level. */
 static uint8_t
-entry_update(struct shard *sh, struct entry_hdr *e,
-             const struct panda_policy *p, const struct panda_pkt *pkt,
-             panda_msec_t now)
+entry_update(const struct panda_table *t, struct shard *sh,
+             struct entry_hdr *e, const struct panda_policy *p,
+             const struct panda_pkt *pkt, panda_msec_t now)
 {
     if (!(e->tag & TAG_LIVE)
         && (pkt->payload || pkt->tcp_flags & PANDA_TCP_SYN)) {
         e->tag |= TAG_LIVE;
         sh->n_live++;
         sh->resumed++;
+        if (pkt->tcp_flags & PANDA_TCP_SYN) {
+            /* A new flow of the same tuple: its own bytes, to be counted.
+             * Data alone continues the flow already counted. */
+            e->seen &= (UINT64_C(1) << SEEN_COUNTED_SHIFT) - 1;
+        }
     }
     uint8_t level;
 
@@ -557,8 +735,14 @@ entry_update(struct shard *sh, struct entry_hdr *e,
         e->counter = 0;
     }
     level = panda_cls_counter(p, &e->counter, pkt);
+    if (pkt->payload && __atomic_load_n(&t->flow_hist, __ATOMIC_RELAXED)) {
+        /* Only while someone counts flows: with no flow histogram (the
+         * datapath's other_config:panda-histograms=false) the table costs
+         * what it did before flows were counted. */
+        entry_add_bytes(sh, e, pkt->payload);
+    }
     if (pkt->tcp_flags & (PANDA_TCP_FIN | PANDA_TCP_RST)) {
-        entry_end(sh, e);
+        entry_end(t, sh, e);
     }
     entry_touch(e, now);
     return level;
@@ -594,11 +778,11 @@ classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
     pthread_mutex_lock(&pr.shard->mutex);
     e = probe_find(st, &pr, key);
     if (e && is_idle(e, now, t->cfg.idle_timeout_ms)) {
-        entry_expire(pr.shard, e);
+        entry_expire(t, pr.shard, e);
         e = NULL;
     }
     if (e) {
-        v->level = entry_update(pr.shard, e, p, pkt, now);
+        v->level = entry_update(t, pr.shard, e, p, pkt, now);
     } else if (!pkt->payload) {
         /* Only a packet with payload creates an entry: without one, the
          * verdict is the same (level_without_entry()), and handshakes,
@@ -606,7 +790,7 @@ classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
          * RSTs take no slot. */
         v->level = level_without_entry(p, pkt);
     } else if ((e = probe_insert(t, st, &pr, key, now)) != NULL) {
-        v->level = entry_update(pr.shard, e, p, pkt, now);
+        v->level = entry_update(t, pr.shard, e, p, pkt, now);
     } else {
         v->level = p->untracked_level;      /* Refused: no room. */
     }
@@ -786,6 +970,7 @@ subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
     for (i = 0; i < n_shards; i++) {
         pthread_mutex_init(&st->shards[i].mutex, NULL);
         panda_rng_seed(&st->shards[i].rng, seed + i);
+        st->shards[i].fb_rng = panda_mix64(seed + i) | 1;   /* Nonzero. */
     }
     return true;
 }
@@ -883,21 +1068,32 @@ panda_table_destroy(struct panda_table *t)
     }
 }
 
+/* Forgets every entry of 'st', counting the flows of the live ones. */
 static void
-subtable_flush(struct subtable *st, unsigned int n_shards)
+subtable_flush(const struct panda_table *t, struct subtable *st)
 {
-    size_t bytes = (size_t) st->n_buckets * PANDA_WAYS * st->entry_size;
+    uint32_t n_slots = st->n_buckets * PANDA_WAYS;
     unsigned int i;
+    uint32_t s;
 
     if (!subtable_ready(st)) {
         return;
     }
-    for (i = 0; i < n_shards; i++) {
+    for (i = 0; i < t->cfg.n_shards; i++) {
         struct shard *sh = &st->shards[i];
 
         pthread_mutex_lock(&sh->mutex);
         if (sh->n_live) {
-            memset(sh->slots, 0, bytes);
+            for (s = 0; s < n_slots; s++) {
+                struct entry_hdr *e = (struct entry_hdr *)
+                                      (sh->slots + (size_t) s
+                                                   * st->entry_size);
+
+                if (e->tag & TAG_LIVE) {
+                    entry_count_flow(t, e);
+                }
+            }
+            memset(sh->slots, 0, (size_t) n_slots * st->entry_size);
             sh->removed += sh->n_live;
             sh->n_live = 0;
         }
@@ -908,8 +1104,14 @@ subtable_flush(struct subtable *st, unsigned int n_shards)
 void
 panda_table_flush(struct panda_table *t)
 {
-    subtable_flush(&t->v4, t->cfg.n_shards);
-    subtable_flush(&t->v6, t->cfg.n_shards);
+    subtable_flush(t, &t->v4);
+    subtable_flush(t, &t->v6);
+}
+
+void
+panda_table_set_flow_hist(struct panda_table *t, struct panda_sizehist *h)
+{
+    __atomic_store_n(&t->flow_hist, h, __ATOMIC_RELAXED);
 }
 
 static void
@@ -996,6 +1198,7 @@ subtable_foreach(struct subtable *st, unsigned int n_shards, int family,
             ci.key.sport = e->key[st->key_words - 1] >> 16;
             ci.key.dport = e->key[st->key_words - 1] & 0xffff;
             ci.counter = e->counter;
+            ci.bytes = entry_bytes(e);
             ci.last_seen_ms = e->seen & SEEN_TIME_MASK;
             more = cb(&ci, aux);
         }

@@ -4,7 +4,8 @@
  * policy.  Plain C, no OVS headers.
  *
  * Keyed by the directional 5-tuple (protocol is always TCP).  IPv4 entries
- * are 32 bytes, IPv6 entries 64 bytes.  Capacity is fixed at creation; when a
+ * are 32 bytes, IPv6 entries 64 bytes, the connection's payload bytes
+ * included (kept to within 0.55%, unbiased: conn-table.c, "Flow bytes").  Capacity is fixed at creation; when a
  * new connection finds its candidate slots full, room is made by moving
  * entries (cuckoo displacement) while the table is not nearly full, else
  * the least recently seen candidate that is not established (has seen
@@ -53,6 +54,7 @@ extern "C" {
 #endif
 
 struct panda_table;
+struct panda_sizehist;
 
 struct panda_table_config {
     uint32_t capacity;          /* Max connections per address family. */
@@ -142,14 +144,29 @@ void panda_table_prefetch(struct panda_table *, const struct panda_pkt *);
 bool panda_table_lookup(struct panda_table *, const struct panda_pkt *,
                         int64_t *counter);
 
+/* Forgets every connection, counting the flows of the live ones into the
+ * flow histogram (panda_table_set_flow_hist()). */
 void panda_table_flush(struct panda_table *);
+
+/* From now on, counts the payload bytes of every flow of the table into
+ * 'h''s flow histogram (panda_sizehist_count_flow()) once, when it ends
+ * (FIN or RST), expires, is evicted or is flushed; NULL: not at all (the
+ * default).  Payload bytes are added up only while a histogram is set
+ * (without one the per-packet path skips it): a flow that started before
+ * the call is counted with the bytes it sent since.  Any thread, any time;
+ * 'h' must outlive the table or the next call.  panda_table_destroy() counts nothing: a caller that wants the
+ * flows still live counted flushes first. */
+void panda_table_set_flow_hist(struct panda_table *,
+                               struct panda_sizehist *h);
 void panda_table_stats(struct panda_table *, struct panda_table_stats *);
 
 /* One live connection, as panda_table_foreach() reports it. */
 struct panda_table_conn_info {
     struct panda_pkt key;       /* Only family, ports and addresses set. */
     int64_t counter;
-    panda_msec_t last_seen_ms;  /* Modulo 2^48: compare with
+    uint64_t bytes;             /* Payload bytes so far (conn-table.c,
+                                 * "Flow bytes": exact below 64 KiB). */
+    panda_msec_t last_seen_ms;  /* Modulo 2^40: compare with
                                  * panda_table_age(). */
 };
 

@@ -22,9 +22,12 @@
  *            it, so t(T) and E_T computed on the buckets are the datapath's
  *            own.  Only where T lies (to 8 bytes below 2 KB) and the
  *            averages (to 4 bytes) are coarser than per-byte counts.
- *   flow     Bytes of payload a connection sent in total, counted when it
- *            ends (FIN/RST) or leaves the table: the flow-size CDF of the
- *            model's thresholds alpha.  Edges: exact below 8 bytes, then 4
+ *   flow     Bytes of payload a connection sent in total, counted once by
+ *            its connection table (panda_table_set_flow_hist()) when it
+ *            ends (FIN/RST), expires, is evicted or is flushed; kept in
+ *            the entry to within 0.55% (conn-table.c, "Flow bytes"); a
+ *            connection that sent no payload is not counted.  The
+ *            flow-size CDF of the model's thresholds alpha.  Edges: exact below 8 bytes, then 4
  *            buckets per power of two (relative width 25% at most) up to
  *            2^64 - 1.
  *

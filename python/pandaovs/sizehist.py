@@ -25,6 +25,16 @@ VERSION = 1
 MAX_LEVELS = 8
 MAX_PAYLOAD = 65535
 U64_MAX = (1 << 64) - 1
+CDF_MAX_VALUE = 1 << 40     # The largest value lib/panda's CDFs take.
+
+
+def flow_upper(lower):
+    """The first value above the flow bucket whose lower edge is 'lower'
+    (lib/panda/sizehist.c: exact below 8, then 4 buckets per power of
+    two)."""
+    if lower < 8:
+        return lower + 1
+    return lower + (1 << (lower.bit_length() - 1 - 2))
 
 
 class HistogramError(ValueError):
@@ -80,6 +90,30 @@ class Histogram:
         if any(lo not in self.flow for lo in base.flow):
             return None
         return out
+
+    def flows(self):
+        """Finished flows counted."""
+        return sum(self.flow.values())
+
+    def flow_cdf_lines(self):
+        """The flow sizes as a CDF in the load generator's format
+        ("<bytes> <cumulative probability>", what panda-model --cdf
+        reads): for each nonempty bucket [lo, hi) in order, the points
+        (lo, P before it) and (hi, P after it), so that the model's linear
+        interpolation spreads a bucket's flows evenly over it and gives
+        the empty buckets between no mass.  Values are capped at 2^40 (the
+        CDF reader's limit).  [] if no flow was counted."""
+        total = self.flows()
+        lines = []
+        cum = 0
+        for lo in sorted(lo for lo, c in self.flow.items() if c):
+            hi = flow_upper(lo)
+            lines.append("%d %.9f" % (min(lo, CDF_MAX_VALUE), cum / total))
+            cum += self.flow[lo]
+            lines.append("%d %.9f" % (min(hi, CDF_MAX_VALUE), cum / total))
+        if lines:
+            lines[-1] = lines[-1].split()[0] + " 1"
+        return lines
 
     def model_lines(self, levels, header_len=40):
         """panda-model's "size count" lines for the payload buckets of

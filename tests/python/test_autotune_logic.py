@@ -121,17 +121,17 @@ def test_settings_checked():
 def test_window_waits_for_packets_and_moves():
     s = autotune.Settings(model=MODEL, cdf=CDF, load=0.5, min_packets=10)
     t = autotune.Tuner(1, s, clock=Clock())
-    w, flt, fht = t.window({"a": hist(1, {24: 5}, {1448: 20})})
+    w, flt, fht, _ = t.window({"a": hist(1, {24: 5}, {1448: 20})})
     assert w is None and (flt, fht) == (5, 20)
     # The window grows until each class has 10 packets; two bridges add up.
-    w, flt, fht = t.window({"a": hist(1, {24: 8}, {1448: 20}),
-                            "b": hist(1, {24: 3}, {})})
+    w, flt, fht, _ = t.window({"a": hist(1, {24: 8}, {1448: 20}),
+                               "b": hist(1, {24: 3}, {})})
     assert (flt, fht) == (11, 20)
     assert w.payload == {0: {24: 11}, 1: {1448: 20}}
     # The next window starts there.
-    w, flt, fht = t.window({"a": hist(1, {24: 9}, {1448: 25}),
-                            "b": hist(1, {24: 3}, {})})
-    assert (w, flt, fht) == (None, 1, 5)
+    w, flt, fht, flows = t.window({"a": hist(1, {24: 9}, {1448: 25}),
+                                   "b": hist(1, {24: 3}, {})})
+    assert (w, flt, fht, flows) == (None, 1, 5, 0)
 
 
 @needs_model
@@ -168,8 +168,9 @@ def test_model_run_is_panda_model(tmp_path):
     cur = Policy(id=9, threshold=1000, thresholds=(10000, 100000),
                  dscp=(46, 26, 10), queues=(0, 1, 2))
     w = hist(9, {24: 500, 96: 100}, {1448: 3000, 512: 50})
-    proposed, model, cmd = autotune.run_model(s, cur, w,
-                                              keep_dir=str(tmp_path))
+    proposed, model, cmd, source = autotune.run_model(
+        s, cur, w, keep_dir=str(tmp_path))
+    assert source == CDF            # No finished flows: the file.
     with open(tmp_path / "flt.hist") as f:
         assert [l for l in f.read().splitlines() if l[0] != "#"] == \
             ["64 500", "136 100"]
@@ -184,3 +185,98 @@ def test_model_run_is_panda_model(tmp_path):
     assert proposed.id == 9 and proposed.dscp == (46, 26, 10)
     # T separates the 24..96-byte FLT payloads from the FHT's 512 and up.
     assert 96 < proposed.threshold <= 512
+
+
+def test_flow_cdf_lines_known():
+    """Flow buckets become a CDF whose interpolation spreads each bucket's
+    flows over it: 3 flows in [512, 640), 1 in [3072, 3584), none between;
+    and the sizes below 8 are buckets of one value."""
+    h = sizehist.parse("policy 1\npanda-histogram 1\nflow 512 3\n"
+                       "flow 3072 1\n")[1]
+    assert h.flows() == 4
+    assert h.flow_cdf_lines() == ["512 0.000000000", "640 0.750000000",
+                                  "3072 0.750000000", "3584 1"]
+    assert [sizehist.flow_upper(x) for x in (0, 7, 8, 14, 16, 57344)] == \
+        [1, 8, 10, 16, 20, 65536]
+    assert sizehist.Histogram(1).flow_cdf_lines() == []
+
+
+def flows_hist(pid, flows):
+    h = hist(pid, {24: 500, 96: 100}, {1448: 3000, 512: 50})
+    h.flow = dict(flows)
+    return h
+
+
+@needs_model
+def test_live_flows_set_the_thresholds(tmp_path):
+    """With min_flows finished flows in the window, the thresholds come
+    from their sizes: what panda-model gives for the CDF written from the
+    buckets; small flows give small thresholds, large ones large; fewer
+    flows than min_flows: the CDF file; no file: the window waits."""
+    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.6, min_flows=50)
+    cur = Policy(id=9, threshold=1000, thresholds=(10000, 100000),
+                 dscp=(46, 26, 10), queues=(0, 1, 2))
+    # Mostly 5-10 KB flows, a few of 1-2 MB.
+    small = flows_hist(9, {5120: 60, 8192: 30, 1048576: 10})
+    # Mostly 1-2 MB flows, a tail of 64-128 MB.
+    large = flows_hist(9, {1048576: 60, 1572864: 30, 67108864: 10})
+    out = {}
+    for name, w in (("small", small), ("large", large)):
+        d = tmp_path / name
+        d.mkdir()
+        proposed, _, cmd, source = autotune.run_model(s, cur, w,
+                                                      keep_dir=str(d))
+        assert source == "live 100 flows"
+        assert "--cdf %s " % (d / "flows.cdf") in cmd
+        direct = d / "direct.json"
+        subprocess.run([MODEL, "--id", "9", "--flt", str(d / "flt.hist"),
+                        "--fht", str(d / "fht.hist"),
+                        "--cdf", str(d / "flows.cdf"), "--load", "0.6",
+                        "--levels", "3", "--dscp", "46/26/10",
+                        "--queues", "0/1/2", "-o", str(direct)],
+                       check=True, capture_output=True)
+        want, _ = Policy.from_json(json.loads(direct.read_text()),
+                                   str(direct))
+        assert proposed == want
+        out[name] = proposed
+    assert out["small"].threshold == out["large"].threshold   # same T
+    assert all(a < b for a, b in zip(out["small"].thresholds,
+                                     out["large"].thresholds))
+    assert out["small"].thresholds[0] < 1048576 <= out["large"].thresholds[1]
+    # 49 flows: the file.
+    few = flows_hist(9, {5120: 49})
+    assert autotune.run_model(s, cur, few)[3] == CDF
+
+    # No file: the window waits for 50 flows, then has them.
+    s2 = autotune.Settings(model=MODEL, cdf=None, load=0.6, min_flows=50,
+                           min_packets=1)
+    t = autotune.Tuner(9, s2, clock=Clock())
+    w, _, _, flows = t.window({"a": few})
+    assert w is None and flows == 49
+    w, _, _, flows = t.window({"a": flows_hist(9, {5120: 60})})
+    assert w is not None and flows == 60
+    with pytest.raises(autotune.AutoTuneError) as e:
+        autotune.Settings(model=MODEL, cdf=None, load=0.6, min_flows=0)
+    assert "min_flows 0" in str(e.value)
+
+
+def test_flt_bound_kept():
+    """A policy modelled with the FLT excursion bound (floor = -(excursion
+    - alpha_1)) keeps it through proposals: the floor follows alpha_1, and
+    the tuner remembers the excursion when a push has floor 0."""
+    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.5) \
+        if os.access(MODEL, os.X_OK) else None
+    t = autotune.Tuner(1, s, clock=Clock())
+    cur = Policy.from_text("id=1,threshold=1143,thresholds=21415/51341,"
+                           "dscp=46/26/0,queues=0/1/2,floor=-9059")
+    assert t.flt_excursion(cur) == 30474
+    low = Policy.from_text("id=1,threshold=1448,thresholds=1477/5170,"
+                           "dscp=46/26/0,queues=0/1/2")
+    high = Policy.from_text("id=1,threshold=1448,thresholds=40000/50000,"
+                            "dscp=46/26/0,queues=0/1/2")
+    assert autotune.keep_flt_bound(low, 30474).floor == -28997
+    assert autotune.keep_flt_bound(high, 30474).floor == 0
+    assert autotune.keep_flt_bound(low, None).floor == 0
+    # After a push of 'high' (floor 0) the bound is still known.
+    assert t.flt_excursion(high) == 30474
+    assert autotune.Tuner(2, s).flt_excursion(low) is None

@@ -130,7 +130,9 @@ def test_auto_tune_options_checked(tmp_path):
     launcher = os.path.join(paths.TOP, "ofproto-ext", "controller",
                             "panda_controller.py")
     for extra, msg in [
-            ([], "--auto-tune needs --auto-tune-cdf FILE"),
+            ([], "--auto-tune needs --auto-tune-load RHO"),
+            (["--auto-tune-load", "0.5", "--auto-tune-min-flows", "0"],
+             "--auto-tune-cdf: none, and min-flows 0"),
             (["--auto-tune-cdf", CDF, "--auto-tune-load", "1.5"],
              "--auto-tune-load: 1.5 must be in (0, 1)"),
             (["--auto-tune-cdf", CDF, "--auto-tune-load", "0.5",

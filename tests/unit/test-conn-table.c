@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include <panda/conn-table.h>
+#include <panda/rng.h>
+#include <panda/sizehist.h>
 
 #include "policy-util.h"
 
@@ -664,7 +666,7 @@ test_idle_expiry(void **state)
 
 /* Issue 14, item 5: time is 64-bit milliseconds everywhere.  A connection
  * idle for 2^31 + 5 ms (24.8 days) or 2^32 + 5 ms (which a 32-bit clock
- * sees as 5 ms) is idle; crossing 2^32 or the 48-bit wrap of the stored
+ * sees as 5 ms) is idle; crossing 2^32 or the 40-bit wrap of the stored
  * timestamp is not a gap; a thread whose clock lags a little does not make
  * an entry look idle. */
 static void
@@ -674,7 +676,7 @@ test_idle_long_gaps(void **state)
     struct panda_table *t = table(64, 120 * 1000);
     struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
     const panda_msec_t t0 = 1000, t1 = t0 + (UINT64_C(1) << 31) + 5;
-    const panda_msec_t wrap48 = UINT64_C(1) << 48;
+    const panda_msec_t wrap40 = UINT64_C(1) << 40;
     struct panda_table_stats s;
     int i;
 
@@ -694,19 +696,19 @@ test_idle_long_gaps(void **state)
     panda_table_stats(t, &s);
     assert_int_equal(s.expired, 2);
 
-    /* Crossing 2^32 and 2^48 are 15 ms gaps, not idle ones. */
+    /* Crossing 2^32 and 2^40 are 15 ms gaps, not idle ones. */
     for (i = 0; i < 100; i++) {
         send_pkt(t, &p, &k, 1448, UINT32_MAX - 10);
     }
     assert_int_equal(send_pkt(t, &p, &k, 1448,
                               (UINT64_C(1) << 32) + 5).level, 2);
-    send_pkt(t, &p, &k, 1448, wrap48 - 10);
-    assert_int_equal(send_pkt(t, &p, &k, 1448, wrap48 + 5).level, 2);
+    send_pkt(t, &p, &k, 1448, wrap40 - 10);
+    assert_int_equal(send_pkt(t, &p, &k, 1448, wrap40 + 5).level, 2);
     /* A packet stamped 3 ms earlier than the entry (another thread). */
-    assert_int_equal(send_pkt(t, &p, &k, 1448, wrap48 + 2).level, 2);
+    assert_int_equal(send_pkt(t, &p, &k, 1448, wrap40 + 2).level, 2);
     panda_table_stats(t, &s);
     assert_int_equal(s.expired, 2);
-    assert_int_equal(panda_table_age(wrap48 + 5, wrap48 - 10), 15);
+    assert_int_equal(panda_table_age(wrap40 + 5, wrap40 - 10), 15);
     assert_int_equal(panda_table_age(100, 103), 0);
     panda_table_destroy(t);
 }
@@ -939,6 +941,240 @@ test_flush_and_foreach(void **state)
     panda_table_destroy(t);
 }
 
+/* ---- Flow sizes (issue 19): bytes per connection, counted once. ---- */
+
+static bool
+first_bytes(const struct panda_table_conn_info *ci, void *aux)
+{
+    *(uint64_t *) aux = ci->bytes;
+    return false;
+}
+
+/* The bytes of the only connection of 't'. */
+static uint64_t
+conn_bytes(struct panda_table *t)
+{
+    uint64_t bytes = UINT64_MAX;
+
+    panda_table_foreach(t, first_bytes, &bytes);
+    return bytes;
+}
+
+/* The one nonzero flow bucket of 'h' (asserted), as its lower edge. */
+static uint64_t
+only_flow_lower(const struct panda_sizehist *h)
+{
+    size_t b, found = SIZE_MAX;
+
+    for (b = 0; b < PANDA_SIZEHIST_FLOW_BUCKETS; b++) {
+        if (h->flow[b]) {
+            assert_int_equal(found, SIZE_MAX);
+            assert_int_equal(h->flow[b], 1);
+            found = b;
+        }
+    }
+    assert_int_not_equal(found, SIZE_MAX);
+    return panda_sizehist_lower(PANDA_SIZEHIST_FLOW, found);
+}
+
+/* Known byte sequences give known bytes and a known bucket: exact below
+ * 64 KiB (100 + 200 + 300 = 600 -> [512, 639]); 44 x 1448 = 63712 exact
+ * too, in [57344, 65535]; a FIN counts the flow at once. */
+static void
+test_flow_bytes_known(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(64, 0);
+    struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    struct panda_sizehist *h = calloc(1, sizeof *h);
+    int i;
+
+    (void) state;
+    panda_table_set_flow_hist(t, h);
+    send_pkt(t, &p, &k, 100, 1);
+    send_pkt(t, &p, &k, 200, 2);
+    send_pkt(t, &p, &k, 300, 3);
+    assert_int_equal(conn_bytes(t), 600);
+    assert_int_equal(panda_sizehist_flows(h), 0);
+    k.tcp_flags = PANDA_TCP_FIN | PANDA_TCP_ACK;
+    send_pkt(t, &p, &k, 0, 4);
+    assert_int_equal(panda_sizehist_flows(h), 1);
+    assert_int_equal(only_flow_lower(h), 512);
+
+    panda_sizehist_reset(h);
+    k = tcp4("10.0.0.1", 2, "10.0.0.2", 2, 0, 0);
+    for (i = 0; i < 44; i++) {
+        send_pkt(t, &p, &k, 1448, 10);
+    }
+    assert_int_equal(conn_bytes(t), 63712);
+    k.tcp_flags = PANDA_TCP_RST;
+    send_pkt(t, &p, &k, 0, 11);
+    assert_int_equal(only_flow_lower(h), 57344);
+    panda_table_destroy(t);
+    free(h);
+}
+
+/* The error bound of conn-table.c ("Flow bytes"): over many random flows
+ * (1 to 20000 packets of 1 to 65535 bytes, up to 1.3 GB), every estimate
+ * is within 5 standard deviations (5 x 2^-7.5 of the size) and the mean
+ * relative error is within 3 standard errors of 0 (unbiased); fixed seeds,
+ * so the run is the same every time. */
+static void
+test_flow_bytes_error_bound(void **state)
+{
+    const double sd = 0.0055242717280199;      /* 2^-7.5 */
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(4096, 0);
+    struct panda_rng rng;
+    double sum = 0, max = 0;
+    const int n_flows = UNDER_ASAN ? 100 : 400;
+    struct panda_sizehist *h = calloc(1, sizeof *h);
+    int f, inexact = 0;
+
+    (void) state;
+    panda_table_set_flow_hist(t, h);
+    panda_rng_seed(&rng, 19);
+    for (f = 0; f < n_flows; f++) {
+        struct panda_pkt k = tcp4("10.0.0.1", f + 1, "10.0.0.2", 80, 0, 0);
+        uint32_t n = 1 + panda_rng_next(&rng) % 20000, i;
+        uint64_t exact = 0, est;
+        double rel;
+
+        for (i = 0; i < n; i++) {
+            uint32_t x = 1 + panda_rng_next(&rng) % 65535;
+
+            exact += x;
+            send_pkt(t, &p, &k, x, f);
+        }
+        est = 0;
+        panda_table_foreach(t, first_bytes, &est);
+        k.tcp_flags = PANDA_TCP_FIN;
+        send_pkt(t, &p, &k, 0, f);
+        rel = ((double) est - (double) exact) / (double) exact;
+        if (exact < 65536) {
+            assert_int_equal(est, exact);
+        } else {
+            inexact++;
+        }
+        sum += rel;
+        max = rel > max ? rel : -rel > max ? -rel : max;
+        assert_true(rel < 5 * sd && rel > -5 * sd);
+    }
+    /* The mean of 'inexact' errors of sd at most: 3 standard errors. */
+    assert_true(inexact > n_flows / 2);
+    {
+        const double se = sd / (UNDER_ASAN ? 10 : 20);  /* sqrt(n_flows) */
+
+        assert_true(sum / n_flows < 3 * se && sum / n_flows > -3 * se);
+    }
+    print_message("flow bytes: %d flows, max |error| %.4f%%, mean %.5f%%\n",
+                  n_flows, max * 100, sum / n_flows * 100);
+    assert_int_equal(panda_sizehist_flows(h), n_flows);
+    panda_table_destroy(t);
+    free(h);
+}
+
+/* Each way a flow ends is counted once, never twice: FIN then a FIN
+ * retransmission and data after it (the same flow); RST; expiry (found
+ * by its own next packet, and reused by a new connection); eviction;
+ * flush.  A SYN on the ended tuple is a new flow, counted when it ends if
+ * it sent anything. */
+static void
+test_flow_counted_once(void **state)
+{
+    struct panda_policy p = policy(POLICY);
+    struct panda_sizehist *h = calloc(1, sizeof *h);
+    struct panda_table *t = table(64, 1000);
+    struct panda_pkt k = tcp4("10.0.0.1", 1, "10.0.0.2", 2, 0, 0);
+    struct panda_table_stats s;
+    int i;
+
+    (void) state;
+    panda_table_set_flow_hist(t, h);
+
+    /* FIN, then the FIN again, data after it, a RST: one flow, 3000. */
+    send_pkt(t, &p, &k, 1000, 0);
+    send_pkt(t, &p, &k, 2000, 1);
+    k.tcp_flags = PANDA_TCP_FIN | PANDA_TCP_ACK;
+    send_pkt(t, &p, &k, 0, 2);
+    send_pkt(t, &p, &k, 0, 3);
+    k.tcp_flags = PANDA_TCP_ACK;
+    send_pkt(t, &p, &k, 500, 4);
+    k.tcp_flags = PANDA_TCP_RST;
+    send_pkt(t, &p, &k, 0, 5);
+    assert_int_equal(panda_sizehist_flows(h), 1);
+    assert_int_equal(only_flow_lower(h), 2560);     /* [2560, 3071] */
+
+    /* A SYN resumes the tuple as a new flow: 700 bytes, ended by RST. */
+    panda_sizehist_reset(h);
+    k.tcp_flags = PANDA_TCP_SYN;
+    send_pkt(t, &p, &k, 0, 6);
+    k.tcp_flags = PANDA_TCP_ACK;
+    send_pkt(t, &p, &k, 700, 7);
+    k.tcp_flags = PANDA_TCP_RST;
+    send_pkt(t, &p, &k, 0, 8);
+    assert_int_equal(only_flow_lower(h), 640);      /* [640, 767] */
+    /* Resumed by a SYN and closed without data: not a flow. */
+    k.tcp_flags = PANDA_TCP_SYN;
+    send_pkt(t, &p, &k, 0, 8);
+    k.tcp_flags = PANDA_TCP_RST;
+    send_pkt(t, &p, &k, 0, 8);
+    assert_int_equal(panda_sizehist_flows(h), 1);
+
+    /* Expiry found by the flow's own next packet: 100 bytes counted, the
+     * packet starts a new flow (counted later by the flush). */
+    panda_sizehist_reset(h);
+    k = tcp4("10.0.0.1", 2, "10.0.0.2", 2, 0, 0);
+    send_pkt(t, &p, &k, 100, 10);
+    send_pkt(t, &p, &k, 5, 3000);
+    assert_int_equal(only_flow_lower(h), 96);       /* [96, 127] */
+    panda_sizehist_reset(h);
+    panda_table_flush(t);
+    assert_int_equal(only_flow_lower(h), 5);
+    panda_table_flush(t);                           /* Nothing left. */
+    assert_int_equal(panda_sizehist_flows(h), 1);
+
+    /* Expiry by reuse, and eviction: 64 slots hold 64 connections of 9
+     * bytes; 64 more, 2 s later, expire them all (64 flows); 64 more at
+     * once evict the second 64, not established (64 more). */
+    panda_sizehist_reset(h);
+    for (i = 0; i < 3 * 64; i++) {
+        struct panda_pkt n = tcp4("10.0.1.1", i + 1, "10.0.0.2", 80, 0, 0);
+
+        send_pkt(t, &p, &n, 9, i < 64 ? 5000 : 8000);
+    }
+    panda_table_stats(t, &s);
+    assert_int_equal(panda_sizehist_flows(h),
+                     s.expired + s.evicted - 1 /* the one above */);
+    assert_true(s.evicted >= 32);
+    assert_int_equal(h->flow[panda_sizehist_bucket(PANDA_SIZEHIST_FLOW, 9)],
+                     panda_sizehist_flows(h));
+    /* What is left is counted by the flush, and no more. */
+    panda_table_flush(t);
+    assert_int_equal(panda_sizehist_flows(h),
+                     s.expired + s.evicted - 1 + s.connections);
+
+    /* No histogram: no bytes kept, nothing counted, nothing breaks; a
+     * flow live when one is set again is counted with what it sent since. */
+    panda_sizehist_reset(h);
+    panda_table_set_flow_hist(t, NULL);
+    k = tcp4("10.0.2.1", 1, "10.0.0.2", 2, 0, 0);
+    send_pkt(t, &p, &k, 1000, 9000);
+    assert_int_equal(conn_bytes(t), 0);
+    k.tcp_flags = PANDA_TCP_FIN;
+    send_pkt(t, &p, &k, 10, 9000);
+    assert_int_equal(panda_sizehist_flows(h), 0);
+    k = tcp4("10.0.2.1", 2, "10.0.0.2", 2, 0, 0);
+    send_pkt(t, &p, &k, 1000, 9000);
+    panda_table_set_flow_hist(t, h);
+    send_pkt(t, &p, &k, 100, 9000);
+    k.tcp_flags = PANDA_TCP_FIN;
+    send_pkt(t, &p, &k, 0, 9000);
+    assert_int_equal(only_flow_lower(h), 96);
+    panda_table_destroy(t);
+    free(h);
+}
+
 static void
 test_bad_config(void **state)
 {
@@ -1033,6 +1269,9 @@ main(void)
         cmocka_unit_test(test_max_bytes),
         cmocka_unit_test(test_concurrent_updates),
         cmocka_unit_test(test_flush_and_foreach),
+        cmocka_unit_test(test_flow_bytes_known),
+        cmocka_unit_test(test_flow_bytes_error_bound),
+        cmocka_unit_test(test_flow_counted_once),
         cmocka_unit_test(test_bad_config),
 #if !UNDER_ASAN
         /* RLIMIT_AS cannot make allocations fail under AddressSanitizer,

@@ -516,17 +516,22 @@ class PandaController(app_manager.OSKenApp):
             tuner = self.tuners.get(pid)
             if tuner is None:
                 tuner = self.tuners[pid] = autotune.Tuner(pid, self.autotune)
-            window, flt, fht = tuner.window(snaps.get(pid, {}))
+            window, flt, fht, flows = tuner.window(snaps.get(pid, {}))
             inputs = {"bridges": sorted(snaps.get(pid, {})),
                       "flt_packets": flt, "fht_packets": fht,
-                      "policy": current.text()}
+                      "flows": flows, "policy": current.text()}
             if window is None:
                 self._decision(pid, "wait", "fewer than %d packets in a "
-                               "class" % self.autotune.min_packets, **inputs)
+                               "class%s" % (
+                                   self.autotune.min_packets,
+                                   "" if self.autotune.cdf else
+                                   " or %d finished flows"
+                                   % self.autotune.min_flows), **inputs)
                 continue
             try:
-                proposed, model, cmd = autotune.run_model(
-                    self.autotune, current, window)
+                proposed, model, cmd, source = autotune.run_model(
+                    self.autotune, current, window,
+                    excursion=tuner.flt_excursion(current))
             except (ModelToolError, PolicyError, OSError) as e:
                 self._decision(pid, "keep", "model failed: %s" % e,
                                **inputs)
@@ -534,7 +539,7 @@ class PandaController(app_manager.OSKenApp):
             push, change, reason = tuner.decide(current, proposed)
             inputs.update({"proposed": proposed.text(), "change": change,
                            "margin": self.autotune.margin,
-                           "model_command": cmd})
+                           "flow_sizes": source, "model_command": cmd})
             self._decision(pid, "push" if push else "keep", reason,
                            **inputs)
             if push:

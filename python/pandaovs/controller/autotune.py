@@ -9,13 +9,34 @@ Inputs of the model, per policy id:
   FLT  the payload sizes counted at the levels in 'flt_levels' (default
        level 0: what the policy keeps on top is the latency traffic),
   FHT  the payload sizes counted at the other levels,
-  the flow-size CDF and the load of the settings (panda-model --cdf, --load;
-       the datapath does not yet report finished flow sizes), and K, the
-       DSCP and the queues of the policy in force (so only T and the
-       thresholds move; the id stays, so the connections keep their
-       counters).
+  the flow-size CDF: the sizes of the flows that finished in the window
+       (the datapath's flow histogram: each connection once, when it ends
+       by FIN or RST, expires or is evicted), once the window holds
+       'min_flows' of them; until then the CDF file of the settings if
+       there is one (else the window grows).  The buckets (4 per power of
+       two) become a CDF with each bucket's flows spread evenly over it
+       (sizehist.Histogram.flow_cdf_lines()), written next to the size
+       files, so that panda-model derives the thresholds alpha from it as
+       it does from any CDF;
+  the load of the settings (panda-model --load), and K, the DSCP and the
+       queues of the policy in force (so only T and the thresholds move;
+       the id stays, so the connections keep their counters);
+  the FLT counter's excursion bound of the policy in force: a policy
+       modelled with --flt-level0 and --flt-bound floor carries floor =
+       -(excursion - alpha_1), the credit its FLT needs to stay at level 0
+       (measured by replaying Algorithm 2 over the collected FLT packets in
+       order, which histograms cannot give).  The excursion is kept, and
+       the proposal's floor set for its own alpha_1: -(excursion -
+       alpha_1), 0 if alpha_1 is above it (keep_flt_bound(); the Tuner
+       remembers it across pushes, Tuner.flt_excursion()).  Without
+       this a proposal with a smaller alpha_1 and no floor would demote
+       the very traffic the policy keeps on top.
 Histograms of bridges that share a datapath are counted once per bridge;
-scaling every bucket alike changes neither T nor the thresholds.
+scaling every bucket alike changes neither T nor the thresholds.  The flow
+histogram counts every connection of the policy id, FLT ones included:
+they are few (a memcached connection carries many requests and ends
+rarely); a controller that wants them out gives FLT traffic a policy id
+of its own.
 
 When to push (all of it, so that the policy does not flap):
   window       the model runs on what was counted since the last run, once
@@ -53,13 +74,16 @@ class AutoTuneError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class Settings:
     model: str                  # panda-model executable
-    cdf: str                    # flow-size CDF (load generator's format)
+    cdf: str                    # flow-size CDF file (load generator's
+                                # format) while the window has fewer than
+                                # min_flows finished flows; or None: wait
     load: float                 # rho for the thresholds (0 < rho < 1)
     interval: float = 10.0      # seconds between pulls
     min_interval: float = 60.0  # seconds between pushes of one id
     margin: float = 0.10        # relative dead band
     confirm: int = 2            # consecutive windows over the margin
     min_packets: int = 1000     # per class, per window
+    min_flows: int = 100        # finished flows for a live CDF (0: never)
     flt_levels: tuple = (0,)
     header_len: int = 40
     cdf_unit: str = "bytes"
@@ -69,14 +93,19 @@ class Settings:
                                                          os.X_OK)):
             raise AutoTuneError("model: %s is not an executable (the "
                                 "panda-model of the build)" % self.model)
-        if not os.path.isfile(self.cdf):
+        if self.cdf is not None and not os.path.isfile(self.cdf):
             raise AutoTuneError("cdf: %s: no such file" % self.cdf)
+        if self.cdf is None and not self.min_flows:
+            raise AutoTuneError("cdf: none, and min_flows 0 (never the "
+                                "live flow sizes): the thresholds need a "
+                                "flow-size CDF")
         checks = [("load", 0 < self.load < 1, "in (0, 1)"),
                   ("interval", self.interval > 0, "> 0 seconds"),
                   ("min_interval", self.min_interval >= 0, ">= 0 seconds"),
                   ("margin", 0 <= self.margin < 10, "in [0, 10)"),
                   ("confirm", 1 <= self.confirm <= 100, "1 to 100"),
                   ("min_packets", 1 <= self.min_packets, ">= 1"),
+                  ("min_flows", 0 <= self.min_flows, ">= 0"),
                   ("flt_levels", bool(self.flt_levels) and all(
                       0 <= lv < 8 for lv in self.flt_levels),
                    "levels 0 to 7, at least one"),
@@ -121,12 +150,15 @@ class Tuner:
         self.window_start = clock()
         self.over = 0               # consecutive windows over the margin
         self.last_push = None
+        self.excursion = None       # FLT counter bound (flt_excursion())
 
     def window(self, snaps):
-        """Given this round's {bridge: Histogram} of the id, returns the
-        window (a Histogram, the sum over bridges of what was counted since
-        the base) once each class holds min_packets packets, and moves the
-        base; else None (the window grows)."""
+        """Given this round's {bridge: Histogram} of the id, returns
+        (window, FLT packets, FHT packets, finished flows): the window (a
+        Histogram, the sum over bridges of what was counted since the base)
+        once each class holds min_packets packets and, without a CDF file,
+        min_flows flows have finished, and moves the base; else None (the
+        window grows)."""
         total = Histogram(self.id)
         for br, snap in snaps.items():
             base = self.base.get(br)
@@ -134,12 +166,23 @@ class Tuner:
             total.add(delta if delta is not None else snap)
         flt = total.packets(self.s.flt_levels)
         fht = total.packets() - flt
-        if min(flt, fht) < self.s.min_packets:
+        flows = total.flows()
+        if min(flt, fht) < self.s.min_packets \
+                or (self.s.cdf is None and flows < self.s.min_flows):
             for br, snap in snaps.items():
                 self.base.setdefault(br, None)
-            return None, flt, fht
+            return None, flt, fht, flows
         self.base = dict(snaps)
-        return total, flt, fht
+        return total, flt, fht, flows
+
+    def flt_excursion(self, current):
+        """The FLT counter excursion bound in force: alpha_1 - floor of a
+        policy with a floor (the model's --flt-bound floor), remembered,
+        since a pushed policy whose alpha_1 is above it has floor 0 and
+        the same bound."""
+        if current.floor < 0 and current.thresholds:
+            self.excursion = current.thresholds[0] - current.floor
+        return self.excursion
 
     def decide(self, current, proposed):
         """Returns (push, change, reason) for 'proposed' against 'current'
@@ -163,9 +206,16 @@ class Tuner:
             % self.s.confirm
 
 
+def flow_cdf(window, settings):
+    """Whether the thresholds come from the window's finished flows."""
+    return bool(settings.min_flows) and window.flows() >= settings.min_flows
+
+
 def model_inputs(window, settings, directory):
     """Writes the FLT and FHT "size count" files of 'window' in
-    'directory'; returns their paths."""
+    'directory', and the CDF of its finished flows if it has enough
+    (flow_cdf()); returns their paths ("cdf": that CDF or the file of the
+    settings)."""
     fht_levels = [lv for lv in range(8) if lv not in settings.flt_levels]
     paths = {}
     for name, levels in (("flt", settings.flt_levels), ("fht", fht_levels)):
@@ -175,15 +225,26 @@ def model_inputs(window, settings, directory):
                 window.id, name.upper(), ",".join(map(str, levels))))
             for line in window.model_lines(levels, settings.header_len):
                 f.write(line + "\n")
+    paths["cdf"] = settings.cdf
+    if flow_cdf(window, settings):
+        paths["cdf"] = os.path.join(directory, "flows.cdf")
+        with open(paths["cdf"], "w") as f:
+            f.write("# panda/histogram policy %d: %d finished flows, bytes "
+                    "<cumulative probability>\n" % (window.id,
+                                                     window.flows()))
+            for line in window.flow_cdf_lines():
+                f.write(line + "\n")
     return paths
 
 
-def model_command(settings, current, flt, fht, out):
+def model_command(settings, current, flt, fht, cdf, out):
     """The panda-model command for the policy id of 'current' on the FLT
-    and FHT files: K, DSCP and queues of the policy in force."""
+    and FHT files and the flow-size CDF 'cdf' (the live one is in bytes):
+    K, DSCP and queues of the policy in force."""
+    unit = settings.cdf_unit if cdf == settings.cdf else "bytes"
     return [settings.model, "--id", str(current.id),
             "--flt", flt, "--fht", fht,
-            "--cdf", settings.cdf, "--cdf-unit", settings.cdf_unit,
+            "--cdf", cdf, "--cdf-unit", unit,
             "--load", repr(settings.load),
             "--levels", str(current.n_levels),
             "--header-len", str(settings.header_len),
@@ -192,19 +253,35 @@ def model_command(settings, current, flt, fht, out):
             "-o", out]
 
 
-def run_model(settings, current, window, keep_dir=None):
+def keep_flt_bound(proposed, excursion):
+    """'proposed' with the FLT counter bound 'excursion' (bytes, or None:
+    none) kept (module doc): floor = -(excursion - alpha_1) for its own
+    alpha_1, 0 if alpha_1 is above it."""
+    if excursion is None or not proposed.thresholds:
+        return proposed
+    return dataclasses.replace(
+        proposed, floor=min(0, proposed.thresholds[0] - excursion))
+
+
+def run_model(settings, current, window, keep_dir=None, excursion=None):
     """Runs panda-model on 'window' for the id of 'current'; returns
-    (Policy, model JSON, command).  'keep_dir': write the inputs there
-    (kept), else in a temporary directory."""
+    (Policy, with the FLT counter bound 'excursion' kept
+    (keep_flt_bound()), model JSON, command, where the flow sizes came
+    from: "live N flows" or the CDF file).  'keep_dir': write the inputs there (kept),
+    else in a temporary directory."""
     d = keep_dir or tempfile.mkdtemp(prefix="panda-autotune-")
     try:
         paths = model_inputs(window, settings, d)
         out = os.path.join(d, "policy.json")
         cmd = model_command(settings, current, paths["flt"], paths["fht"],
-                            out)
+                            paths["cdf"], out)
         record, warnings = modeltool.run({"tuned": cmd}, {"tuned": out})
         rec = record["tuned"]
-        return Policy.from_text(rec["action"]), rec["model"], rec["command"]
+        source = "live %d flows" % window.flows() \
+            if paths["cdf"] != settings.cdf else settings.cdf
+        proposed = keep_flt_bound(Policy.from_text(rec["action"]),
+                                  excursion)
+        return proposed, rec["model"], rec["command"], source
     finally:
         if keep_dir is None:
             for f in os.listdir(d):

@@ -8,10 +8,11 @@
         [--rest 127.0.0.1:8181 --rest-token-file FILE] \\
         [--ofctl /usr/bin/ovs-ofctl] [--poll 1.0] [--audit 60] \\
         [--log-file FILE] [--pid-file FILE] \
-        [--auto-tune --auto-tune-cdf CDF --auto-tune-load RHO \
+        [--auto-tune --auto-tune-load RHO [--auto-tune-cdf CDF] \
          [--auto-tune-interval 10] [--auto-tune-min-interval 60] \
          [--auto-tune-margin 0.1] [--auto-tune-confirm 2] \
-         [--auto-tune-min-packets 1000] [--auto-tune-flt-levels 0] \
+         [--auto-tune-min-packets 1000] [--auto-tune-min-flows 100] \
+         [--auto-tune-flt-levels 0] \
          [--auto-tune-model PANDA_MODEL]]
     panda_controller.py check --config panda.json [--ofctl P]
     panda_controller.py status|sync --rest 127.0.0.1:8181 \\
@@ -141,9 +142,9 @@ def _autotune_settings(args):
     once; None after saying what is wrong."""
     from . import autotune
     from .. import paths
-    if not args.auto_tune_cdf or args.auto_tune_load is None:
-        print("panda_controller: --auto-tune needs --auto-tune-cdf FILE (the "
-              "flow-size CDF) and --auto-tune-load RHO", file=sys.stderr)
+    if args.auto_tune_load is None:
+        print("panda_controller: --auto-tune needs --auto-tune-load RHO",
+              file=sys.stderr)
         return None
     model = args.auto_tune_model or os.path.join(
         paths.build_dir(), "tools", "panda-model")
@@ -157,11 +158,13 @@ def _autotune_settings(args):
     try:
         return autotune.Settings(
             model=os.path.abspath(model),
-            cdf=os.path.abspath(args.auto_tune_cdf),
+            cdf=(os.path.abspath(args.auto_tune_cdf)
+                 if args.auto_tune_cdf else None),
             load=args.auto_tune_load, interval=args.auto_tune_interval,
             min_interval=args.auto_tune_min_interval,
             margin=args.auto_tune_margin, confirm=args.auto_tune_confirm,
-            min_packets=args.auto_tune_min_packets, flt_levels=levels,
+            min_packets=args.auto_tune_min_packets,
+            min_flows=args.auto_tune_min_flows, flt_levels=levels,
             cdf_unit=args.auto_tune_cdf_unit)
     except autotune.AutoTuneError as e:
         print("panda_controller: --auto-tune-%s" % str(e).replace("_", "-"),
@@ -263,7 +266,9 @@ def main(argv=None):
         "and push new T/thresholds (pandaovs.controller.autotune)")
     at.add_argument("--auto-tune", action="store_true")
     at.add_argument("--auto-tune-cdf", default=None,
-                    help="flow-size CDF for the thresholds")
+                    help="flow-size CDF for the thresholds while a window "
+                         "has fewer than --auto-tune-min-flows finished "
+                         "flows (default: none, the window waits)")
     at.add_argument("--auto-tune-cdf-unit", default="bytes",
                     choices=("bytes", "packets"))
     at.add_argument("--auto-tune-load", type=float, default=None,
@@ -280,6 +285,10 @@ def main(argv=None):
                          "push (default 2)")
     at.add_argument("--auto-tune-min-packets", type=int, default=1000,
                     help="packets per class in a window (default 1000)")
+    at.add_argument("--auto-tune-min-flows", type=int, default=100,
+                    help="finished flows in a window for the thresholds to "
+                         "come from their sizes (default 100; 0: always "
+                         "--auto-tune-cdf)")
     at.add_argument("--auto-tune-flt-levels", default="0",
                     help="levels whose packets are the FLT sample, e.g. 0 "
                          "or 0,1 (default 0)")

@@ -177,3 +177,69 @@ def plot_all(result, outdir):
             if f:
                 made.append(os.path.basename(f))
     return made
+
+
+def plot_switch(result, outdir):
+    """The workload switch (switch.py): memcached p99 over time for both
+    variants, the thresholds auto-tune pushed (and the static policy's),
+    and the small flows' mean FCT per window.  Returns the PNG's path."""
+    sw = result["switch"]
+    variants = {v: r for v, r in sw["variants"].items()
+                if r.get("status") == "ok"}
+    fig, (ax1, ax2, ax3) = plt.subplots(3, 1, figsize=(8, 10))
+    for v, r in variants.items():
+        ser = [(t, p) for t, p, n in r["p99_series"] if p is not None]
+        ax1.plot([t for t, _ in ser], [p for _, p in ser], marker=".",
+                 label=v)
+        ts = r["t_switch"] - r["t0"]
+        for d in r.get("decisions", []):
+            if d.get("action") == "push":
+                ax1.axvline(d["t"] - r["t0"], color="green", lw=0.6,
+                            ls=":")
+    if variants:
+        r0 = next(iter(variants.values()))
+        ts = r0["t_switch"] - r0["t0"]
+        for ax in (ax1, ax2):
+            ax.axvline(ts, color="red", ls="--", lw=1)
+            ax.axvspan(ts, ts + sw["params"]["settle_s"], color="red",
+                       alpha=0.06)
+    ax1.set_ylabel("memcached p99 (ms), %g s bins" % sw["params"]["bin_s"])
+    ax1.set_title("%s -> %s at the dashed line (pushes dotted)"
+                  % (sw["from"]["name"], sw["to"]["name"]))
+    ax1.legend()
+    r = variants.get("autotune")
+    if r:
+        pts = [(d["t"] - r["t0"], d["thresholds"]) for d in r["decisions"]
+               if d.get("action") == "push"]
+        start = [int(x) for x in
+                 r["policy_start"].split("thresholds=")[1].split(",")[0]
+                 .split("/")] if "thresholds=" in r["policy_start"] else []
+        end = r["t_end"] - r["t0"]
+        for j in range(len(start)):
+            xs, ys = [0], [start[j]]
+            for t, th in pts:
+                xs += [t, t]
+                ys += [ys[-1], th[j]]
+            xs.append(end)
+            ys.append(ys[-1])
+            ax2.plot(xs, ys, label="alpha_%d auto-tune" % (j + 1))
+            ax2.axhline(start[j], color="gray", lw=0.6, ls=":")
+        ax2.set_yscale("log")
+        ax2.set_ylabel("threshold (bytes); static: dotted")
+        ax2.legend(fontsize=8)
+    names = ["before", "during", "after"]
+    width = 0.8 / max(1, len(variants))
+    for i, (v, r) in enumerate(variants.items()):
+        vals = [r["windows"][n]["small_mean_fct_ms"] or 0 for n in names]
+        ax3.bar([k + i * width for k in range(3)], vals, width, label=v)
+    ax3.set_xticks([k + width * (len(variants) - 1) / 2 for k in range(3)])
+    ax3.set_xticklabels(names)
+    ax3.set_ylabel("mean FCT of flows < 100 KB (ms)")
+    ax3.legend()
+    ax3.set_xlabel("window")
+    ax2.set_xlabel("seconds from the start of the trial")
+    fig.tight_layout()
+    path = os.path.join(outdir, "switch.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
