@@ -38,6 +38,20 @@ log_dir=$build/test-logs
 
 suite_t0=$(date +%s)
 stage() { printf '\n==== %s (at %d s)\n' "$*" $(( $(date +%s) - suite_t0 )); }
+# A build stage: runs COMMAND... with its output in $log_dir/LOG and counts
+# one test passed or failed; prints the last N lines of the log on success,
+# the last 30 on failure.
+build_stage() {
+    log=$log_dir/$1 n=$2
+    shift 2
+    if "$@" > "$log" 2>&1; then
+        tail -"$n" "$log"
+        passed=$((passed + 1))
+    else
+        tail -30 "$log"
+        failed=$((failed + 1))
+    fi
+}
 
 stage "build"
 if ! "$top/build.sh"; then
@@ -100,14 +114,7 @@ fi
 export PANDA_DEB_DIR=${PANDA_DEB_DIR:-$build-deb}
 if [ "${SKIP_DEBS:-0}" != 1 ]; then
     stage "Debian packages (packaging/build-debs.sh)"
-    if "$top/packaging/build-debs.sh" --out "$PANDA_DEB_DIR" \
-            > "$log_dir/debs.log" 2>&1; then
-        tail -3 "$log_dir/debs.log"
-        passed=$((passed + 1))
-    else
-        tail -30 "$log_dir/debs.log"
-        failed=$((failed + 1))
-    fi
+    build_stage debs.log 3 "$top/packaging/build-debs.sh" --out "$PANDA_DEB_DIR"
 fi
 
 # The ovs-dpdk build (issue 18): the whole patch series built against
@@ -123,14 +130,8 @@ fi
 export PANDA_DPDK_BUILD_DIR=${PANDA_DPDK_BUILD_DIR:-$build-dpdk}
 if [ "${SKIP_DPDK:-0}" != 1 ]; then
     stage "ovs-dpdk build (DPDK=1 ./build.sh)"
-    if SKIP_DEPS=1 DPDK=1 BUILD_DIR=$PANDA_DPDK_BUILD_DIR "$top/build.sh" \
-            > "$log_dir/dpdk-build.log" 2>&1; then
-        tail -1 "$log_dir/dpdk-build.log"
-        passed=$((passed + 1))
-    else
-        tail -30 "$log_dir/dpdk-build.log"
-        failed=$((failed + 1))
-    fi
+    build_stage dpdk-build.log 1 env SKIP_DEPS=1 DPDK=1 \
+        BUILD_DIR="$PANDA_DPDK_BUILD_DIR" "$top/build.sh"
 fi
 
 if [ "${SKIP_PYTEST:-0}" != 1 ]; then
