@@ -108,10 +108,8 @@ struct shard {
     uint32_t n_live;
     uint64_t inserted, removed, evicted, expired, resumed;
     uint64_t evicted_established, refused;
-    struct panda_rng rng;   /* For the admission of new connections. */
-    uint64_t fb_rng;        /* xorshift64* state for the flow bytes'
-                             * rounding (fb_encode()): inline, a few
-                             * instructions, where panda_rng is a call. */
+    struct panda_rng rng;   /* For the admission of new connections and
+                             * the flow bytes' rounding (fb_encode()). */
     uint64_t packets[PANDA_MAX_LEVELS];
 } __attribute__((aligned(CACHE_LINE)));
 
@@ -285,20 +283,6 @@ fb_decode(uint32_t f)
     return e ? (m | 1u << FB_MANT_BITS) << (e - 1) : m;
 }
 
-/* A uniform 64-bit draw from 'sh''s xorshift64* generator (its top bits
- * are the good ones). */
-static inline uint64_t
-fb_rand(struct shard *sh)
-{
-    uint64_t x = sh->fb_rng;
-
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    sh->fb_rng = x;
-    return x * UINT64_C(0x2545f4914f6cdd1d);
-}
-
 /* The flow-bytes float nearest 'v', rounded up or down at random so that
  * its expected value is 'v' (see "Flow bytes" above); FB_MAX and above
  * saturate.  'sh''s generator is drawn only when 'v' is not
@@ -320,7 +304,7 @@ fb_encode(uint64_t v, struct shard *sh)
     s = 63 - __builtin_clzll(v) - FB_MANT_BITS;     /* Unit 2^s, s >= 1. */
     q = v >> s;                                     /* [2^15, 2^16). */
     r = v & ((UINT64_C(1) << s) - 1);
-    if (r && fb_rand(sh) >> (64 - s) < r) {
+    if (r && panda_rng_next(&sh->rng) >> (64 - s) < r) {
         q++;
         if (q >> (FB_MANT_BITS + 1)) {
             q >>= 1;
@@ -358,7 +342,7 @@ entry_add_bytes(struct shard *sh, struct entry_hdr *e, uint32_t payload)
         uint32_t r = payload & ((1u << sh_bits) - 1);
 
         q += payload >> sh_bits;
-        q += r && fb_rand(sh) >> (64 - sh_bits) < r;
+        q += r && panda_rng_next(&sh->rng) >> (64 - sh_bits) < r;
         if (!(q >> (FB_MANT_BITS + 1))) {
             f = ex << FB_MANT_BITS | (uint32_t) (q & ((1u << FB_MANT_BITS)
                                                       - 1));
@@ -970,7 +954,6 @@ subtable_init(struct subtable *st, unsigned int key_words, size_t entry_size,
     for (i = 0; i < n_shards; i++) {
         pthread_mutex_init(&st->shards[i].mutex, NULL);
         panda_rng_seed(&st->shards[i].rng, seed + i);
-        st->shards[i].fb_rng = panda_mix64(seed + i) | 1;   /* Nonzero. */
     }
     return true;
 }

@@ -24,28 +24,6 @@ panda_rng_seed(struct panda_rng *rng, uint64_t seed)
     }
 }
 
-static inline uint64_t
-rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t
-panda_rng_next(struct panda_rng *rng)
-{
-    uint64_t *s = rng->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
 double
 panda_rng_uniform(struct panda_rng *rng)
 {
