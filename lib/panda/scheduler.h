@@ -90,15 +90,11 @@ struct panda_sched_config {
     uint64_t rate_bps;              /* "max-rate": bits/s, 1000..10^15; 0 =
                                      * unshaped (the key absent: the text
                                      * "max-rate=0" is refused). */
-    uint32_t burst_bytes;           /* "burst": token bucket depth; 0 =
-                                     * default, resolved at create: 2 x MTU
-                                     * or 100 us at the rate, whichever is
-                                     * larger.  It must cover the caller's
-                                     * service interval: a caller that
-                                     * dequeues once a ms sends at most
-                                     * 'burst' bytes a ms -- unless the
-                                     * port is backlogged, see
-                                     * catch_up_bytes. */
+    uint32_t burst_bytes;           /* "burst": token bucket depth, what
+                                     * may leave at once after the port was
+                                     * empty; 0 = default, resolved at
+                                     * create: 2 x MTU or 100 us at the
+                                     * rate, whichever is larger. */
     uint32_t catch_up_bytes;        /* "catch-up": what the bucket may hold
                                      * while the port is backlogged, so
                                      * that a caller that comes back late
