@@ -892,15 +892,22 @@ test_shaper_burst(void **state)
     assert_non_null(panda_sched_dequeue(s, 10 * SEC + 240000, NULL));
     drain_and_destroy(s);
 
-    /* Defaults: 2 x 1514 at 50 Mbit/s, 125000 bytes at 10 Gbit/s. */
+    /* Defaults: burst 2 x 1514 at 50 Mbit/s, 125000 bytes at 10 Gbit/s;
+     * catch-up 10 ms at the rate, at least burst. */
     s = sched("levels=1,max-rate=50M");
     assert_int_equal(stats(s).burst_bytes, 2 * PANDA_SCHED_MTU);
+    assert_int_equal(stats(s).catch_up_bytes, 62500);
     panda_sched_destroy(s);
     s = sched("levels=1,max-rate=10G");
     assert_int_equal(stats(s).burst_bytes, 125000);
+    assert_int_equal(stats(s).catch_up_bytes, 12500000);
+    panda_sched_destroy(s);
+    s = sched("levels=1,max-rate=50M,burst=100000");
+    assert_int_equal(stats(s).catch_up_bytes, 100000);
     panda_sched_destroy(s);
     s = sched("levels=1");
     assert_int_equal(stats(s).burst_bytes, 0);
+    assert_int_equal(stats(s).catch_up_bytes, 0);
     enq(s, 1500, 1, 0, 0);
     assert_int_equal(panda_sched_next_ns(s, 77), 77);   /* Unshaped. */
     drain_and_destroy(s);
@@ -1009,7 +1016,7 @@ enq_frames(struct panda_sched *s, int n, uint64_t t)
  * credit unspent; a caller that is late for packets that arrived to an
  * empty port sends 'burst' plus what the link would have sent since they
  * arrived; a stall longer than the cap releases the cap, no more, and the
- * rate resumes from there.  Defaults: 10 ms at the rate, at least burst. */
+ * rate resumes from there.  (Defaults: test_shaper_burst().) */
 static void
 test_shaper_catch_up_bounds(void **state)
 {
@@ -1072,17 +1079,6 @@ test_shaper_catch_up_bounds(void **state)
     assert_int_equal(send_all(s, t), 2 * 1514);
     assert_int_equal(send_all(s, t + 100 * MS), 13 * 1514);
     drain_and_destroy(s);
-
-    /* Defaults: at least burst; unshaped: none. */
-    s = sched("levels=1,max-rate=50M,burst=100000");
-    assert_int_equal(stats(s).catch_up_bytes, 100000);
-    panda_sched_destroy(s);
-    s = sched("levels=1,max-rate=10G");
-    assert_int_equal(stats(s).catch_up_bytes, 12500000);
-    panda_sched_destroy(s);
-    s = sched("levels=1");
-    assert_int_equal(stats(s).catch_up_bytes, 0);
-    panda_sched_destroy(s);
 }
 
 /* next_ns() names the exact ns at which dequeue() succeeds, also when the
