@@ -5,7 +5,7 @@ catch-up off and on, measured in the same run on the same build.
 
     sudo bench/bench-catch-up.py [--ports dpdk,afxdp,system] [--reps N]
         [--seconds S] [--streams N] [--requests N] [--build DIR]
-        [--dpdk-build DIR] [--variants LIST]
+        [--dpdk-build DIR] [--variants LIST] [--hogs N]
 
 The testbed's topology (pandaovs.testbed: PM2 -> OVS -> PM1, the OVS port
 towards PM1 shaped by panda-sched to 50 Mbit/s, 8 levels, the testbed's
@@ -30,11 +30,18 @@ testbed's floor trial: p50/p90/p99, floor = p99 + one frame at the rate),
 then N iperf3 streams for S seconds (goodput, TCP payload; the link
 carries 50 x 1448/1514 = 47.8 Mbit/s of it).  Printed per trial with the
 load average and the PMD threads' CPU share; at the end per variant the
-medians and their ratios to "off".  Needs root."""
+medians and their ratios to "off".
+
+--hogs N adds a controlled load: N busy loops pinned to the last CPU (the
+PMD thread's, the testbed's default pmd-cpu-mask), started here for the
+whole run and ended by their pids, so that the kernel preempts the PMD
+thread (or the main thread) as a busy host would, on an otherwise quiet
+machine.  Needs root."""
 
 import argparse
 import os
 import statistics
+import subprocess
 import tempfile
 import time
 
@@ -48,7 +55,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
 
 from pandaovs import iperf3, paths  # noqa: E402
 from pandaovs.lab import PortConfig  # noqa: E402
-from pandaovs.sandbox import is_root  # noqa: E402
+from pandaovs.sandbox import end_process, is_root  # noqa: E402
 from pandaovs.testbed.config import (DEFAULT_PMD_MAXSLEEP_US,  # noqa: E402
                                      TrialConfig)
 from pandaovs.testbed.goodput import MSS  # noqa: E402
@@ -85,6 +92,9 @@ def main():
                     help="build of system and afxdp ports")
     ap.add_argument("--dpdk-build", default=paths.dpdk_build_dir(),
                     help="build of dpdk ports (DPDK=1 ./build.sh)")
+    ap.add_argument("--hogs", type=int, default=0,
+                    help="busy loops on the last CPU for the whole run "
+                    "(default 0)")
     a = ap.parse_args()
     ports = a.ports.split(",")
     variants = a.variants.split(",")
@@ -94,6 +104,8 @@ def main():
         ap.error("--variants: choose from %s" % ", ".join(VARIANTS))
     if a.reps < 1 or a.seconds <= 0 or a.streams < 1 or a.requests < 1:
         ap.error("--reps, --seconds, --streams, --requests must be positive")
+    if not 0 <= a.hogs <= 16:
+        ap.error("--hogs: 0..16")
     why = iperf3.unavailable()
     if why:
         raise SystemExit(why)
@@ -107,8 +119,18 @@ def main():
              + (RATE // 10**6, QUEUE_PKTS, DEFAULT_ECN_THRESHOLD,
                 a.streams, a.seconds, a.requests, a.reps)), flush=True)
     b = Bench(a)
-    for port in ports:
-        b.run_port(port, variants)
+    cpu = str(os.cpu_count() - 1)
+    hogs = [subprocess.Popen(["taskset", "-c", cpu, "sh", "-c",
+                              "while :; do :; done"])
+            for _ in range(a.hogs)]
+    if hogs:
+        print("%d busy loops on CPU %s" % (len(hogs), cpu))
+    try:
+        for port in ports:
+            b.run_port(port, variants)
+    finally:
+        for h in hogs:
+            end_process(h)
     b.summary()
     print("load average at the end %.2f %.2f %.2f" % os.getloadavg())
     print("(trial outputs in %s)" % b.work)
