@@ -158,7 +158,7 @@ class Bench:
             for rep in range(a.reps):
                 for v in variants:
                     self.apply(tb, port, base, VARIANTS[v])
-                    row = self.floor(tb, rep)
+                    row = self.floor(tb, rep, VARIANTS[v] is not None)
                     if VARIANTS[v] is not None:
                         row.update(self.goodput(tb))
                     row["load"] = os.getloadavg()[0]
@@ -195,9 +195,10 @@ class Bench:
         return sum(v for k, v in tb.thread_cpu().items()
                    if k.startswith("pmd"))
 
-    def floor(self, tb, rep):
+    def floor(self, tb, rep, shaped):
         self.n += 1
-        tb.wait_drained()
+        if shaped:              # (no scheduler, no queue to wait for)
+            tb.wait_drained()
         c0, t0 = self.pmd_cpu(tb), time.monotonic()
         r = run_trial(tb, self.cfg, "fifo", 0, self.a.requests, 1 + rep,
                       os.path.join(self.work, "t%d" % self.n))
