@@ -21,7 +21,8 @@ that the machine's load drifts hit all alike:
   on         burst=3028, catch-up at its default (10 ms at the rate)
   deep       burst=62500 (10 ms at the rate; catch-up the same): the
              datapath's default bucket, the workaround before catch-up
-  noqos      no QoS at all (floor only: unshaped, the goodput is the
+  unshaped   panda-sched at 10 Gbit/s, far above what the datapath
+             forwards here (floor only: the goodput would be the
              datapath's, not a shaper's): separates the port type's own
              latency from the shaper's
 
@@ -68,11 +69,12 @@ from pandaovs.testbed.trial import run_trial  # noqa: E402
 RATE = 50000000
 QUEUE_PKTS = 50
 DEEP_BURST = RATE // 8 // 100           # 10 ms at the rate
+UNSHAPED_RATE = 10**10
 VARIANTS = {
     "off": [("burst", PMD_PORT_BURST), ("catch-up", PMD_PORT_BURST)],
     "on": [("burst", PMD_PORT_BURST)],
     "deep": [("burst", DEEP_BURST)],
-    "noqos": None,
+    "unshaped": None,
 }
 
 
@@ -81,7 +83,7 @@ def main():
     ap.add_argument("--ports", default="dpdk,afxdp,system",
                     help="port types, one testbed each (default "
                     "%(default)s)")
-    ap.add_argument("--variants", default="off,on,deep,noqos",
+    ap.add_argument("--variants", default="off,on,deep,unshaped",
                     help="from %s (default %%(default)s)"
                     % ", ".join(VARIANTS))
     ap.add_argument("--reps", type=int, default=2)
@@ -158,7 +160,7 @@ class Bench:
             for rep in range(a.reps):
                 for v in variants:
                     self.apply(tb, port, base, VARIANTS[v])
-                    row = self.floor(tb, rep, VARIANTS[v] is not None)
+                    row = self.floor(tb, rep)
                     if VARIANTS[v] is not None:
                         row.update(self.goodput(tb))
                     row["load"] = os.getloadavg()[0]
@@ -174,8 +176,8 @@ class Bench:
 
     def apply(self, tb, port, base, extra):
         if extra is None:
-            if tb.qos_status(tb.bottleneck):
-                tb.panda_qos("del", tb.bottleneck)
+            tb.shape(tb.bottleneck, UNSHAPED_RATE, 8, qos_type="panda-sched",
+                     sched=base)
             return
         settings = base + [(k, str(v)) for k, v in extra]
         tb.shape(tb.bottleneck, RATE, 8, qos_type="panda-sched",
@@ -195,10 +197,9 @@ class Bench:
         return sum(v for k, v in tb.thread_cpu().items()
                    if k.startswith("pmd"))
 
-    def floor(self, tb, rep, shaped):
+    def floor(self, tb, rep):
         self.n += 1
-        if shaped:              # (no scheduler, no queue to wait for)
-            tb.wait_drained()
+        tb.wait_drained()
         c0, t0 = self.pmd_cpu(tb), time.monotonic()
         r = run_trial(tb, self.cfg, "fifo", 0, self.a.requests, 1 + rep,
                       os.path.join(self.work, "t%d" % self.n))
