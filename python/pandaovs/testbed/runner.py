@@ -356,6 +356,11 @@ class Run:
         self._lock.write("%d\n" % os.getpid())
         self._lock.flush()
 
+    def unlock(self):
+        lock, self._lock = getattr(self, "_lock", None), None
+        if lock is not None:
+            lock.close()
+
     def start_result(self, code):
         c = self.cfg
         self.log("panda testbed: run %s -> %s" % (self.run_id, self.dir))
@@ -840,6 +845,8 @@ def execute(run, prog):
                 print("%s: continue with: %s" % (prog, run.resume_command()),
                       file=sys.stderr)
         return 130
+    finally:
+        run.unlock()
 
 
 def calibrate_main(cfg):
