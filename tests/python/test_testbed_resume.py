@@ -124,8 +124,7 @@ class Lab:
         args = list(argv)
         if "--resume" not in args:
             args += ["--out", self.out, "--run-id", run_id]
-        cfg = config.parse_args(args)
-        st = runner.launch(cfg, log=log.append, testbed=FakeTestbed,
+        st = runner.launch(args, log=log.append, testbed=FakeTestbed,
                            clock=self.clock)
         return st, "\n".join(log)
 
@@ -407,3 +406,19 @@ def test_model_is_only_made_by_a_run_without_policy(lab):
     assert lab.run("--resume", run_dir)[0] == 0
     assert lab.models == 1
     assert model.policies(lab.result()["policy"])["panda"].id == 1
+
+
+def test_command_line_is_checked_merged_with_the_runs(lab, capsys):
+    """'--resume D --burst 3028' is right for a run on panda-sched (and
+    would be refused alone, --qos htb being the default); the run's own
+    value is no change, another one is refused."""
+    assert lab.run(*BASE, "--qos", "panda-sched", "--burst", "3028",
+                   "--stop-after", "1")[0] == 3
+    run_dir = os.path.join(lab.out, "r")
+    assert lab.run("--resume", run_dir, "--burst", "3028",
+                   "--stop-after", "1")[0] == 3
+    assert lab.run("--resume", run_dir, "--burst", "6000")[0] == 2
+    assert "--burst (burst_bytes): the run's 3028, this command line's " \
+        "6000" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        config.parse_args(["--burst", "3028"])

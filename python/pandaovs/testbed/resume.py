@@ -99,17 +99,17 @@ def read_result(run_dir):
     return result
 
 
-def prepare(cfg, prog, make_parser=config.parser, run_dir=None):
-    """The RunConfig of the segment that 'cfg' (parsed from the command
-    line with --resume) asks for, and the run's result.json to continue:
+def prepare(run_dir, argv, prog, make_parser=config.parser):
+    """The RunConfig of the session that command line 'argv' (with
+    --resume 'run_dir') asks for, and the run's result.json to continue:
     (cfg, result).  Raises ResumeError naming what is refused."""
-    run_dir = os.path.abspath(run_dir or cfg.resume)
+    run_dir = os.path.abspath(run_dir)
     result = read_result(run_dir)
     rec = result["metadata"]["config"]
     if rec.get("prog") != prog:
         raise ResumeError("--resume %s: the run was made by %s, not %s"
                           % (run_dir, rec.get("prog"), prog))
-    given = config.explicit_options(make_parser, list(cfg.argv))
+    given = config.explicit_options(make_parser, list(argv))
     for opt in ("out", "run_id"):
         if opt in given:
             raise ResumeError("--%s: not with --resume (the run stays in "
@@ -138,7 +138,7 @@ def prepare(cfg, prog, make_parser=config.parser, run_dir=None):
         setattr(a, k, v)
     a.resume = run_dir
     # Errors of the merged options are the command line's.
-    new = config.run_config(make_parser(), a, cfg.argv)
+    new = config.run_config(make_parser(), a, argv)
     wanted = (result["metadata"].get("workload") or {})
     if "workload" not in given and wanted.get("name"):
         new = dataclasses.replace(new, workload=dataclasses.replace(

@@ -20,7 +20,7 @@ from .. import iperf3, paths
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import is_root
 from . import config, experiments, goodput, model, report, resume, targets
-from .config import EXIT_STOPPED, TrialConfig, parse_args
+from .config import EXIT_STOPPED, TrialConfig
 from .profiles import PROFILES
 from .schemes import FRAME, SCHEMES
 from .topology import Testbed, TestbedError
@@ -141,7 +141,8 @@ class Run:
                 "ovs/build/ovsdb/ovsdb-server",
                 "ovs/build/utilities/ovs-vsctl"]
         need += ["load_generator/" + p for p in paths.BuildTree.LOADGEN]
-        if not self.cfg.policy and self.cfg.modeled_schemes:
+        if (self.cfg.modeled_schemes and not self.cfg.policy
+                and (self.previous or {}).get("policy") is None):
             need.append("tools/panda-model")
         missing = self.build.missing(need)
         if missing:
@@ -791,23 +792,31 @@ def _cmd_out(cmd):
 
 
 def main(argv=None):
-    cfg = parse_args(sys.argv[1:] if argv is None else argv)
     handle_signals()
-    if cfg.calibrate:
-        return calibrate_main(cfg)
-    return launch(cfg, log=lambda m: print(m, flush=True))
+    return launch(list(sys.argv[1:] if argv is None else argv),
+                  log=lambda m: print(m, flush=True))
 
 
-def launch(cfg, prog="testbed/run.py", **run_kw):
-    """Runs 'cfg', a new run or (--resume) the continuation of one; the
-    exit status.  'run_kw': Run's keyword arguments."""
+def launch(argv, prog="testbed/run.py", **run_kw):
+    """testbed/run.py 'argv': a new run, a calibration or (--resume) the
+    continuation of a run; the exit status.  'run_kw': Run's keyword
+    arguments."""
+    p = config.parser(prog)
+    a = p.parse_args(argv)
     previous = None
-    if cfg.resume:
+    if a.resume:
+        # The command line is checked merged with the run's own, not
+        # alone: '--resume D --pmd-maxsleep 20' is right for a run made
+        # with --ports afxdp.
         try:
-            cfg, previous = resume.prepare(cfg, prog)
+            cfg, previous = resume.prepare(a.resume, argv, prog)
         except resume.ResumeError as e:
             print("%s: %s" % (prog, e), file=sys.stderr)
             return 2
+    else:
+        cfg = config.run_config(p, a, argv)
+        if cfg.calibrate:
+            return calibrate_main(cfg)
     return execute(Run(cfg, prog=prog, previous=previous, **run_kw), prog)
 
 
