@@ -422,3 +422,23 @@ def test_command_line_is_checked_merged_with_the_runs(lab, capsys):
         "6000" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         config.parse_args(["--burst", "3028"])
+
+
+def test_code_state_counts_code_not_text(tmp_path):
+    """The code's identity: a change to a source changes its part, a
+    README or a byte-compiled cache does not."""
+    for part in resume.CODE_PARTS:
+        (tmp_path / part).mkdir(parents=True)
+    (tmp_path / "lib/panda/policy.c").write_text("int x;\n")
+    (tmp_path / "lib/panda/README.md").write_text("text\n")
+    before = resume.code_state(str(tmp_path))
+    (tmp_path / "lib/panda/README.md").write_text("other text\n")
+    (tmp_path / "lib/panda/__pycache__").mkdir()
+    (tmp_path / "lib/panda/__pycache__/x.pyc").write_bytes(b"\0")
+    assert resume.code_state(str(tmp_path)) == before
+    (tmp_path / "lib/panda/policy.c").write_text("int y;\n")
+    after = resume.code_state(str(tmp_path))
+    assert resume.code_changes(before, after) == ["lib/panda"]
+    (tmp_path / "tools/new.c").write_text("\n")
+    assert resume.code_changes(before, resume.code_state(
+        str(tmp_path))) == ["lib/panda", "tools"]

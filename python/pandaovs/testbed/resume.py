@@ -156,8 +156,8 @@ def prepare(run_dir, argv, prog, make_parser=config.parser):
             "--resume %s: the code differs from the run's in %s: its "
             "results would mix two versions.  Check out the run's commit "
             "(%s) or give --allow-code-change to continue all the same (the "
-            "segment records it)" % (run_dir, ", ".join(changed),
-                                     first or "see metadata.git"))
+            "session's record, metadata.segments, keeps it)" % (
+                run_dir, ", ".join(changed), first or "see metadata.git"))
     out, run_id = os.path.split(run_dir)
     return dataclasses.replace(new, out=out, run_id=run_id), result
 
