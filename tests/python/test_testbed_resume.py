@@ -442,3 +442,19 @@ def test_code_state_counts_code_not_text(tmp_path):
     (tmp_path / "tools/new.c").write_text("\n")
     assert resume.code_changes(before, resume.code_state(
         str(tmp_path))) == ["lib/panda", "tools"]
+
+
+def test_other_front_ends_refuse_sessions(capsys):
+    """The Mininet front end and the workload switch cannot continue a
+    run (their own options are not in the recorded settings): refused,
+    not ignored."""
+    from pandaovs.mininet import cli
+    from pandaovs.testbed import switch
+    for main, argv in ((cli.main, ["--resume", "/x"]),
+                       (cli.main, ["--stop-after", "5"]),
+                       (switch.parse, ["--resume", "/x"]),
+                       (switch.parse, ["--stop-after", "5"])):
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        assert e.value.code == 2
+        assert "--resume/--stop-after" in capsys.readouterr().err
