@@ -161,8 +161,8 @@ def test_stop_and_resume_equals_one_go(lab, tmp_path):
     lab.models = 0
     lab.now = 0.0
     # 2.5 min: trials start at 0, 60 and 120 s; none at 180 s.
-    st, log = lab.run(*BASE, "--reps", "3", "--stop-after", "2.5",
-                      "--no-plots")
+    with_plots = [a for a in BASE if a != "--no-plots"]
+    st, log = lab.run(*with_plots, "--reps", "3", "--stop-after", "2.5")
     assert st == config.EXIT_STOPPED == 3
     run_dir = os.path.join(lab.out, "r")
     assert "continue with: testbed/run.py --resume %s" % run_dir in log
@@ -171,9 +171,13 @@ def test_stop_and_resume_equals_one_go(lab, tmp_path):
     seg = part["metadata"]["segments"]
     assert len(seg) == 1 and seg[0]["end"] == "stopped: --stop-after 2.5 min"
     assert seg[0]["trials_run"] == 3 and seg[0]["stop_after_min"] == 2.5
-    # The partial summary and CSV are written.
+    # The partial summary and CSV are written, and say they are partial.
     assert part["summary"]["rows"]
+    assert part["summary"]["progress"] == {
+        "trials_done": 3, "trials_planned": 10, "complete": False}
     assert os.path.exists(os.path.join(run_dir, "result.csv"))
+    assert part["plots"] and all(os.path.exists(os.path.join(run_dir, f))
+                                 for f in part["plots"])
     # Continued twice (2 more sessions), with the clock of new sessions.
     lab.now = 1000.0
     st, log = lab.run("--resume", run_dir, "--stop-after", "2.5")
@@ -190,6 +194,7 @@ def test_stop_and_resume_equals_one_go(lab, tmp_path):
     assert done["policy"] == part["policy"]
     assert "not modelled again" in log
     assert done["summary"]["rows"] == whole["summary"]["rows"]
+    assert done["summary"]["progress"]["complete"]
     assert done["unavailable"] == whole["unavailable"]
     assert "error" not in done
     seg = done["metadata"]["segments"]

@@ -118,6 +118,7 @@ class Run:
         self.deadline = None
         self.segment = None     # this session's metadata.segments record
         self.done = 0           # trials of the plan done (ok)
+        self.total = 0          # trials in the plan
         self.log = log
         self.testbed = testbed or (lambda cfg, cc, mtu: Testbed(
             cfg.build_dir, cfg.qos, mtu=mtu, cc=cc, ports=cfg.ports))
@@ -469,7 +470,7 @@ class Run:
         md = self.result["metadata"]
         if "kernel" not in md:
             md["kernel"] = platform.release()
-        self.result["summary"] = summarize(self.result["trials"], c)
+        self.summarize()
         self.end_segment("stopped: " + stopped if stopped else "complete")
         self.save()
         report.write_csv(self.result, os.path.join(self.dir, "result.csv"))
@@ -498,12 +499,20 @@ class Run:
                      % (self.run_id, self.resume_command()))
         return 1 if failed or not self.result["trials"] else 0
 
+    def summarize(self):
+        """The summary of the trials so far; "progress" says whether they
+        are all the plan's (a stopped or interrupted run's targets are
+        verdicts on part of it)."""
+        self.result["summary"] = summarize(self.result["trials"], self.cfg)
+        self.result["summary"]["progress"] = {
+            "trials_done": self.done, "trials_planned": self.total,
+            "complete": 0 < self.total == self.done}
+
     def abort(self, end):
         """Interrupted or failed: result.json as it stands (every trial
         recorded so far, none under way), with its summary and CSV."""
         if self.segment is not None:
-            self.result["summary"] = summarize(self.result["trials"],
-                                               self.cfg)
+            self.summarize()
             self.end_segment(end)
         self.save()
         if self.segment is not None:
