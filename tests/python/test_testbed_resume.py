@@ -463,3 +463,37 @@ def test_other_front_ends_refuse_sessions(capsys):
             main(argv)
         assert e.value.code == 2
         assert "--resume/--stop-after" in capsys.readouterr().err
+
+
+def test_full_run_in_sessions(lab):
+    """testbed/README.md's recipe for the reference results (--full
+    --reps 3 --stop-after M, then --resume until done), on the full plan
+    (two schemes to keep it quick; fake trials of 60 s, so 30 trials a
+    30-minute session): exactly the plan, each trial once, one model, 3
+    repetitions per point with min and max dropped."""
+    from pandaovs.testbed import experiments
+    argv = ["--full", "--qos", "panda-sched", "--schemes", "pias,panda",
+            "--cc", "cubic", "--reps", "3", "--goodput-check", "0",
+            "--no-plots"]
+    st, log = lab.run(*argv, "--stop-after", "30")
+    run_dir = os.path.join(lab.out, "r")
+    sessions = 1
+    while st == config.EXIT_STOPPED:
+        assert "continue with: testbed/run.py --resume %s" % run_dir in log
+        lab.now += 3600
+        st, log = lab.run("--resume", run_dir, "--stop-after", "30")
+        sessions += 1
+    assert st == 0
+    r = lab.result()
+    plan = experiments.plan("full", ["pias", "panda"], 3, ["cubic"])
+    points = len(experiments.points("full"))
+    assert len(plan) == 1 + 3 * points * 2 == 163
+    assert keys(r) == sorted(runner.trial_key(t) for t in plan)
+    # Each trial ran once, and the collection (no fifo trial at 14 flows
+    # to host it: a trial of its own, not recorded, in session 1).
+    assert len(lab.ran) == len(plan) + 1 and lab.models == 1
+    assert sessions == 6 and [s["trials_run"] for s in r["metadata"][
+        "segments"]] == [29] + [30] * 4 + [14]
+    assert all(row["reps_ok"] == 3 and row["memcached"]["p99_ms"]["n_used"]
+               == 1 for row in r["summary"]["rows"]
+               if row["concurrency"] > 0)
