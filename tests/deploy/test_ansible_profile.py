@@ -14,24 +14,21 @@
   packets (a tap left over from the TSO process would break it); then
   changed=0 again.  experiment.yml passes the profile to testbed/run.py.
 
-Uses test_ansible's Sandbox (private namespaces and directories) and
+Uses test_ansible's sandbox (private namespaces and directories) and
 skips like it without root or a build.
 """
 
 import os
 import re
-import subprocess
-import sys
 import time
 
 import pytest
 
-from test_ansible import (BUILD, LOCAL_INV, Sandbox, changed_tasks, need,
-                          recap, run, tail)
+from test_ansible import (LOCAL_INV, changed_tasks, need, recap, run,
+                          sandbox_session, send_from_host, tail)
 
 TSO_LOG = "Userspace TCP Segmentation Offloading support enabled"
 FRAME = 1514
-PEER_IP = "10.99.0.2"
 SEND_BYTES = 2000000
 
 
@@ -72,42 +69,6 @@ class Switch:
     def offloads(self, ns, dev):
         out = self.sb.ns(ns, "ethtool", "-k", dev, check=True).stdout
         return dict(re.findall(r"(?m)^([a-z-]+): (on|off)", out))
-
-
-def send_tcp(sb):
-    """SEND_BYTES of TCP from the host (the bridge's port) to the peer;
-    returns the bytes the peer received."""
-    server = subprocess.Popen(
-        ["ip", "netns", "exec", sb.peer, sys.executable, "-c",
-         "import socket\n"
-         "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, "
-         "socket.SO_REUSEADDR, 1)\n"
-         "s.bind(('%s', 5098)); s.listen(1)\n"
-         "print('listening', flush=True); c, _ = s.accept()\n"
-         "n = 0\n"
-         "while True:\n"
-         "    b = c.recv(65536)\n"
-         "    if not b: break\n"
-         "    n += len(b)\n"
-         "print(n)\n" % PEER_IP],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout.readline().strip() == "listening"
-        client = sb.ns(sb.hv, sys.executable, "-c",
-                       "import socket\n"
-                       "s = socket.create_connection(('%s', 5098),"
-                       " timeout=60)\n"
-                       "s.sendall(b'x' * %d); s.close()\n"
-                       % (PEER_IP, SEND_BYTES), timeout=300)
-        assert client.returncode == 0, (
-            "TCP from the host through the bridge failed:\n"
-            + client.stderr)
-        out, _ = server.communicate(timeout=300)
-        return int(out.strip())
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
 
 
 def panda_flow_stats(sb, min_bytes):
@@ -158,7 +119,7 @@ def check_switch(sb, sw, tso):
         '"200000000"' if tso else '"100000000"')
     # Traffic: the flow's counters before and after 2 MB from the host.
     pkts0, bytes0 = panda_flow_stats(sb, 0)
-    assert send_tcp(sb) == SEND_BYTES
+    assert send_from_host(sb, SEND_BYTES) == SEND_BYTES
     pkts, nbytes = panda_flow_stats(sb, bytes0 + SEND_BYTES)
     pkts, nbytes = pkts - pkts0, nbytes - bytes0
     assert nbytes >= SEND_BYTES, (pkts, nbytes)
@@ -171,19 +132,7 @@ def check_switch(sb, sw, tso):
 
 @pytest.fixture(scope="module")
 def sandbox():
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, OVS sandbox)")
-    need("ansible-playbook")
-    vswitchd = os.path.join(BUILD, "ovs", "build", "vswitchd",
-                            "ovs-vswitchd")
-    if not os.access(vswitchd, os.X_OK):
-        pytest.skip("no build at %s (build it: BUILD_DIR=%s ./build.sh, or "
-                    "set PANDA_BUILD_DIR)" % (BUILD, BUILD))
-    sb = Sandbox()
-    sb.first = sb.playbook("site.yml", timeout=3600)
-    yield sb
-    res = sb.cleanup()
-    assert res.returncode == 0, tail(res.stdout)
+    yield from sandbox_session()
 
 
 def site(sb, *extra):
@@ -237,6 +186,7 @@ def test_restart_alone_brings_the_flows_back(sandbox):
     try:
         pid = sw.pid()
         res = site(sb, "--tags", "ovs", "-e", "panda_profile=10g")
+        assert "panda_flows :" not in res.stdout, "not an ovs-only run"
         assert sw.pid() != pid
         assert TSO_LOG in sw.log_runs()[-1]
         flows = sb.ofctl("dump-flows", "br-panda")
@@ -247,7 +197,7 @@ def test_restart_alone_brings_the_flows_back(sandbox):
         ping = sb.ns(sb.peer, "ping", "-c", "2", "-W", "2", "10.99.0.1")
         assert ping.returncode == 0, ping.stdout + ping.stderr
     finally:
-        res = site(sb)
+        site(sb)
     assert TSO_LOG not in sw.log_runs()[-1]
 
 
