@@ -348,6 +348,26 @@ def test_plots_for_every_experiment(tmp_path):
         assert (tmp_path / m).stat().st_size > 10000
 
 
+def test_plots_of_a_10g_run_with_every_scheme(tmp_path):
+    """The 10g profile's run has the weights ablation (panda-w1), and its
+    figures carry the thesis's 10 Gbit/s numbers."""
+    from pandaovs.testbed import plots
+    from pandaovs.testbed.schemes import SCHEMES
+    assert set(plots.COLORS) == set(SCHEMES)
+    trials = []
+    for s in ("fifo", "pias", "panda", "panda-w1"):
+        t = _trial(s, 0, 2.0)
+        t.update(concurrency=14, requests=10000, experiments=["a", "c"])
+        trials.append(t)
+    result = {"metadata": {"profile": "10g"},
+              "summary": {"rows": report.aggregate(trials)}}
+    made = plots.plot_all(result, str(tmp_path))
+    assert sorted(made) == sorted([
+        "fig5.7-p90-vs-requests-cubic.png",
+        "fig5.8-p99-vs-requests-cubic.png",
+        "fig5.11-fct-vs-concurrency-cubic.png"])
+
+
 def test_floor_and_targets():
     """summary.floor_ms = the unloaded trial's p99 + one 1514-byte frame at
     the link rate; each target compares the schemes' rows of the run."""

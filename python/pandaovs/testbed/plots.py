@@ -1,7 +1,9 @@
 """matplotlib figures shaped like the thesis's: Figs 5.1/5.2 (memcached
 p90/p99 vs requests, grouped bars per scheme), Figs 5.5/5.6 (p90/p99 vs
 concurrency, one panel per request count) and Fig 5.10 (mean FCT per size
-bucket vs concurrency).  Error bars are the spread (std) over repetitions."""
+bucket vs concurrency); the 10g profile's run gives the same four under
+the thesis's 10 Gbit/s numbers, Figs 5.7, 5.8, 5.9 and 5.11.  Error bars
+are the spread (std) over repetitions."""
 
 import os
 import warnings
@@ -13,9 +15,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from .report import rows_of  # noqa: E402
 from .schemes import ORDER  # noqa: E402
 
+# One colour per scheme of schemes.SCHEMES (a unit test holds them equal:
+# a scheme without one made every 10g run's plots fail).
 COLORS = {"fifo": "#7f7f7f", "pias": "#d62728", "fish": "#ff7f0e",
           "fq": "#2ca02c", "panda": "#1f77b4", "panda-guard": "#9467bd",
-          "panda-droptail": "#8c564b"}
+          "panda-droptail": "#8c564b", "panda-w1": "#17becf"}
 
 
 def _val(s):
@@ -158,22 +162,31 @@ def fig_fct(rows, cc, path):
     return path
 
 
+# The thesis's figure numbers per profile: p90 and p99 vs requests,
+# latency vs concurrency, FCT.  At 1 Gbit/s it numbers CUBIC's and DCTCP's
+# figures apart (5.1/5.2 and 5.3/5.4, 5.6 and 5.5); here the file names
+# carry the congestion control instead, so one number serves both.
+FIGURE_NUMBERS = {"1g": ("5.1", "5.2", "5.5-5.6", "5.10"),
+                  "10g": ("5.7", "5.8", "5.9", "5.11")}
+
+
 def plot_all(result, outdir):
     warnings.filterwarnings("ignore", message="All-NaN")
     rows = rows_of(result)
+    profile = (result.get("metadata") or {}).get("profile", "1g")
+    n90, n99, nconc, nfct = FIGURE_NUMBERS.get(profile,
+                                               FIGURE_NUMBERS["1g"])
     made = []
     for cc in sorted({r["cc"] for r in rows}):
+        def path(num, what):
+            return os.path.join(outdir, "fig%s-%s-%s.png" % (num, what, cc))
         for f in (fig_vs_requests(rows, cc, "p90_ms", "p90",
-                                  os.path.join(outdir, "fig5.1-p90-vs-requests"
-                                               "-%s.png" % cc)),
+                                  path(n90, "p90-vs-requests")),
                   fig_vs_requests(rows, cc, "p99_ms", "p99",
-                                  os.path.join(outdir, "fig5.2-p99-vs-requests"
-                                               "-%s.png" % cc)),
-                  fig_vs_concurrency(rows, cc, os.path.join(
-                      outdir, "fig5.5-5.6-latency-vs-concurrency-%s.png"
-                      % cc)),
-                  fig_fct(rows, cc, os.path.join(
-                      outdir, "fig5.10-fct-vs-concurrency-%s.png" % cc))):
+                                  path(n99, "p99-vs-requests")),
+                  fig_vs_concurrency(rows, cc, path(
+                      nconc, "latency-vs-concurrency")),
+                  fig_fct(rows, cc, path(nfct, "fct-vs-concurrency"))):
             if f:
                 made.append(os.path.basename(f))
     return made
