@@ -4,13 +4,15 @@ the full runs.  See python/pandaovs/adps.py for what they do and why.
 
     bench/adps-experiments.py [--experiments queueing,blocking] [--reps 3]
                               [--out DIR] [--build DIR] [--nice N]
+                              [--rt PRIO]
 
 Writes DIR/adps.json (metadata, every run's client and server JSON, the
 p99 of the latency-sensitive type per mode and its ratio to the ideal or
-optimum) and DIR/adps-<experiment>.png; prints the summary.  About 2
+optimum) and DIR/adps-<experiment>.png; prints the summary.  About a
 minute per repetition and mode (7 runs per repetition), not niced: see
-main().  tests/loadgen/test_adps.py runs the
-quick versions.
+main().  On a machine other jobs share, --rt 50 (root) is how the
+reference figures were taken (README.md, "Application-defined
+priority").  tests/loadgen/test_adps.py runs the quick versions.
 """
 
 import argparse
@@ -40,9 +42,22 @@ def main():
     ap.add_argument("--nice", type=int, default=0,
                     help="run server and client at this nice value "
                          "(e.g. -10 as root on a machine other jobs share)")
+    ap.add_argument("--rt", type=int, default=0, metavar="PRIO",
+                    help="run server and client under SCHED_FIFO at this "
+                         "priority (1..99, root; chrt): on a shared machine "
+                         "they then take a core as soon as they wake, as "
+                         "on a dedicated one; 0 = off (default)")
     a = ap.parse_args()
     if not -20 <= a.nice <= 19:
         ap.error("--nice: %d is not a nice value (-20..19)" % a.nice)
+    if not 0 <= a.rt <= 99:
+        ap.error("--rt: %d is not a SCHED_FIFO priority (1..99, or 0 for "
+                 "off)" % a.rt)
+    if a.rt and a.nice:
+        ap.error("--rt and --nice: choose one (a SCHED_FIFO process has no "
+                 "nice value)")
+    if a.rt and os.geteuid() != 0:
+        ap.error("--rt: needs root (SCHED_FIFO)")
     names = a.experiments.split(",")
     for n in names:
         if n not in adps.EXPERIMENTS:
@@ -57,10 +72,11 @@ def main():
     os.makedirs(out, exist_ok=True)
     doc = {"metadata": adps.metadata(sys.argv, a.build), "experiments": {}}
     doc["metadata"]["nice"] = a.nice
+    doc["metadata"]["sched_fifo_priority"] = a.rt
     for n in names:
         res = adps.run_experiment(adps.EXPERIMENTS[n], a.build, a.reps,
                                   log=lambda m: print(m, file=sys.stderr),
-                                  nice=a.nice)
+                                  nice=a.nice, rt=a.rt)
         adps.plot(res, os.path.join(out, "adps-%s.png" % n))
         for rs in res["runs"].values():
             for r in rs:
