@@ -255,7 +255,9 @@ def test_changed_settings_are_refused_by_name(lab, capsys):
     capsys.readouterr()
     for argv, what in (
             (["--rate-mbit", "100"], "--rate-mbit (rate_mbit): the run's "
-             "50, this command line's 100.0"),
+             "50, this command line's 100.0; --queue-pkts (queue_pkts): the "
+             "run's 50, this command line's 100 (follows from the options "
+             "above)"),
             (["--seed", "7"], "--seed (seed): the run's 1, this command "
              "line's 7"),
             (["--full"], "--quick/--full (mode): the run's \"quick\", this "

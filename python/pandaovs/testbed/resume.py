@@ -144,7 +144,7 @@ def prepare(run_dir, argv, prog, make_parser=config.parser):
         new = dataclasses.replace(new, workload=dataclasses.replace(
             new.workload, name=wanted["name"],
             shipped=wanted.get("shipped", False)))
-    check_settings(run_dir, rec, new)
+    check_settings(run_dir, rec, new, given)
     if new.reps < rec["reps"]:
         raise ResumeError("--reps %d: the run has %d repetitions; a "
                           "resumed run may add repetitions, not drop them"
@@ -176,16 +176,27 @@ def check_copy(run_dir, copy, rec):
                               run_dir, copied.sha256[:12], want[:12]))
 
 
-def check_settings(run_dir, rec, cfg):
+def check_settings(run_dir, rec, cfg, given=()):
     """Refuses 'cfg' if a setting that changes results differs from the
-    run's record 'rec' (metadata.config), naming every one."""
+    run's record 'rec' (metadata.config), naming every one; those whose
+    option the command line did not give ('given': explicit_options()'s
+    dests) are said to follow from the others (--rate-mbit changes the
+    buffer, --qos the ECN threshold)."""
     now = config.settings(cfg)
     was = rec.get("settings") or {}
-    diffs = ["%s (%s): the run's %s, this command line's %s" % (
-        config.option_of(k), k, json.dumps(was.get(k)), json.dumps(now[k]))
-        for k in now if k not in was or was[k] != now[k]]
+    diffs = []
+    for k in now:
+        if k in was and was[k] == now[k]:
+            continue
+        opt = config.option_of(k)
+        dests = [o.lstrip("-").replace("-", "_") for o in opt.split("/")]
+        how = ("" if k == "mode" or any(d in given for d in dests)
+               else " (follows from the options above)")
+        diffs.append("%s (%s): the run's %s, this command line's %s%s" % (
+            opt, k, json.dumps(was.get(k)), json.dumps(now[k]), how))
     if diffs:
         raise ResumeError(
             "--resume %s: a resumed run keeps the settings its results "
             "depend on; start a new run to change them.  Differs: %s"
-            % (run_dir, "; ".join(diffs)))
+            % (run_dir, "; ".join(sorted(diffs, key=lambda d: "follows"
+                                         in d))))
