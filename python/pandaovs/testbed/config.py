@@ -275,8 +275,13 @@ def run_config(p, a, argv):
         schemes = DEFAULT_SCHEMES[a.qos]
         if a.qos == "panda-sched" and mode == "quick" and a.ecn_threshold:
             schemes += ABLATIONS
-        if weights and mode == "quick":
-            # The weights against all-ones in the same run (issue 18).
+        if weights:
+            # The weights against all ones in the same run (issue 18), in
+            # full runs too: all ones is the thesis's own 10 Gbit/s setup
+            # (it left the weights open and set them equal, §5.1), and the
+            # reduced full run showed the weights costing medium flows
+            # 1.7-3x their mean FCT (docs/results/2026-11-23-full-reduced-
+            # 10g), so the figures should show both.
             schemes += (WEIGHTS_ABLATION,)
     else:
         schemes = tuple(s.strip() for s in a.schemes.split(",")
