@@ -8,10 +8,11 @@ the full runs.  See python/pandaovs/adps.py for what they do and why.
 
 Writes DIR/adps.json (metadata, every run's client and server JSON, the
 p99 of the latency-sensitive type per mode and its ratio to the ideal or
-optimum) and DIR/adps-<experiment>.png; prints the summary.  About 2
+optimum) and DIR/adps-<experiment>.png; prints the summary.  About a
 minute per repetition and mode (7 runs per repetition), not niced: see
-main().  tests/loadgen/test_adps.py runs the
-quick versions.
+main().  On a machine other jobs share, --rt 50 (root) is how the
+reference figures were taken (README.md, "Application-defined
+priority").  tests/loadgen/test_adps.py runs the quick versions.
 """
 
 import argparse

@@ -202,8 +202,10 @@ class Sandbox:
         return res
 
 
-@pytest.fixture(scope="module")
-def sandbox():
+def sandbox_session():
+    """Skips without root, Ansible or a build; else runs site.yml once in
+    a new Sandbox (its result in .first), yields it and tears it down (the
+    body of a module's sandbox fixture)."""
     if os.geteuid() != 0:
         pytest.skip("needs root (network namespaces, OVS sandbox)")
     need("ansible-playbook")
@@ -220,6 +222,47 @@ def sandbox():
     for ns in (sb.hv, sb.peer):
         assert not os.path.exists("/run/netns/" + ns), \
             "teardown.yml left namespace %s" % ns
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    yield from sandbox_session()
+
+
+def send_from_host(sb, nbytes, port=5099):
+    """nbytes of TCP from the host (the bridge's port, 10.99.0.1) to a sink
+    in the peer namespace; returns the bytes the sink received."""
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", sb.peer, sys.executable, "-c",
+         "import socket\n"
+         "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, "
+         "socket.SO_REUSEADDR, 1)\n"
+         "s.bind(('10.99.0.2', %d)); s.listen(1)\n"
+         "print('listening', flush=True); c, _ = s.accept()\n"
+         "n = 0\n"
+         "while True:\n"
+         "    b = c.recv(65536)\n"
+         "    if not b: break\n"
+         "    n += len(b)\n"
+         "print(n)\n" % port],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        # The sink listens (it says so), then the flow goes.
+        assert server.stdout.readline().strip() == "listening"
+        client = sb.ns(sb.hv, sys.executable, "-c",
+                       "import socket\n"
+                       "s = socket.create_connection(('10.99.0.2', %d),"
+                       " timeout=60)\n"
+                       "s.sendall(b'x' * %d); s.close()\n" % (port, nbytes),
+                       timeout=300)
+        assert client.returncode == 0, (
+            "TCP from the host through the bridge failed:\n" + client.stderr)
+        out, _ = server.communicate(timeout=300)
+        return int(out.strip())
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
 
 
 def test_localhost_site_runs(sandbox):
@@ -272,36 +315,7 @@ def test_localhost_traffic_takes_the_panda_flow(sandbox):
     sb = sandbox
     ping = sb.ns(sb.peer, "ping", "-c", "2", "-W", "2", "10.99.0.1")
     assert ping.returncode == 0, ping.stdout + ping.stderr
-    server = subprocess.Popen(
-        ["ip", "netns", "exec", sb.peer, sys.executable, "-c",
-         "import socket\n"
-         "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, "
-         "socket.SO_REUSEADDR, 1)\n"
-         "s.bind(('10.99.0.2', 5099)); s.listen(1)\n"
-         "print('listening', flush=True); c, _ = s.accept()\n"
-         "n = 0\n"
-         "while True:\n"
-         "    b = c.recv(65536)\n"
-         "    if not b: break\n"
-         "    n += len(b)\n"
-         "print(n)\n"],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        # The sink listens (it says so), then the 2 MB flow goes.
-        assert server.stdout.readline().strip() == "listening"
-        client = sb.ns(sb.hv, sys.executable, "-c",
-                       "import socket\n"
-                       "s = socket.create_connection(('10.99.0.2', 5099),"
-                       " timeout=60)\n"
-                       "s.sendall(b'x' * 2000000); s.close()\n",
-                       timeout=300)
-        assert client.returncode == 0, client.stderr
-        out, _ = server.communicate(timeout=300)
-        assert int(out.strip()) == 2000000
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+    assert send_from_host(sb, 2000000) == 2000000
     # Flow statistics reach OpenFlow when the revalidators next run (the
     # deadline is only a safety net).
     deadline = time.monotonic() + 120

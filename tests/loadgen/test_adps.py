@@ -157,3 +157,27 @@ def test_blocking_quick(lg_bin):
     # one (20 ms) holds the loop.
     assert lat(res, "priority+core", "SHRT", "p90") < \
         lat(res, "fifo", "SHRT", "p90")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root")
+def test_rt_prefix_runs_under_sched_fifo():
+    """--rt: what run_mode() starts runs under SCHED_FIFO at the priority
+    given; --nice alone leaves the policy alone."""
+    out = subprocess.run(adps.sched_prefix(rt=7) + ["chrt", "-p", "0"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "SCHED_FIFO" in out and "priority: 7" in out
+    out = subprocess.run(adps.sched_prefix(nice=5) + ["chrt", "-p", "0"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "SCHED_OTHER" in out
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--rt", "100"], "--rt: 100 is not a SCHED_FIFO priority"),
+    (["--rt", "5", "--nice", "-3"], "--rt and --nice: choose one"),
+])
+def test_bench_refuses_bad_scheduling(args, msg):
+    bench = os.path.join(os.path.dirname(__file__), "..", "..", "bench",
+                         "adps-experiments.py")
+    res = subprocess.run(["/usr/bin/python3", bench] + args,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and msg in res.stderr

@@ -94,6 +94,11 @@ def main(argv=None):
     if a.calibrate:
         p.error("--calibrate: calibrate on the namespace testbed "
                 "(testbed/run.py --calibrate)")
+    if a.resume or a.stop_after is not None:
+        # The topology options are not in the run's recorded settings
+        # (config.SETTINGS), so a continued run could not be checked.
+        p.error("--resume/--stop-after: runs over several sessions are "
+                "testbed/run.py's (namespace testbed) only")
     if a.ports != "system":
         p.error("--ports %s: the Mininet topologies plug their hosts in "
                 "through netdev-linux ports; AF_XDP and DPDK ports are on "

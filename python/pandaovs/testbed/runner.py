@@ -4,6 +4,7 @@ testbed/README.md documents both."""
 
 import dataclasses
 import datetime
+import fcntl
 import glob
 import hashlib
 import json
@@ -18,8 +19,8 @@ import time
 from .. import iperf3, paths
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import is_root
-from . import experiments, goodput, model, report, targets
-from .config import TrialConfig, parse_args
+from . import config, experiments, goodput, model, report, resume, targets
+from .config import EXIT_STOPPED, TrialConfig
 from .profiles import PROFILES
 from .schemes import FRAME, SCHEMES
 from .topology import Testbed, TestbedError
@@ -28,8 +29,21 @@ from .trial import run_trial
 TOP = paths.TOP
 
 
-class Interrupted(Exception):
-    pass
+class Interrupted(BaseException):
+    """SIGTERM (handle_signals()).  A BaseException, as KeyboardInterrupt
+    is: the handlers that keep a run going past a failed measurement
+    (except Exception: the goodput check, the plots) must not swallow it
+    and let the run carry on."""
+
+
+class Stopped(Exception):
+    """--stop-after: the session's time is up (Run.check_deadline())."""
+
+
+def trial_key(t):
+    """What identifies a trial of the plan: a run holds at most one
+    record of each in "trials"."""
+    return (t["cc"], t["scheme"], t["concurrency"], t["requests"], t["rep"])
 
 
 # -- metadata --------------------------------------------------------------
@@ -90,12 +104,21 @@ def cc_availability(cc):
 class Run:
     """One testbed run as configured by 'cfg' (a config.RunConfig)."""
 
-    def __init__(self, cfg, log=print, testbed=None, prog="testbed/run.py"):
+    def __init__(self, cfg, log=print, testbed=None, prog="testbed/run.py",
+                 previous=None, clock=time.monotonic):
         """'testbed': makes the topology of one congestion control,
         testbed(cfg, cc, mtu) -> a started-by-'with' Testbed (default the
         namespace testbed; pandaovs.mininet passes its own); 'prog': the
-        command recorded in the metadata."""
+        command recorded in the metadata; 'previous': the result.json of
+        the run this one continues (resume.prepare()); 'clock': seconds,
+        what --stop-after counts in."""
         self.cfg = cfg
+        self.previous = previous
+        self.clock = clock
+        self.deadline = None
+        self.segment = None     # this session's metadata.segments record
+        self.done = 0           # trials of the plan done (ok)
+        self.total = 0          # trials in the plan
         self.log = log
         self.testbed = testbed or (lambda cfg, cc, mtu: Testbed(
             cfg.build_dir, cfg.qos, mtu=mtu, cc=cc, ports=cfg.ports))
@@ -119,7 +142,8 @@ class Run:
                 "ovs/build/ovsdb/ovsdb-server",
                 "ovs/build/utilities/ovs-vsctl"]
         need += ["load_generator/" + p for p in paths.BuildTree.LOADGEN]
-        if not self.cfg.policy and self.cfg.modeled_schemes:
+        if (self.cfg.modeled_schemes and not self.cfg.policy
+                and (self.previous or {}).get("policy") is None):
             need.append("tools/panda-model")
         missing = self.build.missing(need)
         if missing:
@@ -226,9 +250,131 @@ class Run:
         c = self.cfg
         self.preflight()
         os.makedirs(self.dir, exist_ok=True)
-        t_start = time.time()
+        self.lock()
+        self.t_start = time.time()
+        if c.stop_after_s is not None:
+            self.deadline = self.clock() + c.stop_after_s
+        code = resume.code_state()
+        if self.previous is None:
+            self.start_result(code)
+        else:
+            self.resume_result()
+        self.begin_segment(code)
+        ccs = self.runnable_ccs()
+        trials = experiments.plan(c.mode, c.schemes, c.reps, ccs)
+        ok = {trial_key(t) for t in self.result["trials"]
+              if t["status"] == "ok"}
+        for t in trials:
+            t["done"] = trial_key(t) in ok
+        self.total = len(trials)
+        self.done = sum(t["done"] for t in trials)
+        if self.previous is not None:
+            self.log("  resumed (session %d): %d of %d trials done, %d to "
+                     "run" % (self.segment["index"] + 1, self.done,
+                              self.total, self.total - self.done))
+        if self.result["policy"] is not None:
+            # The run's policy, modelled (or read) in an earlier session:
+            # a run has one policy, so never modelled again.
+            self.use_policy(self.result["policy"])
+            self.log("  policy: the run's own (result.json), not modelled "
+                     "again")
+        elif c.policy and c.modeled_schemes:
+            record = model.load_policy(c.policy)
+            record["source"] = os.path.abspath(c.policy)
+            self.check_policy_workload(record)
+            self.use_policy(record)
+        self.save()
+        try:
+            for cc in ccs:
+                cc_trials = [t for t in trials
+                             if t["cc"] == cc and not t["done"]]
+                if cc_trials:
+                    self.check_deadline()
+                    self.run_cc(cc, cc_trials)
+        except Stopped as e:
+            return self.finish(stopped=str(e))
+        return self.finish()
+
+    def run_cc(self, cc, trials):
+        """The trials of congestion control 'cc' still to run, on one
+        testbed (with stages 1 and 2 first if the run has no policy yet)."""
+        c = self.cfg
+        with self.testbed(c, cc, self.prof["mtu"]) as tb:
+            md = self.result["metadata"]
+            if "kernel" not in md:
+                md.update(self.metadata(tb))
+            if "ovs_version" not in self.segment:
+                self.segment["ovs_version"] = tb.ovs_version()
+                self.log("  kernel %s, %s, link %g Mbit/s, %s ports, "
+                         "%s, %d levels, buffer %d %s %s, %s, "
+                         "offloads %s, cc %s" % (
+                             platform.release(), self.segment["ovs_version"],
+                             c.rate_mbit, ports_str(c.ports),
+                             c.qos.type, tb.levels,
+                             c.queue_pkts * FRAME if c.qos.buffer_bytes
+                             else c.queue_pkts,
+                             "bytes" if c.qos.buffer_bytes
+                             else "packets", "per level" if
+                             c.qos.type == "htb" else "per port",
+                             "ECN at %d bytes, ECN-capable senders"
+                             % c.qos.ecn_threshold if c.qos.marks
+                             else "drop-tail",
+                             "on (OVS userspace TSO; hosts' TSO, GSO, "
+                             "GRO, tx checksum)" if c.ports.tso
+                             else "off", cc))
+                if (md.get("ovs_version")
+                        and md["ovs_version"] != self.segment["ovs_version"]):
+                    self.log("  warning: the run began on %s"
+                             % md["ovs_version"])
+            panda_ok = tb.panda_available()
+            cpu0, t0 = tb.thread_cpu(), time.time()
+
+            def thread_cpu():
+                cpu = thread_cpu_share(cpu0, tb.thread_cpu(),
+                                       time.time() - t0)
+                md.setdefault("ovs_thread_cpu", {})[cc] = cpu
+                self.segment.setdefault("ovs_thread_cpu", {})[cc] = cpu
+            try:
+                if self.policies is None and c.modeled_schemes:
+                    self.stage_collect_model(tb, trials)
+                if self.result["goodput_check"] is None \
+                        and c.goodput_check_s > 0:
+                    self.stage_goodput_check(tb)
+                self.stage_experiments(tb, trials, panda_ok)
+            except Stopped:
+                thread_cpu()
+                raise
+            thread_cpu()
+
+    # -- the run's record and its sessions ------------------------------
+    def lock(self):
+        """One process at a time in a run directory (a second --resume of
+        the same run would record trials twice)."""
+        self._lock = open(os.path.join(self.dir, ".lock"), "a+")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.seek(0)
+            raise TestbedError("%s is in use by another testbed run (pid %s)"
+                               % (self.dir, self._lock.read().strip()
+                                  or "?"))
+        self._lock.truncate(0)
+        self._lock.write("%d\n" % os.getpid())
+        self._lock.flush()
+
+    def unlock(self):
+        lock, self._lock = getattr(self, "_lock", None), None
+        if lock is not None:
+            lock.close()
+
+    def start_result(self, code):
+        c = self.cfg
         self.log("panda testbed: run %s -> %s" % (self.run_id, self.dir))
-        self.result = {"metadata": None, "policy": None, "collection": None,
+        self.result = {"metadata": {
+                           "run_id": self.run_id,
+                           "config": config.record(c, self.prog, code),
+                           "segments": []},
+                       "policy": None, "collection": None,
                        "goodput_check": None, "trials": [],
                        "unavailable": [], "summary": None}
         self.cdf = c.workload.write_copy(os.path.join(self.dir,
@@ -237,6 +383,69 @@ class Run:
             c.workload.name, c.workload.path, c.workload.sha256[:12],
             c.workload.mean_bytes, ", %d background iperf3 streams"
             % c.iperf3_streams if c.iperf3_streams else ""))
+
+    def resume_result(self):
+        """Continues self.previous, checked by resume.prepare(): its
+        settings, policy and workload copy are the run's."""
+        c = self.cfg
+        self.log("panda testbed: run %s continued in %s" % (
+            self.previous["metadata"].get("run_id"), self.dir))
+        self.result = self.previous
+        self.result.pop("error", None)
+        md = self.result["metadata"]
+        md["config"]["reps"] = md["reps"] = c.reps
+        self.cdf = os.path.join(self.dir, "workload.cdf")
+        self.log("  workload %s (the run's copy, sha256 %s)" % (
+            c.workload.name, c.workload.sha256[:12]))
+
+    def begin_segment(self, code):
+        """This session's record in metadata.segments: sessions may run
+        on other days and machines, so each keeps its own."""
+        c, md = self.cfg, self.result["metadata"]
+        changed = resume.code_changes(md["config"]["code"], code)
+        self.segment = {
+            "index": len(md["segments"]),
+            "argv": [self.prog] + list(c.argv),
+            "started_utc": _utcnow(),
+            "host": platform.node(),
+            "kernel": platform.release(),
+            "cpus": os.cpu_count(),
+            "loadavg_at_start": os.getloadavg(),
+            "git": git_state(),
+            "code": code,
+            "code_changed": changed,
+            "allow_code_change": c.allow_code_change,
+            "build_dir": c.build_dir,
+            "stop_after_min": None if c.stop_after_s is None
+            else c.stop_after_s / 60,
+            "trials_run": 0, "trials_failed": 0, "end": "running"}
+        md["segments"].append(self.segment)
+        if changed:
+            self.log("  warning: --allow-code-change: the code differs "
+                     "from the run's in %s" % ", ".join(changed))
+
+    def end_segment(self, end):
+        seg, md = self.segment, self.result["metadata"]
+        seg.update(ended_utc=_utcnow(), runtime_s=time.time() - self.t_start,
+                   loadavg_at_end=os.getloadavg(), end=end)
+        md["runtime_s"] = sum(s.get("runtime_s") or 0
+                              for s in md["segments"])
+        md["loadavg_at_end"] = seg["loadavg_at_end"]
+
+    def runnable_ccs(self):
+        """The congestion controls to run.  A new run records those the
+        kernel lacks as unavailable; a resumed one runs the run's, and
+        needs each of them here."""
+        c = self.cfg
+        if self.previous is not None:
+            gone = {u["cc"] for u in self.result["unavailable"]}
+            for cc in c.ccs:
+                why = None if cc in gone else cc_availability(cc)
+                if why:
+                    raise TestbedError("--resume: %s ran in this run's "
+                                       "earlier sessions but is %s here"
+                                       % (cc, why))
+            return [cc for cc in c.ccs if cc not in gone]
         ccs = []
         for cc in c.ccs:
             why = cc_availability(cc)
@@ -247,53 +456,26 @@ class Run:
                         {"cc": cc, "scheme": s, "status": why})
             else:
                 ccs.append(cc)
-        trials = experiments.plan(c.mode, c.schemes, c.reps, ccs)
-        self.total = len(trials)
-        if c.policy and c.modeled_schemes:
-            record = model.load_policy(c.policy)
-            record["source"] = os.path.abspath(c.policy)
-            self.check_policy_workload(record)
-            self.use_policy(record)
-        for cc in ccs:
-            cc_trials = [t for t in trials if t["cc"] == cc]
-            with self.testbed(c, cc, self.prof["mtu"]) as tb:
-                if self.result["metadata"] is None:
-                    self.result["metadata"] = self.metadata(tb)
-                    self.log("  kernel %s, %s, link %g Mbit/s, %s ports, "
-                             "%s, %d levels, buffer %d %s %s, %s, "
-                             "offloads %s, cc %s" % (
-                                 platform.release(),
-                                 self.result["metadata"]["ovs_version"],
-                                 c.rate_mbit, ports_str(c.ports),
-                                 c.qos.type, tb.levels,
-                                 c.queue_pkts * FRAME if c.qos.buffer_bytes
-                                 else c.queue_pkts,
-                                 "bytes" if c.qos.buffer_bytes
-                                 else "packets", "per level" if
-                                 c.qos.type == "htb" else "per port",
-                                 "ECN at %d bytes, ECN-capable senders"
-                                 % c.qos.ecn_threshold if c.qos.marks
-                                 else "drop-tail",
-                                 "on (OVS userspace TSO; hosts' TSO, GSO, "
-                                 "GRO, tx checksum)" if c.ports.tso
-                                 else "off", ",".join(ccs)))
-                panda_ok = tb.panda_available()
-                cpu0, t0 = tb.thread_cpu(), time.time()
-                if self.policies is None and c.modeled_schemes:
-                    self.stage_collect_model(tb, cc_trials)
-                if self.result["goodput_check"] is None \
-                        and c.goodput_check_s > 0:
-                    self.stage_goodput_check(tb)
-                self.stage_experiments(tb, cc_trials, panda_ok)
-                self.result["metadata"].setdefault(
-                    "ovs_thread_cpu", {})[cc] = thread_cpu_share(
-                        cpu0, tb.thread_cpu(), time.time() - t0)
-        if self.result["metadata"] is None:
-            self.result["metadata"] = {"run_id": self.run_id,
-                                       "kernel": platform.release()}
-        self.result["summary"] = summarize(self.result["trials"], c)
-        self.result["metadata"]["runtime_s"] = time.time() - t_start
-        self.result["metadata"]["loadavg_at_end"] = os.getloadavg()
+        return ccs
+
+    def check_deadline(self):
+        """--stop-after: no trial starts once the session's time is up."""
+        if self.deadline is not None and self.clock() >= self.deadline:
+            raise Stopped("--stop-after %g min" % (self.cfg.stop_after_s
+                                                   / 60))
+
+    def resume_command(self):
+        return "%s --resume %s" % (self.prog, self.dir)
+
+    def finish(self, stopped=None):
+        """Summary, result.json, CSV, figures and the table, of every
+        trial the run has so far; the exit status."""
+        c = self.cfg
+        md = self.result["metadata"]
+        if "kernel" not in md:
+            md["kernel"] = platform.release()
+        self.summarize()
+        self.end_segment("stopped: " + stopped if stopped else "complete")
         self.save()
         report.write_csv(self.result, os.path.join(self.dir, "result.csv"))
         if c.plots:
@@ -309,8 +491,37 @@ class Run:
         failed = [t for t in self.result["trials"] if t["status"] != "ok"]
         self.log("run %s: %d trials, %d failed, %.0f s; results in %s"
                  % (self.run_id, len(self.result["trials"]), len(failed),
-                    time.time() - t_start, self.dir))
+                    time.time() - self.t_start, self.dir))
+        if stopped:
+            self.log("run %s: stopped (%s) with %d of %d trials done; "
+                     "continue with: %s" % (self.run_id, stopped, self.done,
+                                            self.total,
+                                            self.resume_command()))
+            return EXIT_STOPPED
+        if failed:
+            self.log("run %s: the failed trials run again with: %s"
+                     % (self.run_id, self.resume_command()))
         return 1 if failed or not self.result["trials"] else 0
+
+    def summarize(self):
+        """The summary of the trials so far; "progress" says whether they
+        are all the plan's (a stopped or interrupted run's targets are
+        verdicts on part of it)."""
+        self.result["summary"] = summarize(self.result["trials"], self.cfg)
+        self.result["summary"]["progress"] = {
+            "trials_done": self.done, "trials_planned": self.total,
+            "complete": 0 < self.total == self.done}
+
+    def abort(self, end):
+        """Interrupted or failed: result.json as it stands (every trial
+        recorded so far, none under way), with its summary and CSV."""
+        if self.segment is not None:
+            self.summarize()
+            self.end_segment(end)
+        self.save()
+        if self.segment is not None:
+            report.write_csv(self.result, os.path.join(self.dir,
+                                                       "result.csv"))
 
     def check_policy_workload(self, record):
         """A saved policy modelled on another workload may be reused (a
@@ -435,12 +646,14 @@ class Run:
 
     # -- stage 3 ---------------------------------------------------------
     def stage_experiments(self, tb, trials, panda_ok):
-        self.log("stage 3: experiments (%d trials)" % len(trials))
+        self.log("stage 3: experiments (%d trials)"
+                 % sum(not t.get("done") for t in trials))
         for t in trials:
             if t.get("done"):
                 continue
-            n = len(self.result["trials"]) + 1
-            self.one_trial(tb, t, n, self.total, panda_ok=panda_ok)
+            self.check_deadline()
+            self.one_trial(tb, t, self.done + 1, self.total,
+                           panda_ok=panda_ok)
 
     def one_trial(self, tb, t, n, total, panda_ok=True):
         self.log("[%d/%d] %-5s %-14s flows %2d requests %5d rep %d ..." % (
@@ -460,7 +673,7 @@ class Run:
             res = self.trial_exec(tb, t)
         res.update({k: t[k] for k in ("rep", "experiments")})
         t["done"] = True
-        self.result["trials"].append(res)
+        self.record_trial(res)
         self.save()
         mc = res.get("memcached") or {}
         self.log("      %s  memcached p50 %s p90 %s p99 %s ms  %s  (%.0f s)"
@@ -470,6 +683,30 @@ class Run:
                     _levels_str(res.get("memcached_levels")),
                     res.get("elapsed_s") or 0))
         return res
+
+    def record_trial(self, res):
+        """Adds trial record 'res'.  An earlier record of the same trial
+        (a failed attempt, from this session's collection or an earlier
+        session) moves to "retried", so that "trials" has one record per
+        trial and the summary counts each once."""
+        key = trial_key(res)
+        trials = self.result["trials"]
+        old = [i for i, x in enumerate(trials) if trial_key(x) == key]
+        for i in old:
+            trials[i]["superseded_in_session"] = (
+                self.segment["index"] if self.segment else None)
+            self.result.setdefault("retried", []).append(trials[i])
+        if old:
+            trials[old[0]] = res
+            for i in reversed(old[1:]):
+                del trials[i]
+        else:
+            trials.append(res)
+        if res["status"] == "ok":
+            self.done += 1
+        if self.segment is not None:
+            self.segment["trials_run"] += 1
+            self.segment["trials_failed"] += res["status"] != "ok"
 
     def trial_exec(self, tb, t):
         c = self.cfg
@@ -483,6 +720,18 @@ class Run:
         wdir = os.path.join(self.dir, "trials", "%s-%s-c%d-r%d-rep%d" % (
             t["cc"], t["scheme"], t["concurrency"], t["requests"],
             t["rep"] + 1))
+        if os.path.exists(wdir):
+            # An earlier attempt's outputs (a failed trial, or one cut
+            # short by an interruption): kept apart, never mixed in.
+            k = 1
+            while os.path.exists("%s.attempt%d" % (wdir, k)):
+                k += 1
+            moved = "%s.attempt%d" % (wdir, k)
+            os.rename(wdir, moved)
+            for x in self.result["trials"]:
+                if x.get("dir") == wdir:
+                    x["dir"] = moved
+            self.log("      an earlier attempt's outputs: %s" % moved)
         tcfg = TrialConfig(warmup_s=c.warmup_s, cdf=self.cdf,
                            iperf3_streams=c.iperf3_streams)
         if "c" in t.get("experiments", ()):
@@ -529,6 +778,10 @@ def _f(v):
     return "-" if v is None else "%.2f" % v
 
 
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat()
+
+
 def ports_str(ports):
     if not ports.pmd:
         return ports.type
@@ -552,12 +805,32 @@ def _cmd_out(cmd):
 
 
 def main(argv=None):
-    cfg = parse_args(sys.argv[1:] if argv is None else argv)
     handle_signals()
-    if cfg.calibrate:
-        return calibrate_main(cfg)
-    return execute(Run(cfg, log=lambda m: print(m, flush=True)),
-                   "testbed/run.py")
+    return launch(list(sys.argv[1:] if argv is None else argv),
+                  log=lambda m: print(m, flush=True))
+
+
+def launch(argv, prog="testbed/run.py", **run_kw):
+    """testbed/run.py 'argv': a new run, a calibration or (--resume) the
+    continuation of a run; the exit status.  'run_kw': Run's keyword
+    arguments."""
+    p = config.parser(prog)
+    a = p.parse_args(argv)
+    previous = None
+    if a.resume:
+        # The command line is checked merged with the run's own, not
+        # alone: '--resume D --pmd-maxsleep 20' is right for a run made
+        # with --ports afxdp.
+        try:
+            cfg, previous = resume.prepare(a.resume, argv, prog)
+        except resume.ResumeError as e:
+            print("%s: %s" % (prog, e), file=sys.stderr)
+            return 2
+    else:
+        cfg = config.run_config(p, a, argv)
+        if cfg.calibrate:
+            return calibrate_main(cfg)
+    return execute(Run(cfg, prog=prog, previous=previous, **run_kw), prog)
 
 
 def handle_signals():
@@ -580,15 +853,22 @@ def execute(run, prog):
         print("%s: %s" % (prog, e), file=sys.stderr)
         if run.result is not None:
             run.result.setdefault("error", str(e))
-            run.save()
+            run.abort("error: %s" % e)
         return 1
     except (KeyboardInterrupt, Interrupted) as e:
         print("%s: interrupted (%s); partial results in %s"
               % (prog, e or "Ctrl-C", run.dir), file=sys.stderr)
         if run.result is not None:
+            # The trial under way is not recorded: it runs again when the
+            # run is continued.
             run.result["error"] = "interrupted"
-            run.save()
+            run.abort("interrupted")
+            if run.segment is not None:
+                print("%s: continue with: %s" % (prog, run.resume_command()),
+                      file=sys.stderr)
         return 130
+    finally:
+        run.unlock()
 
 
 def calibrate_main(cfg):

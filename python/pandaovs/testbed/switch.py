@@ -441,6 +441,10 @@ def parse(argv):
     """(RunConfig, SwitchParams) from 'argv'."""
     own, rest = parser().parse_known_args(argv)
     cfg = parse_args(rest + ["--schemes", "panda"])
+    if cfg.resume or cfg.stop_after_s is not None:
+        print("testbed/switch.py: --resume/--stop-after: runs over several "
+              "sessions are testbed/run.py's only", file=sys.stderr)
+        sys.exit(2)
     base = MODES[cfg.mode]
     kw = {k: v for k, v in (("to", own.to), ("phase_s", own.phase),
                             ("settle_s", own.settle),
