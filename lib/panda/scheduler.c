@@ -56,6 +56,7 @@
 #define DEFAULT_SEED 1
 #define BURST_DEFAULT_NS 100000         /* 100 us at the rate... */
 #define BURST_DEFAULT_MIN (2 * PANDA_SCHED_MTU)     /* ...or 2 MTUs. */
+#define CATCH_UP_DEFAULT_NS 10000000    /* 10 ms at the rate, >= burst. */
 
 /* ------------------------------------------------------------------------
  * The shared budget.
@@ -365,8 +366,9 @@ set_all_levels(struct panda_sched_config *cfg, const char *key,
 }
 
 static const char *const known_keys =
-    "levels, max-rate, burst, limit-bytes, limit-packets, flow-queues,"
-    " ecn-threshold, guard, wred, wred-ewma, seed, per-flow, quantum";
+    "levels, max-rate, burst, catch-up, limit-bytes, limit-packets,"
+    " flow-queues, ecn-threshold, guard, wred, wred-ewma, seed, per-flow,"
+    " quantum";
 
 char *
 panda_sched_config_set(struct panda_sched_config *cfg, const char *key,
@@ -384,6 +386,9 @@ panda_sched_config_set(struct panda_sched_config *cfg, const char *key,
     } else if (!strcmp(key, "burst")) {
         err = panda_parse_uint(key, value, 1, UINT32_MAX, &v);
         tmp.burst_bytes = (uint32_t) v;
+    } else if (!strcmp(key, "catch-up")) {
+        err = panda_parse_uint(key, value, 1, UINT32_MAX, &v);
+        tmp.catch_up_bytes = (uint32_t) v;
     } else if (!strcmp(key, "limit-bytes")) {
         err = panda_parse_uint(key, value, 1, UINT32_MAX, &v);
         tmp.limit_bytes = (uint32_t) v;
@@ -462,6 +467,35 @@ panda_sched_config_parse(struct panda_sched_config *cfg, const char *text)
     return err;
 }
 
+/* 'n' ns at 'rate_bps' in bytes, at least 'min', at most UINT32_MAX. */
+static uint32_t
+bytes_at_rate(uint64_t rate_bps, uint64_t n, uint32_t min)
+{
+    /* rate <= 10^15 and n <= 10^7 ns: the product fits in 128 bits. */
+    unsigned __int128 b = (unsigned __int128) rate_bps * n / 8000000000ULL;
+
+    return b < min ? min : b > UINT32_MAX ? UINT32_MAX : (uint32_t) b;
+}
+
+/* The bucket depth in effect for 'cfg' (shaped): 'burst', or its default. */
+static uint32_t
+resolve_burst(const struct panda_sched_config *cfg)
+{
+    return cfg->burst_bytes ? cfg->burst_bytes
+           : bytes_at_rate(cfg->rate_bps, BURST_DEFAULT_NS,
+                           BURST_DEFAULT_MIN);
+}
+
+/* The catch-up cap in effect for 'cfg' (shaped): 'catch-up', or its
+ * default, 10 ms at the rate and at least the bucket. */
+static uint32_t
+resolve_catch_up(const struct panda_sched_config *cfg)
+{
+    return cfg->catch_up_bytes ? cfg->catch_up_bytes
+           : bytes_at_rate(cfg->rate_bps, CATCH_UP_DEFAULT_NS,
+                           resolve_burst(cfg));
+}
+
 char *
 panda_sched_config_validate(const struct panda_sched_config *cfg)
 {
@@ -482,6 +516,15 @@ panda_sched_config_validate(const struct panda_sched_config *cfg)
     if (cfg->burst_bytes && !cfg->rate_bps) {
         return panda_asprintf("burst: set without max-rate (an unshaped port"
                               " has no token bucket)");
+    }
+    if (cfg->catch_up_bytes && !cfg->rate_bps) {
+        return panda_asprintf("catch-up: set without max-rate (an unshaped"
+                              " port has no token bucket)");
+    }
+    if (cfg->catch_up_bytes && cfg->catch_up_bytes < resolve_burst(cfg)) {
+        return panda_asprintf("catch-up: %" PRIu32 " below burst (%" PRIu32
+                              "); catch-up = burst turns catch-up off",
+                              cfg->catch_up_bytes, resolve_burst(cfg));
     }
     if (!cfg->limit_bytes) {
         return panda_asprintf("limit-bytes: must be at least 1");
@@ -577,6 +620,9 @@ panda_sched_config_format(const struct panda_sched_config *cfg)
     if (cfg->burst_bytes) {
         panda_append(&s, ",", "burst=%" PRIu32, cfg->burst_bytes);
     }
+    if (cfg->catch_up_bytes) {
+        panda_append(&s, ",", "catch-up=%" PRIu32, cfg->catch_up_bytes);
+    }
     panda_append(&s, ",", "limit-bytes=%" PRIu32, cfg->limit_bytes);
     panda_append(&s, ",", "limit-packets=%" PRIu32, cfg->limit_packets);
     if (cfg->max_flow_queues) {
@@ -664,10 +710,13 @@ struct panda_sched {
     uint64_t guard_credit;
 
     /* Shaper, as a virtual clock in 2^-32 ns units: the bucket holds
-     * min(burst, (now - tat) x rate) bytes; see shaper_*() below. */
+     * (now - tat) x rate bytes, capped at burst when the port goes from
+     * empty to backlogged and at catch-up while it is backlogged; see
+     * shaper_*() below. */
     uint64_t cost_per_byte;     /* 2^-32 ns per byte at the rate. */
     __int128 tat;
     __int128 burst_cost;
+    __int128 catch_up_cost;
 
     /* WRED. */
     struct panda_rng rng;
@@ -798,21 +847,15 @@ panda_sched_create(const struct panda_sched_config *cfg,
     s->guard_last = s->n_levels - 1;
 
     if (cfg->rate_bps) {
-        uint32_t burst = cfg->burst_bytes;
-
-        if (!burst) {
-            uint64_t b = cfg->rate_bps / 8 * BURST_DEFAULT_NS / 1000000000;
-
-            burst = b > BURST_DEFAULT_MIN ? (b > UINT32_MAX ? UINT32_MAX
-                                             : (uint32_t) b)
-                                          : BURST_DEFAULT_MIN;
-        }
-        s->cfg.burst_bytes = burst;
+        s->cfg.burst_bytes = resolve_burst(cfg);
+        s->cfg.catch_up_bytes = resolve_catch_up(cfg);
         /* 8e9 x 2^32 / rate, rounded; rate >= 1000 keeps it below 2^55. */
         s->cost_per_byte = (uint64_t) ((((unsigned __int128) 8000000000ULL
                                          << 32) + cfg->rate_bps / 2)
                                        / cfg->rate_bps);
-        s->burst_cost = (__int128) burst * s->cost_per_byte;
+        s->burst_cost = (__int128) s->cfg.burst_bytes * s->cost_per_byte;
+        s->catch_up_cost = (__int128) s->cfg.catch_up_bytes
+                           * s->cost_per_byte;
         /* Full bucket at any start time: far enough in the past. */
         s->tat = -((__int128) 1 << 100);
     }
@@ -968,6 +1011,19 @@ fq_release(struct panda_sched *s, struct sched_level *lv, uint32_t idx)
     lv->st.flow_queues--;
 }
 
+/* A packet arrives at an empty port at 'now_ns': what the bucket earned
+ * while the port was idle is capped at 'burst' (the shaper's design is
+ * described above shaper_ready()). */
+static inline void
+shaper_wake(struct panda_sched *s, uint64_t now_ns)
+{
+    __int128 full = ((__int128) now_ns << 32) - s->burst_cost;
+
+    if (s->tat < full) {
+        s->tat = full;
+    }
+}
+
 /* ------------------------------------------------------------------------
  * Enqueue: limits, WRED, port ECN, budget.
  * ------------------------------------------------------------------------ */
@@ -1081,6 +1137,9 @@ panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
         return PANDA_SCHED_DROP_BUDGET;
     }
 
+    if (!s->backlog_packets && s->cfg.rate_bps) {
+        shaper_wake(s, now_ns);
+    }
     qi = fq_for(s, level, pkt->flow_hash);
     fq = &s->fqs[qi];
     ni = s->free_node;          /* Never NIL: the pool is limit-packets. */
@@ -1180,12 +1239,41 @@ shaper_cost(const struct panda_sched *s, uint32_t len)
     return (__int128) len * s->cost_per_byte;
 }
 
-/* The bucket's level at 'now' is min(burst, (now - tat) x rate): the
- * virtual clock 'tat' is the time at which it was last empty.  A packet of
- * 'len' bytes may leave when the bucket holds min(len, burst) bytes -- a
- * packet larger than the bucket (a TSO segment) waits for a full bucket and
- * leaves the bucket in debt, so it is late rather than stuck.  Returns the
- * earliest time in 2^-32 ns units. */
+/* The shaper is a virtual link clock: 'tat' is the time at which the link
+ * would have sent everything charged so far, and the bucket holds (now -
+ * tat) x rate bytes.  Two caps keep that bounded, and where each applies is
+ * the design:
+ *
+ *   - While the port is empty nothing is owed: what it earns is capped at
+ *     'burst' the moment a packet arrives to an empty port
+ *     (shaper_wake()), so after idleness at most 'burst' bytes leave at
+ *     once, as from any token bucket.
+ *
+ *   - While the port is backlogged, the link would have been sending the
+ *     whole time.  If the caller comes back late (a PMD thread preempted on
+ *     a busy host, the main thread's millisecond timers), a classic bucket
+ *     capped at 'burst' throws the late time away, and the port runs below
+ *     its rate by the share of time its server was late: measured on DPDK
+ *     ports of a loaded 2-core VM, 32 of 50 Mbit/s with a two-frame bucket.
+ *     Here the clock instead keeps running, and a late dequeue sends what
+ *     the link would have sent since, up to 'catch-up' bytes
+ *     (shaper_charge()): a stall longer than that is still lost, so it
+ *     never becomes an unbounded burst.  On time, nothing changes: a
+ *     backlogged caller that comes back when panda_sched_next_ns() says
+ *     never finds more than one packet's credit.
+ *
+ * So the output conforms to (rate, burst) when served on time, and to
+ * (rate, catch-up) at worst; catch-up = burst is the classic bucket.  The
+ * alternative, a deeper 'burst', also keeps the rate but lets 'burst' bytes
+ * out at once after every idle spell, which is what the unloaded latency
+ * of a shaped port pays for (testbed/README.md, "Port types").  Linux's fq
+ * makes the same choice on a smaller scale (it credits a late packet with
+ * up to half its own time). */
+
+/* A packet of 'len' bytes may leave when the bucket holds min(len, burst)
+ * bytes -- a packet larger than the bucket (a TSO segment) waits for a full
+ * bucket and leaves the bucket in debt, so it is late rather than stuck.
+ * Returns the earliest time in 2^-32 ns units. */
 static inline __int128
 shaper_ready(const struct panda_sched *s, uint32_t len)
 {
@@ -1194,12 +1282,14 @@ shaper_ready(const struct panda_sched *s, uint32_t len)
     return s->tat + shaper_cost(s, need);
 }
 
+/* Sends 'len' bytes at 'now' on a backlogged port: what the bucket holds
+ * beyond 'catch-up' is lost. */
 static inline void
 shaper_charge(struct panda_sched *s, uint32_t len, __int128 now)
 {
-    __int128 full = now - s->burst_cost;     /* tat of a full bucket. */
+    __int128 floor = now - s->catch_up_cost;
 
-    s->tat = (s->tat > full ? s->tat : full) + shaper_cost(s, len);
+    s->tat = (s->tat > floor ? s->tat : floor) + shaper_cost(s, len);
 }
 
 void *
@@ -1376,6 +1466,7 @@ panda_sched_stats(const struct panda_sched *s, struct panda_sched_stats *st)
     st->backlog_packets = s->backlog_packets;
     st->max_backlog_bytes = s->max_backlog_bytes;
     st->burst_bytes = s->cfg.rate_bps ? s->cfg.burst_bytes : 0;
+    st->catch_up_bytes = s->cfg.rate_bps ? s->cfg.catch_up_bytes : 0;
     st->flow_queues_used = s->pool_used;
     st->flow_queues_max = s->n_pool;
     for (i = 0; i < s->n_levels; i++) {

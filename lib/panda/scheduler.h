@@ -50,7 +50,8 @@ extern "C" {
  *
  * Keys (README.md, "Egress scheduler", has the table with defaults):
  *   levels=1..8            max-rate=RATE (50000000, 50M, 50Mbit, 1.5G)
- *   burst=BYTES            limit-bytes=BYTES       limit-packets=N
+ *   burst=BYTES            catch-up=BYTES
+ *   limit-bytes=BYTES      limit-packets=N
  *   flow-queues=N          ecn-threshold=BYTES     guard=0..500 (permille)
  *   wred=DSCP[-DSCP]:MIN:MAX:PROB[/...]  (e.g. 0-45:15000:700000:0.1)
  *   wred-ewma=0..20        seed=N
@@ -89,13 +90,22 @@ struct panda_sched_config {
     uint64_t rate_bps;              /* "max-rate": bits/s, 1000..10^15; 0 =
                                      * unshaped (the key absent: the text
                                      * "max-rate=0" is refused). */
-    uint32_t burst_bytes;           /* "burst": token bucket depth; 0 =
-                                     * default, resolved at create: 2 x MTU
-                                     * or 100 us at the rate, whichever is
-                                     * larger.  It must cover the caller's
-                                     * service interval: a caller that
-                                     * dequeues once a ms sends at most
-                                     * 'burst' bytes a ms. */
+    uint32_t burst_bytes;           /* "burst": token bucket depth, what
+                                     * may leave at once after the port was
+                                     * empty; 0 = default, resolved at
+                                     * create: 2 x MTU or 100 us at the
+                                     * rate, whichever is larger. */
+    uint32_t catch_up_bytes;        /* "catch-up": what the bucket may hold
+                                     * while the port is backlogged, so
+                                     * that a caller that comes back late
+                                     * sends what the link would have sent
+                                     * meanwhile, up to this many bytes at
+                                     * once; >= burst (= burst: the
+                                     * classic bucket, no catch-up).  0 =
+                                     * default, resolved at create: 10 ms
+                                     * at the rate, at least burst.  Credit
+                                     * earned while the port is empty is
+                                     * still capped at burst. */
     uint32_t limit_bytes;           /* "limit-bytes": port buffer. */
     uint32_t limit_packets;         /* "limit-packets": port buffer; also
                                      * sizes the packet-node pool. */
@@ -272,6 +282,8 @@ struct panda_sched_stats {
     uint64_t backlog_bytes, backlog_packets;
     uint64_t max_backlog_bytes;     /* High-water mark. */
     uint32_t burst_bytes;           /* Effective bucket depth (0: unshaped). */
+    uint32_t catch_up_bytes;        /* Effective catch-up cap (0:
+                                     * unshaped). */
     uint32_t flow_queues_used;      /* Pool queues active, all levels. */
     uint32_t flow_queues_max;       /* Pool size (flow-queues). */
     struct panda_sched_level_stats level[PANDA_SCHED_MAX_LEVELS];

@@ -230,6 +230,10 @@ class Run:
                       "the levels" % (q.queue_pkts, q.queue_pkts * FRAME),
                       burst_bytes=q.burst_bytes or "datapath default (10 "
                       "ms at the rate)",
+                      catch_up_bytes="scheduler default (10 ms at the "
+                      "rate, at least the burst): a backlogged port whose "
+                      "thread comes back late sends what the link would "
+                      "have sent meanwhile, up to this much",
                       ecn_threshold_bytes=q.ecn_threshold,
                       guard_permille_of_guarded_schemes=q.guard_permille,
                       ecn=ecn)
