@@ -235,3 +235,73 @@ panda_model_size_weights(const struct panda_hist *payload, uint32_t T,
     }
     return true;
 }
+
+double
+panda_model_counter_at(const struct panda_policy *p, const uint32_t *sizes,
+                       size_t n, uint64_t bytes)
+{
+    double c = 0;
+    uint64_t left = bytes;
+    size_t i;
+
+    for (i = 0; left; i++) {
+        uint32_t s = sizes[i < n ? i : n - 1];
+        uint64_t take = left < s ? left : s;
+        double w = (p->n_weights ? panda_policy_weight(p, s)
+                    : PANDA_WEIGHT_ONE) / (double) PANDA_WEIGHT_ONE;
+
+        if (i >= n) {
+            /* The rest are all of the last size: no need to walk them. */
+            c += w * (double) left;
+            break;
+        }
+        c += w * (double) take;
+        left -= take;
+    }
+    return c;
+}
+
+size_t
+panda_model_slow_start_sizes(uint32_t iw, uint32_t tso_max,
+                             uint32_t *sizes, size_t max)
+{
+    uint64_t cwnd = iw;
+    size_t n = 0;
+
+    /* A round's window leaves as one super-packet while it fits (the
+     * receiver's GRO acknowledges it at once, and the ACK releases the
+     * next, doubled, window); from tso_max on every packet is tso_max. */
+    while (n + 1 < max && cwnd < tso_max) {
+        sizes[n++] = (uint32_t) cwnd;
+        cwnd *= 2;
+    }
+    if (n < max) {
+        sizes[n++] = tso_max;
+    }
+    return n;
+}
+
+int
+panda_model_counter_thresholds(const struct panda_policy *p,
+                               const uint32_t *sizes, size_t n_sizes,
+                               const uint64_t *bytes, size_t n,
+                               uint64_t raw_from, uint64_t *out,
+                               double *ratio)
+{
+    int raised = 0;
+    size_t j;
+
+    for (j = 0; j < n; j++) {
+        double c = panda_model_counter_at(p, sizes, n_sizes, bytes[j]);
+
+        if (ratio) {
+            ratio[j] = bytes[j] ? c / (double) bytes[j] : 1;
+        }
+        out[j] = bytes[j] < raw_from ? (uint64_t) ceil(c - 1e-9) : bytes[j];
+        if (j && out[j] <= out[j - 1]) {
+            out[j] = out[j - 1] + 1;
+            raised++;
+        }
+    }
+    return raised;
+}
