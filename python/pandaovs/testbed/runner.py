@@ -183,6 +183,7 @@ class Run:
                               % ("10 Gbit/s" if c.profile == "10g"
                                  else "1 Gbit/s"),
             "size_interval_weights": c.weights or "all ones",
+            "threshold_units": c.threshold_units or "bytes",
             "queue_pkts": c.queue_pkts,
             "qos": self.qos_metadata(),
             "ports": tb.port_state(),
@@ -608,6 +609,7 @@ class Run:
         pol = model.run_model(self.build, flt, fht, self.cdf, c.load,
                               tb.levels, self.dir, flt_level0=c.flt_level0,
                               flt_bound=c.flt_bound, weights=c.weights,
+                              threshold_units=c.threshold_units,
                               log=self.log)
         pol["source"] = "model"
         pol["workload"] = c.workload.record(copy="workload.cdf")
@@ -617,7 +619,10 @@ class Run:
             doc.update({"collection": {k: v for k, v in coll.items()
                                        if k in ("flt", "fht")},
                         "workload": pol["workload"],
-                        "load": c.load, "levels": tb.levels})
+                        "load": c.load, "levels": tb.levels,
+                        "threshold_units": pol.get("threshold_units")})
+            if pol.get("counter_thresholds"):
+                doc["counter_thresholds"] = pol["counter_thresholds"]
             json.dump(doc, f, indent=1)
         self.use_policy(pol)
         self.save()
