@@ -202,6 +202,26 @@ int panda_model_counter_thresholds(const struct panda_policy *p,
                                    uint64_t raw_from, uint64_t *out,
                                    double *ratio);
 
+/* out[j] = ceil(counter[j]) (at least bytes[j]) for the thresholds
+ * 'bytes[j]' below 'raw_from', bytes[j] for the others, each raised where
+ * needed to stay strictly above the one before.  Returns how many were
+ * raised.  The mapping step of panda_model_counter_thresholds(), for a C
+ * computed otherwise (panda_model_counter_replay()). */
+int panda_model_map_thresholds(const uint64_t *bytes, const double *counter,
+                               size_t n, uint64_t raw_from, uint64_t *out);
+
+/* C(b) measured instead of modelled: replays the packets 'pkts' (in order;
+ * one flow per id) under the weights of 'p' and, for each point bytes[k]
+ * (ascending), sets flows[k] to the number of flows that sent at least
+ * bytes[k] payload bytes and median[k] to the median of their weighted
+ * bytes at that point (0 if none).  Allocates 24 bytes per flow id up to
+ * the largest plus 8 per flow id and point, freed before returning. */
+void panda_model_counter_replay(const struct panda_policy *p,
+                                const struct panda_model_pkt *pkts,
+                                size_t n, const uint64_t *bytes,
+                                size_t n_points, double *median,
+                                size_t *flows);
+
 #ifdef __cplusplus
 }
 #endif

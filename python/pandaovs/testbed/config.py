@@ -14,6 +14,7 @@ from .. import paths
 from .. import workload as workloads
 from ..lab import PMD_MAXSLEEP_MAX_US, PORT_TYPES, PortConfig
 from .experiments import MODES
+from .model import THRESHOLD_UNITS
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
                       DEFAULT_SCHEMES, FRAME, ORDER, PMD_PORT_BURST,
@@ -227,12 +228,16 @@ def parser(prog="testbed/run.py"):
                    help="how: a counter floor (credit) below 0, the "
                    "thresholds staying the CDF's (default), or alpha_1 "
                    "raised (panda-model --flt-bound)")
-    p.add_argument("--threshold-units", choices=("counter", "bytes"),
+    p.add_argument("--threshold-units", choices=THRESHOLD_UNITS,
                    help="with the 10g profile's weights: Panda's thresholds "
-                   "in the weighted counter's units (counter, the "
-                   "profile's default: panda-model --counter-thresholds) "
-                   "or in the CDF's bytes (bytes: --byte-thresholds, the "
-                   "policy before; tools/README-panda-model.md)")
+                   "in the weighted counter's units, the counter C(alpha) "
+                   "of a TSO flow modelled by its window (counter: "
+                   "panda-model --counter-thresholds) or measured on the "
+                   "flows under panda-w1 (counter-w1: its trial at the "
+                   "(a) point captures them first, --counter-fht), or in "
+                   "the CDF's bytes (bytes: --byte-thresholds, the "
+                   "policy before); default: the profile's "
+                   "(tools/README-panda-model.md)")
     p.add_argument("--run-id", help="name of the run directory")
     p.add_argument("--no-plots", action="store_true")
     r = p.add_argument_group(

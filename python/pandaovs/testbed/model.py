@@ -25,6 +25,10 @@ from .topology import PM2_IP
 # weights are compared with the thesis's all-ones in the same run.
 MODEL_IDS = {"panda": 1, "pias": 2}
 ALL_ONES = "panda-w1"
+# Units of Panda's thresholds with weights (run_model): the weighted
+# counter's, C modelled ("counter") or measured under all ones
+# ("counter-w1"), or the CDF's bytes.
+THRESHOLD_UNITS = ("counter", "counter-w1", "bytes")
 ALL_ONES_ID = 3
 
 
@@ -64,7 +68,7 @@ def sample_summary(path, port):
 
 def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
               flt_level0=0.99, flt_bound="floor", weights=None,
-              threshold_units="counter", log=None):
+              threshold_units="counter", counter_fht=None, log=None):
     """Runs panda-model for Panda and PIAS on the flow-size CDF 'cdf' (the
     run's workload); returns the policy record.  'flt_level0', 'flt_bound':
     the Panda policy makes room for the memcached counter's excursions in
@@ -76,10 +80,13 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
     weights): "counter", the thresholds in the weighted counter's units
     (panda-model --counter-thresholds), or "bytes" (--byte-thresholds);
     the record's "threshold_units" says which, and "counter_thresholds"
-    holds the model's mapping (C(alpha) / alpha per threshold)."""
-    if weights and threshold_units not in ("counter", "bytes"):
-        raise ModelError("threshold units %r: expected counter or bytes"
-                         % (threshold_units,))
+    holds the model's mapping (C(alpha) / alpha per threshold).
+    "counter-w1" is "counter" with C measured in 'counter_fht' (a capture
+    of the flows under the all-ones policy, panda-model --counter-fht)
+    instead of the window model, once that capture exists."""
+    if weights and threshold_units not in THRESHOLD_UNITS:
+        raise ModelError("threshold units %r: expected one of %s"
+                         % (threshold_units, ", ".join(THRESHOLD_UNITS)))
     log = log or (lambda m: None)
     try:
         tool = build.tool("panda-model")
@@ -115,7 +122,11 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
         # weights either way.
         "panda": panda("panda", MODEL_IDS["panda"],
                        ["--weight-values", weights,
-                        "--%s-thresholds" % threshold_units]
+                        "--byte-thresholds" if threshold_units == "bytes"
+                        else "--counter-thresholds"]
+                       + (["--counter-fht", counter_fht]
+                          if counter_fht and threshold_units == "counter-w1"
+                          else [])
                        if weights else []),
         "pias": [tool, "--pias", "--id", str(MODEL_IDS["pias"]),
                  "-o", out_json["pias"]] + common,
