@@ -730,6 +730,37 @@ def check_counter_thresholds(flt, fht, cdf):
                       for b in byte_th[:k]]
     assert all(t == max(b, th[k - 1] + 1 + i)
                for i, (t, b) in enumerate(zip(th[k:], byte_th[k:])))
+    # Measured (--counter-fht): three connections, each 10 x 1460 bytes
+    # then 20000-byte packets (weight w_1) up to 14600 + 50 x 20000 bytes.
+    cap = Pcap()
+    for port in (40001, 40002, 40003):
+        cap.tcp4(5001, port, 1460, n=10)
+        cap.tcp4(5001, port, 20000, n=50)
+    path = cap.write(fht.parent / "w1.pcap")
+    doc = model_json(*args, "--counter-thresholds", "--counter-fht", path)
+    cm = doc["model"]["alpha"]["counter_thresholds"]
+    w1 = doc["weights"][0][1]
+    sent = 14600 + 50 * 20000
+    assert cm["source"] == "measured"
+    assert cm["flows"] == [3 if b <= sent else 0 for b in byte_th]
+    ratio = None
+    for b, t, r in zip(byte_th, doc["thresholds"], cm["counter_per_byte"]):
+        if b <= sent:
+            c = b if b <= 14600 else 14600 + w1 * (b - 14600)
+            ratio = c / b
+        else:
+            c = ratio * b       # the last measured ratio carries on
+        assert r == pytest.approx(c / b, rel=1e-9)
+        assert t == math.ceil(c - 1e-9)
+    assert any("--counter-fht: fewer than 3 connections" in n
+               for n in doc["model"]["notes"])
+    res = run(*args, "--counter-fht", path, check=False)
+    assert res.returncode == 1 and "--counter-fht: only with " \
+        "--counter-thresholds" in res.stderr
+    res = run(*args, "--counter-thresholds", "--counter-fht", fht,
+              check=False)
+    assert res.returncode == 1 and "--counter-fht: give captures" \
+        in res.stderr, res.stderr
     # Errors name the option.
     for extra, msg in [
             ([], "--counter-thresholds: needs size-interval weights"),

@@ -306,6 +306,69 @@ test_counter_thresholds(void **state)
     assert_memory_equal(out, bytes, sizeof bytes);
 }
 
+/* C measured: per flow, the weighted bytes at each point; the median over
+ * the flows that got there. */
+static void
+test_counter_replay(void **state)
+{
+    struct panda_policy p;
+    /* Flow 0: 10000 x 1 then 20000-byte packets (weight 2); flow 1: all
+     * 1000-byte packets; flow 2: 50000 at once (weight 2), interleaved. */
+    struct panda_model_pkt pk[64];
+    const uint64_t pts[3] = { 5000, 30000, 60000 };
+    double med[3];
+    size_t flows[3], n = 0, i;
+
+    (void) state;
+    parse_ok("id=1,threshold=100,weights=10000:2,thresholds=1/2", &p);
+    pk[n++] = (struct panda_model_pkt) { 0, 10000 };
+    pk[n++] = (struct panda_model_pkt) { 2, 50000 };
+    pk[n++] = (struct panda_model_pkt) { 1, 0 };     /* an ACK: ignored */
+    for (i = 0; i < 40; i++) {
+        pk[n++] = (struct panda_model_pkt) { 1, 1000 };
+    }
+    pk[n++] = (struct panda_model_pkt) { 0, 20000 };
+    pk[n++] = (struct panda_model_pkt) { 0, 20000 };
+    panda_model_counter_replay(&p, pk, n, pts, 3, med, flows);
+    /* 5000: flow 0 5000, flow 1 5000, flow 2 10000 -> median 5000. */
+    assert_int_equal(flows[0], 3);
+    assert_true(med[0] == 5000);
+    /* 30000: flow 0 10000 + 2 x 20000 = 50000, flow 1 30000, flow 2 60000
+     * -> 50000. */
+    assert_int_equal(flows[1], 3);
+    assert_true(med[1] == 50000);
+    /* 60000: only flow 0 reached 50000 bytes... none reached 60000. */
+    assert_int_equal(flows[2], 0);
+    assert_true(med[2] == 0);
+
+    /* All ones: the bytes themselves. */
+    parse_ok("id=1,threshold=100,thresholds=1/2", &p);
+    panda_model_counter_replay(&p, pk, n, pts, 2, med, flows);
+    assert_true(med[0] == 5000 && med[1] == 30000);
+}
+
+static void
+test_map_thresholds(void **state)
+{
+    const uint64_t bytes[4] = { 1000, 2000, 3000, 4000 };
+    const double c[4] = { 1500.2, 1800, 9000, 9000 };
+    uint64_t out[4];
+
+    (void) state;
+    /* Rounded up; never below the bytes; ascending. */
+    assert_int_equal(panda_model_map_thresholds(bytes, c, 4, UINT64_MAX,
+                                                out), 1);
+    assert_true(out[0] == 1501 && out[1] == 2000 && out[2] == 9000
+                && out[3] == 9001);
+    /* From raw_from on: bytes, raised above the mapped one. */
+    assert_int_equal(panda_model_map_thresholds(bytes, c, 4, 3000, out), 0);
+    assert_true(out[2] == 3000 && out[3] == 4000);
+    assert_int_equal(panda_model_map_thresholds(bytes, (double[]) { 1000,
+                                                5000, 0, 0 }, 4, 3000,
+                                                out), 2);
+    assert_true(out[1] == 5000 && out[2] == 5001 && out[3] == 5002);
+}
+
 int
 main(void)
 {
@@ -320,6 +383,8 @@ main(void)
         cmocka_unit_test(test_counter_at),
         cmocka_unit_test(test_slow_start_sizes),
         cmocka_unit_test(test_counter_thresholds),
+        cmocka_unit_test(test_counter_replay),
+        cmocka_unit_test(test_map_thresholds),
     };
 
     return cmocka_run_group_tests_name("model", tests, NULL, NULL);
