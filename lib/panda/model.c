@@ -236,6 +236,14 @@ panda_model_size_weights(const struct panda_hist *payload, uint32_t T,
     return true;
 }
 
+/* The weight of a packet of 'size' payload bytes, as a factor. */
+static double
+weight_of(const struct panda_policy *p, uint32_t size)
+{
+    return (p->n_weights ? panda_policy_weight(p, size) : PANDA_WEIGHT_ONE)
+           / (double) PANDA_WEIGHT_ONE;
+}
+
 double
 panda_model_counter_at(const struct panda_policy *p, const uint32_t *sizes,
                        size_t n, uint64_t bytes)
@@ -247,8 +255,7 @@ panda_model_counter_at(const struct panda_policy *p, const uint32_t *sizes,
     for (i = 0; left; i++) {
         uint32_t s = sizes[i < n ? i : n - 1];
         uint64_t take = left < s ? left : s;
-        double w = (p->n_weights ? panda_policy_weight(p, s)
-                    : PANDA_WEIGHT_ONE) / (double) PANDA_WEIGHT_ONE;
+        double w = weight_of(p, s);
 
         if (i >= n) {
             /* The rest are all of the last size: no need to walk them. */
@@ -362,8 +369,7 @@ panda_model_counter_replay(const struct panda_policy *p,
         if (!pk->payload) {
             continue;
         }
-        w = (p->n_weights ? panda_policy_weight(p, pk->payload)
-             : PANDA_WEIGHT_ONE) / (double) PANDA_WEIGHT_ONE;
+        w = weight_of(p, pk->payload);
         /* Every point this packet carries the flow past. */
         while (r->next < n_points
                && r->bytes + pk->payload >= bytes[r->next]) {
