@@ -354,7 +354,7 @@ def test_threshold_units(capsys):
     there are no weights (1g: the counter is bytes)."""
     assert config.parse_args([]).threshold_units is None
     a = config.parse_args(["--profile", "10g"])
-    assert a.weights == "auto" and a.threshold_units == "counter"
+    assert a.weights == "auto" and a.threshold_units == "counter-w1"
     for units in model.THRESHOLD_UNITS:
         a = config.parse_args(["--profile", "10g", "--threshold-units",
                                units])

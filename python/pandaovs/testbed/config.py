@@ -231,10 +231,10 @@ def parser(prog="testbed/run.py"):
     p.add_argument("--threshold-units", choices=THRESHOLD_UNITS,
                    help="with the 10g profile's weights: Panda's thresholds "
                    "in the weighted counter's units, the counter C(alpha) "
-                   "of a TSO flow modelled by its window (counter: "
-                   "panda-model --counter-thresholds) or measured on the "
-                   "flows under panda-w1 (counter-w1: its trial at the "
-                   "(a) point captures them first, --counter-fht), or in "
+                   "measured on the flows under panda-w1 (counter-w1: its "
+                   "trial at the (a) point captures them first, panda-"
+                   "model --counter-thresholds --counter-fht) or modelled "
+                   "by a TSO flow's window (counter), or in "
                    "the CDF's bytes (bytes: --byte-thresholds, the "
                    "policy before); default: the profile's "
                    "(tools/README-panda-model.md)")
