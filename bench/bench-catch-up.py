@@ -62,7 +62,7 @@ from pandaovs.testbed.config import (DEFAULT_PMD_MAXSLEEP_US,  # noqa: E402
 from pandaovs.testbed.goodput import MSS  # noqa: E402
 from pandaovs.testbed.schemes import (DEFAULT_ECN_THRESHOLD,  # noqa: E402
                                       DEFAULT_GUARD_PERMILLE, FRAME,
-                                      PMD_PORT_BURST, QosConfig)
+                                      SCHED_BURST, QosConfig)
 from pandaovs.testbed.topology import Testbed  # noqa: E402
 from pandaovs.testbed.trial import run_trial  # noqa: E402
 
@@ -71,8 +71,8 @@ QUEUE_PKTS = 50
 DEEP_BURST = RATE // 8 // 100           # 10 ms at the rate
 UNSHAPED_RATE = 10**10
 VARIANTS = {
-    "off": [("burst", PMD_PORT_BURST), ("catch-up", PMD_PORT_BURST)],
-    "on": [("burst", PMD_PORT_BURST)],
+    "off": [("burst", SCHED_BURST), ("catch-up", SCHED_BURST)],
+    "on": [("burst", SCHED_BURST)],
     "deep": [("burst", DEEP_BURST)],
     "unshaped": None,
 }

@@ -58,7 +58,7 @@ from pandaovs.testbed import model  # noqa: E402
 from pandaovs.testbed.config import TrialConfig  # noqa: E402
 from pandaovs.testbed.schemes import (DEFAULT_ECN_THRESHOLD,  # noqa: E402
                                       DEFAULT_GUARD_PERMILLE, FRAME,
-                                      PMD_PORT_BURST, QosConfig)
+                                      SCHED_BURST, QosConfig)
 from pandaovs.testbed.topology import Testbed  # noqa: E402
 from pandaovs.testbed.trial import run_trial  # noqa: E402
 
@@ -100,7 +100,7 @@ def main():
     ap.add_argument("--pmd-maxsleep", default="0,50,200",
                     help="afxdp: pmd-maxsleep values in us (default "
                     "%(default)s)")
-    ap.add_argument("--afxdp-burst", type=int, default=PMD_PORT_BURST,
+    ap.add_argument("--afxdp-burst", type=int, default=SCHED_BURST,
                     help="afxdp: panda-sched's burst in bytes, 0 = the "
                     "datapath's default (default: %(default)s, the "
                     "testbed's on --ports afxdp)")

@@ -262,7 +262,7 @@ def test_changed_settings_are_refused_by_name(lab, capsys):
              "line's 7"),
             (["--full"], "--quick/--full (mode): the run's \"quick\", this "
              "command line's \"full\""),
-            (["--qos", "panda-sched"], "--qos (qos): the run's \"htb\""),
+            (["--qos", "htb"], "--qos (qos): the run's \"panda-sched\""),
             (["--schemes", "fifo,panda"], "--schemes (schemes)"),
             (["--cc", "cubic"], "--cc (cc): the run's [\"cubic\", "
              "\"dctcp\"], this command line's [\"cubic\"]"),
@@ -416,19 +416,24 @@ def test_model_is_only_made_by_a_run_without_policy(lab):
 
 
 def test_command_line_is_checked_merged_with_the_runs(lab, capsys):
-    """'--resume D --burst 3028' is right for a run on panda-sched (and
-    would be refused alone, --qos htb being the default); the run's own
-    value is no change, another one is refused."""
-    assert lab.run(*BASE, "--qos", "panda-sched", "--burst", "3028",
-                   "--stop-after", "1")[0] == 3
+    """'--resume D --burst 3028' is checked against the run's settings,
+    not against the defaults: right for a run on panda-sched (the run's
+    own value is no change, another one is refused), refused for a run on
+    htb although the same options alone are valid."""
+    assert lab.run(*BASE, "--burst", "3028", "--stop-after", "1")[0] == 3
     run_dir = os.path.join(lab.out, "r")
     assert lab.run("--resume", run_dir, "--burst", "3028",
                    "--stop-after", "1")[0] == 3
     assert lab.run("--resume", run_dir, "--burst", "6000")[0] == 2
     assert "--burst (burst_bytes): the run's 3028, this command line's " \
         "6000" in capsys.readouterr().err
+    assert config.parse_args(["--burst", "3028"]).qos.burst_bytes == 3028
+    assert lab.run(*BASE, "--qos", "htb", "--stop-after", "1",
+                   run_id="h")[0] == 3
     with pytest.raises(SystemExit):
-        config.parse_args(["--burst", "3028"])
+        lab.run("--resume", os.path.join(lab.out, "h"), "--burst", "3028")
+    assert "--burst 3028: needs --qos panda-sched" in \
+        capsys.readouterr().err
 
 
 def test_code_state_counts_code_not_text(tmp_path):

@@ -3,6 +3,7 @@ panda/show and tc parsing, the pcap reader, the trial plan, the runner's
 argument checks, aggregation, table and CSV."""
 
 import csv
+import dataclasses
 import json
 import os
 import struct
@@ -187,11 +188,12 @@ def test_args_errors(capsys):
     assert isinstance(a, config.RunConfig)
     assert a.mode == "quick" and a.rate_mbit == 50 and a.reps == 1
     assert a.queue_pkts == 50 and a.warmup_s == 3.0 and a.plots
-    # htb by default (see config.py: until panda-sched meets the bar).
-    assert a.qos.type == "htb" and a.schemes == ("fifo", "pias", "panda")
-    # panda-sched: the quick run with the targets' ablations.
-    a = config.parse_args(["--qos", "panda-sched"])
-    assert a.qos.type == "panda-sched" and a.qos.marks
+    # panda-sched by default (config.py: it meets the bar), the quick run
+    # with the targets' ablations; --qos panda-sched says the same.
+    assert a.qos.type == "panda-sched"
+    assert (dataclasses.replace(a, argv=("--qos", "panda-sched"))
+            == config.parse_args(["--qos", "panda-sched"]))
+    assert a.qos.marks
     assert a.qos.ecn_threshold == 30000 and a.qos.guard_permille == 50
     assert a.schemes == ("fifo", "pias", "fish", "fq", "panda",
                          "panda-guard", "panda-droptail")
@@ -501,15 +503,17 @@ def test_ports_option(capsys):
     rec = a.ports.record()
     assert (rec["type"], rec["xdp_mode"], rec["pmd_cpu_mask"],
             rec["pmd_maxsleep_us"]) == ("afxdp", "generic", "0x1", 0)
-    # Token bucket: two frames where a PMD thread serves the port, the
-    # datapath's default (no key) on system ports, --burst over both.
+    # Token bucket: two frames on every port type, --burst over it, 0 the
+    # datapath's default (no key); htb has none.
     assert dict(a.qos.sched_settings("panda"))["burst"] == "3028"
-    a = config.parse_args(["--qos", "panda-sched"])
-    assert "burst" not in dict(a.qos.sched_settings("panda"))
+    a = config.parse_args([])
+    assert dict(a.qos.sched_settings("panda"))["burst"] == "3028"
     a = config.parse_args(["--qos", "panda-sched", "--burst", "20000"])
     assert dict(a.qos.sched_settings("fifo"))["burst"] == "20000"
+    a = config.parse_args(["--burst", "0"])
+    assert "burst" not in dict(a.qos.sched_settings("panda"))
+    assert config.parse_args(["--qos", "htb"]).qos.burst_bytes == 0
     for argv, why in (
-            (["--ports", "afxdp"], "needs --qos panda-sched"),
             (["--qos", "htb", "--ports", "afxdp"], "needs --qos panda-sched"),
             (["--qos", "panda-sched", "--pmd-maxsleep", "50"],
              "need --ports afxdp"),
@@ -517,9 +521,11 @@ def test_ports_option(capsys):
               "20000"], "pmd-maxsleep 20000 us: must be 0..10000"),
             (["--qos", "panda-sched", "--ports", "afxdp", "--pmd-cpu-mask",
               "cores"], "pmd-cpu-mask 'cores'"),
-            (["--ports", "dpdk"], "--ports dpdk needs --qos panda-sched"),
+            (["--qos", "htb", "--ports", "dpdk"],
+             "--ports dpdk needs --qos panda-sched"),
             (["--qos", "panda-sched", "--ports", "tap"], "invalid choice"),
             (["--qos", "panda-sched", "--burst", "1000"], "--burst 1000"),
+            (["--burst", "-1"], "--burst -1"),
             (["--qos", "htb", "--burst", "3028"], "--burst 3028")):
         with pytest.raises(SystemExit):
             config.parse_args(argv)
@@ -596,12 +602,12 @@ def test_profile_10g(capsys):
     assert "panda-droptail" not in a.schemes
     a = config.parse_args(["--profile", "10g", "--cc", "reno"])
     assert a.ccs == ("reno",)
-    a = config.parse_args(["--profile", "10g"])
+    a = config.parse_args(["--profile", "10g", "--qos", "htb"])
     rec = a.qos.record("panda")
     assert rec["queue_bytes_per_level"] == a.queue_pkts * schemes.FRAME
     a = config.parse_args(["--profile", "10g", "--full"])
     assert "panda-w1" in a.schemes
-    a = config.parse_args([])
+    a = config.parse_args(["--qos", "htb"])
     assert not a.ports.tso and a.weights is None and not a.qos.buffer_bytes
     assert a.ccs == ("cubic", "dctcp") and a.flt_level0 == 0.99
     assert config.parse_args(["--qos", "panda-sched"]).qos.ecn_threshold \

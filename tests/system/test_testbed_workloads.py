@@ -1,6 +1,6 @@
 """The testbed on the data-mining workload with background iperf3 streams
 (issue 19), end to end and kept short: testbed/run.py --quick --workload
-data-mining --schemes panda --iperf3-streams 2 (linux-htb, the default
+data-mining --schemes panda --iperf3-streams 2 (panda-sched, the default
 egress; collection on a dedicated fifo trial, the floor, one panda trial,
 the goodput cross-check: about two minutes).  Checked:
 

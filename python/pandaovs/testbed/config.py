@@ -17,7 +17,7 @@ from .experiments import MODES
 from .model import THRESHOLD_UNITS
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
-                      DEFAULT_SCHEMES, FRAME, ORDER, PMD_PORT_BURST,
+                      DEFAULT_SCHEMES, FRAME, ORDER, SCHED_BURST,
                       QOS_TYPES, SCHEMES, WEIGHTS_ABLATION, QosConfig,
                       unavailable)
 
@@ -115,21 +115,19 @@ def parser(prog="testbed/run.py"):
                    % (",".join(ORDER),
                       ",".join(DEFAULT_SCHEMES["panda-sched"]),
                       ",".join(ABLATIONS), ",".join(DEFAULT_SCHEMES["htb"])))
-    # htb stays the default until panda-sched meets the issue-13 bar on
-    # this testbed's ports: measured, panda's loaded memcached p99 is
-    # 1.9-2.4x the floor on panda-sched (veth ports are served by
-    # ovs-vswitchd's main thread, woken on millisecond timers) against
-    # 0.93x on htb (testbed/README.md, "Results").  The default should not
-    # make the headline result worse; --qos panda-sched runs the new
-    # schemes (fish, fq) and the targets.  On --ports afxdp (a PMD thread
-    # serves the scheduler) panda-sched meets the bar (testbed/README.md,
-    # "Port types"), but those ports need OVS built with AF_XDP and cost a
-    # quarter of a core, so the defaults stay what every build can run.
-    p.add_argument("--qos", choices=QOS_TYPES, default="htb",
-                   help="egress QoS of the bottleneck: htb (kernel "
-                   "linux-htb through the netdev-linux patches, default) "
-                   "or panda-sched (the userspace datapath's scheduler, "
-                   "which fish and fq need)")
+    # panda-sched is the default since it meets the issue-13 bar on every
+    # port type: panda's loaded memcached p99 0.93-1.00x the floor on
+    # system ports (three trials, 2026-11-24, testbed/README.md
+    # "Results"), 0.98-0.99x on afxdp.  Until its main thread slept on a
+    # timerfd (ovs-patches 0018) a system port was served on millisecond
+    # timers and panda measured 1.6-2.4x, and htb (0.93-1.13x) was the
+    # default.  htb stays for comparison, and for kernels where the
+    # datapath's scheduler is not wanted.
+    p.add_argument("--qos", choices=QOS_TYPES, default="panda-sched",
+                   help="egress QoS of the bottleneck: panda-sched (the "
+                   "userspace datapath's scheduler, which fish and fq "
+                   "need; default) or htb (kernel linux-htb through the "
+                   "netdev-linux patches)")
     # The ovs-dpdk variant (issue 18) is a port type here, not a
     # --datapath option: the datapath is dpif-netdev whatever the ports
     # are, and what DPDK changes is the netdev class (netdev-dpdk), who
@@ -137,7 +135,7 @@ def parser(prog="testbed/run.py"):
     p.add_argument("--ports", choices=PORT_TYPES, default="system",
                    help="type of the OVS ports towards PM1 and PM2: system "
                    "(netdev-linux, AF_PACKET, served by ovs-vswitchd's main "
-                   "thread on millisecond timers; default), afxdp "
+                   "thread; default), afxdp "
                    "(AF_XDP on the veths, generic XDP, polled by a PMD "
                    "thread: needs OVS built with AF_XDP) or dpdk (DPDK "
                    "net_af_packet vdevs on the veths, polled by a PMD "
@@ -156,9 +154,8 @@ def parser(prog="testbed/run.py"):
                    "(default: one PMD thread, on the last CPU)")
     p.add_argument("--burst", type=int, metavar="BYTES",
                    help="panda-sched token bucket depth (default: %d, two "
-                   "frames, on --ports afxdp/dpdk; the datapath's 10 ms at "
-                   "the rate on system ports, whose main thread comes back "
-                   "on millisecond timers)" % PMD_PORT_BURST)
+                   "frames; 0 = the datapath's default, 10 ms at the rate)"
+                   % SCHED_BURST)
     p.add_argument("--ecn-threshold", type=int, metavar="BYTES",
                    help="panda-sched port ECN threshold, with ECN-capable "
                    "senders (net.ipv4.tcp_ecn=1); 0 = drop-tail only "
@@ -349,10 +346,13 @@ def run_config(p, a, argv):
     why = ports.problem()
     if why:
         p.error("--ports %s --profile %s: %s" % (a.ports, a.profile, why))
-    if a.burst is not None and (a.qos != "panda-sched" or a.burst < FRAME):
+    if a.burst is not None and (a.qos != "panda-sched"
+                                or a.burst < 0 or 0 < a.burst < FRAME):
         p.error("--burst %d: needs --qos panda-sched and at least one "
-                "frame, %d bytes" % (a.burst, FRAME))
-    burst = a.burst or (PMD_PORT_BURST if ports.pmd else 0)
+                "frame, %d bytes (0: the datapath's default)"
+                % (a.burst, FRAME))
+    burst = (0 if a.qos != "panda-sched" else
+             SCHED_BURST if a.burst is None else a.burst)
     qos = QosConfig(type=a.qos, rate_bps=int(rate * 1e6),
                     levels=PROFILES[a.profile]["levels"],
                     queue_pkts=queue_pkts,

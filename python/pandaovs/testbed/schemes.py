@@ -28,18 +28,19 @@ DEFAULT_ECN_THRESHOLD = 30000
 
 FRAME = 1514            # bytes of a full frame on the wire (MTU 1500)
 
-# panda-sched's token bucket on ports that PMD threads serve (--ports
-# afxdp): two frames, the library's smallest.  The datapath's default, 10
-# ms at the rate, is there for netdev-linux ports, which ovs-vswitchd's
-# main thread serves on millisecond timers; but a bucket that deep lets an
-# unloaded memcached response of up to 62.5 kB (at 50 Mbit/s) leave at
-# line rate, so the unloaded floor would no longer be the floor a loaded
-# connection can reach (there the bucket is empty and the response is
-# serialised at the link rate, as HTB serialises it loaded or not).  A PMD
-# thread comes back every pmd-maxsleep plus the timer slack (tens to
-# hundreds of microseconds), well within the 484 us that two frames take
-# at 50 Mbit/s.
-PMD_PORT_BURST = 2 * FRAME
+# panda-sched's token bucket in the testbed: two frames, the library's
+# smallest, on every port type.  The datapath's default, 10 ms at the rate,
+# covers a main thread that comes back late on a busy host; but a bucket
+# that deep lets an unloaded memcached response of up to 62.5 kB (at 50
+# Mbit/s) leave at line rate, so the unloaded floor would no longer be the
+# floor a loaded connection can reach (there the bucket is empty and the
+# response is serialised at the link rate, as HTB serialises it loaded or
+# not).  Two frames take 484 us at 50 Mbit/s: a PMD thread (--ports
+# afxdp/dpdk) comes back every pmd-maxsleep plus the timer slack, and the
+# main thread, which serves system ports, sleeps on a timerfd until the
+# next packet may leave (ovs-patches 0018); when either comes back late on
+# a backlogged port, catch-up keeps the rate (0011).
+SCHED_BURST = 2 * FRAME
 
 
 @dataclasses.dataclass(frozen=True)
