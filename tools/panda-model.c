@@ -30,8 +30,8 @@
 #define MAX_FILES 64
 
 struct options {
-    const char *flt[MAX_FILES], *fht[MAX_FILES];
-    size_t n_flt, n_fht;
+    const char *flt[MAX_FILES], *fht[MAX_FILES], *cfht[MAX_FILES];
+    size_t n_flt, n_fht, n_cfht;    /* cfht: --counter-fht. */
     const char *flt_filter, *fht_filter;
     const char *cdf_file;
     const char *cdf_unit;       /* "bytes" or "packets". */
@@ -48,6 +48,10 @@ struct options {
     bool byte_thresholds;       /* --byte-thresholds: alpha stays the
                                  * CDF's bytes with weights (no eq. 3-24
                                  * mapping). */
+    bool counter_thresholds;    /* --counter-thresholds: alpha mapped to
+                                 * the weighted counter C(alpha) of a
+                                 * TSO flow (panda_model_counter_
+                                 * thresholds()). */
     enum panda_samples_weighting weighting;
     bool keep_acks;
     double flt_level0;          /* Share of FLT packets to keep at level 0
@@ -100,6 +104,16 @@ struct result {
     const char *weight_rule;    /* NULL, "given" or "auto". */
     double eta[PANDA_SOLVER_MAX_CLASSES];
     size_t n_eta;
+
+    /* --counter-thresholds: the modelled flow and C(alpha) / alpha. */
+    bool have_counter_map;
+    bool cm_measured;               /* From --counter-fht, not the window
+                                     * model. */
+    uint32_t cm_iw, cm_tso_max;
+    uint64_t cm_raw_from;
+    double cm_ratio[PANDA_MAX_LEVELS - 1];
+    size_t cm_flows[PANDA_MAX_LEVELS - 1];  /* Measured: flows that sent
+                                             * alpha_l bytes. */
 
     /* Alpha. */
     bool have_alpha;
@@ -169,6 +183,15 @@ Inputs:\n\
   --byte-thresholds   with weights, keep alpha in the CDF's bytes instead\n\
                       of mapping it by each class's eta (eq. 3-24): a\n\
                       weight above 1 then always sinks a flow sooner\n\
+  --counter-thresholds  with weights, map each alpha below the largest\n\
+                      class bound to the counter C(alpha) that a TSO flow\n\
+                      (window doubling from 10 MSS up to the largest FHT\n\
+                      packet) reaches after alpha bytes; alpha at or above\n\
+                      it stays in bytes (README: counter units)\n\
+  --counter-fht FILE  with --counter-thresholds: C(alpha) measured, the\n\
+                      median over the connections of these captures\n\
+                      (--fht-filter applies; e.g. a trial under the same\n\
+                      policy without weights), not the window model\n\
   --flow-weight W     per-flow weight in eqs. 3-8/3-9: packets (default),\n\
                       equal or bytes\n\
   --keep-acks         keep zero-payload packets (dropped by default: they do\n\
@@ -315,6 +338,8 @@ enum {
     OPT_CDF_UNIT, OPT_LOAD, OPT_LEVELS, OPT_MSS, OPT_HEADER_LEN,
     OPT_CLASS_BOUNDS, OPT_NO_SUB, OPT_WEIGHT_VALUES, OPT_FLOW_WEIGHT,
     OPT_BYTE_THRESHOLDS,
+    OPT_COUNTER_THRESHOLDS,
+    OPT_COUNTER_FHT,
     OPT_KEEP_ACKS, OPT_TIE, OPT_ID, OPT_DSCP, OPT_QUEUES, OPT_KIND,
     OPT_PIAS, OPT_JSON, OPT_ACTION, OPT_RULES, OPT_FLT_LEVEL0,
     OPT_FLT_BOUND,
@@ -337,6 +362,8 @@ static const struct option long_options[] = {
     { "weight-values", required_argument, NULL, OPT_WEIGHT_VALUES },
     { "flow-weight", required_argument, NULL, OPT_FLOW_WEIGHT },
     { "byte-thresholds", no_argument, NULL, OPT_BYTE_THRESHOLDS },
+    { "counter-thresholds", no_argument, NULL, OPT_COUNTER_THRESHOLDS },
+    { "counter-fht", required_argument, NULL, OPT_COUNTER_FHT },
     { "keep-acks", no_argument, NULL, OPT_KEEP_ACKS },
     { "tie", required_argument, NULL, OPT_TIE },
     { "flt-level0", required_argument, NULL, OPT_FLT_LEVEL0 },
@@ -428,6 +455,10 @@ parse_option(struct options *o, int c, const char *arg)
     case OPT_NO_SUB: o->subthresholds = false; break;
     case OPT_WEIGHT_VALUES: parse_weight_values(o, arg); break;
     case OPT_BYTE_THRESHOLDS: o->byte_thresholds = true; break;
+    case OPT_COUNTER_THRESHOLDS: o->counter_thresholds = true; break;
+    case OPT_COUNTER_FHT:
+        add_file("--counter-fht", o->cfht, &o->n_cfht, arg);
+        break;
     case OPT_FLOW_WEIGHT:
         o->weighting = parse_choice("--flow-weight", arg, weightings, 3,
                                     "packets, equal or bytes");
@@ -492,6 +523,30 @@ check_options(const struct options *o)
     if (o->K > 1 && isnan(o->rho)) {
         cli_log_fatal("--load: the link load rho is needed for the priority"
                       " thresholds (0 < rho < 1)");
+    }
+    if (o->n_cfht && !o->counter_thresholds) {
+        cli_log_fatal("--counter-fht: only with --counter-thresholds (it"
+                      " measures the counter the thresholds are mapped to)");
+    }
+    if (o->counter_thresholds) {
+        if (o->byte_thresholds) {
+            cli_log_fatal("--counter-thresholds and --byte-thresholds"
+                          " choose different units for the thresholds:"
+                          " give one");
+        }
+        if (o->kind != PANDA_KIND_PANDA) {
+            cli_log_fatal("--counter-thresholds: PIAS has no weights (its"
+                          " thresholds are bytes)");
+        }
+        if (!o->n_weight_values && !o->weights_auto) {
+            cli_log_fatal("--counter-thresholds: needs size-interval weights"
+                          " (--weight-values LIST or auto); without them"
+                          " the counter is bytes");
+        }
+        if (o->K < 2) {
+            cli_log_fatal("--counter-thresholds: no thresholds to map with"
+                          " --levels 1");
+        }
     }
     if (o->kind == PANDA_KIND_PANDA && !o->n_flt) {
         cli_log_fatal("no FLT samples: give the latency-sensitive traffic's"
@@ -797,6 +852,109 @@ flt_bound(const struct options *o, const struct input_summary *flt,
     return r->exc.quantile > 0 ? (uint64_t) r->exc.quantile : 0;
 }
 
+/* The fewest connections of a --counter-fht capture that must have sent
+ * alpha_l bytes for their median to give C(alpha_l); above the last
+ * threshold that many reach, C grows with the last measured ratio. */
+#define COUNTER_MIN_FLOWS 3
+
+/* --counter-fht: C(alpha_l) as the median over the captures' connections
+ * of their weighted bytes after alpha_l bytes (panda_model_counter_
+ * replay()). */
+static void
+counter_measured(const struct options *o, double *c, struct result *r)
+{
+    struct input_summary in;
+    double ratio = 1;
+    size_t j, n = (size_t) o->K - 1;
+    int extrapolated = 0;
+
+    read_inputs("--counter-fht", o->cfht, o->n_cfht, o->fht_filter, o, true,
+                &in);
+    if (in.seq.unordered) {
+        cli_log_fatal("--counter-fht: give captures (a histogram carries no"
+                      " packet order, and C(b) follows each connection's"
+                      " packets in order)");
+    }
+    panda_model_counter_replay(&r->policy, in.seq.pkt, in.seq.n,
+                               r->alpha_bytes, n, c, r->cm_flows);
+    for (j = 0; j < n; j++) {
+        if (r->cm_flows[j] >= COUNTER_MIN_FLOWS) {
+            ratio = c[j] / (double) r->alpha_bytes[j];
+        } else {
+            c[j] = ratio * (double) r->alpha_bytes[j];
+            extrapolated++;
+        }
+    }
+    if (extrapolated) {
+        note(r, "--counter-fht: fewer than %d connections sent the last %d"
+             " threshold(s)' bytes; their C(alpha) takes the ratio %.3g of"
+             " the last threshold measured", COUNTER_MIN_FLOWS,
+             extrapolated, ratio);
+    }
+    r->cm_measured = true;
+    panda_samples_destroy(&in.samples);
+    model_sequence_destroy(&in.seq);
+}
+
+/* --counter-thresholds: alpha_l -> C(alpha_l), the counter of a flow that
+ * sends the super-packets of a window doubling from 10 MSS (Linux's initial
+ * window, RFC 6928) up to the largest FHT packet collected, for the
+ * thresholds below the large class (the largest --class-bounds).
+ *
+ * Why a window model and not the FHT capture's own sizes: the collection
+ * trial runs the FHT flows under the oracle, all in its bottom queue with
+ * the other 13, where each one's share of the link is small and Linux
+ * sizes its super-packets to about 1 ms of that share (tcp_tso_autosize):
+ * half of the 10g profile's collected packets are 2 MSS, and a per-flow
+ * replay of them gives a median C(alpha) / alpha of 1 at every threshold
+ * (tools/README-panda-model.md).  Under Panda a flow starts at level 0,
+ * where at load below 1 it mostly sends alone, and its window -- hence its
+ * packets -- grows to the TSO maximum within a few round trips: the sizes
+ * that made the byte thresholds demote medium flows ~7 times too soon.
+ * The largest collected packet bounds the model (it is what TSO produced
+ * on this path at this rate).  --counter-fht measures C instead, from
+ * captures taken where the flows descend the levels the way these
+ * thresholds will move them (a trial under the all-ones policy): a
+ * flow's packets depend on the level it shares. */
+static void
+counter_thresholds(const struct options *o, const struct input_summary *fht,
+                   struct result *r)
+{
+    struct panda_policy *p = &r->policy;
+    double c[PANDA_MAX_LEVELS - 1];
+    size_t j, n = (size_t) o->K - 1;
+    int raised;
+
+    r->cm_iw = 10 * o->mss;
+    r->cm_tso_max = fht->s_max > o->header_len ? fht->s_max - o->header_len
+                                               : 1;
+    r->cm_raw_from = o->n_bounds ? (uint64_t) o->bounds[o->n_bounds - 1]
+                                 : UINT64_MAX;
+    if (o->n_cfht) {
+        counter_measured(o, c, r);
+    } else {
+        uint32_t sizes[64];
+        size_t n_sizes = panda_model_slow_start_sizes(
+            r->cm_iw, r->cm_tso_max, sizes, sizeof sizes / sizeof sizes[0]);
+
+        for (j = 0; j < n; j++) {
+            c[j] = panda_model_counter_at(p, sizes, n_sizes,
+                                          r->alpha_bytes[j]);
+        }
+    }
+    for (j = 0; j < n; j++) {
+        r->cm_ratio[j] = c[j] / (double) r->alpha_bytes[j];
+    }
+    raised = panda_model_map_thresholds(r->alpha_bytes, c, n,
+                                        r->cm_raw_from, p->alpha);
+    r->have_counter_map = true;
+    if (raised) {
+        note(r, "--counter-thresholds: %d threshold(s) in bytes raised above"
+             " the mapped one below them (C(alpha) is above the next"
+             " byte threshold)", raised);
+    }
+}
+
 static void
 solve_alpha(const struct options *o, const struct input_summary *fht,
             uint64_t alpha1_min, struct result *r)
@@ -833,7 +991,11 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
         panda_solver_class_eta(&fht->samples, o->bounds, o->n_bounds, p,
                         o->header_len, r->eta);
         r->n_eta = o->n_bounds + 1;
-        for (j = 0; j < n && !o->byte_thresholds; j++) {
+        if (o->counter_thresholds) {
+            counter_thresholds(o, fht, r);
+        }
+        for (j = 0; j < n && !o->byte_thresholds && !o->counter_thresholds;
+             j++) {
             for (c = 0; c < o->n_bounds
                  && (double) r->alpha_bytes[j] >= o->bounds[c]; c++) {
                 continue;
@@ -857,6 +1019,10 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
         }
     } else {
         memcpy(p->alpha, r->alpha_bytes, sizeof p->alpha);
+        if (o->counter_thresholds) {
+            note(r, "--counter-thresholds: no weights were applied, the"
+                 " thresholds stay in bytes");
+        }
     }
 }
 
@@ -1183,7 +1349,10 @@ json_subthresholds(struct cli_json *j, const struct options *o,
     if (r->weight_rule) {
         cli_json_str(j, "weight_rule", r->weight_rule);
         cli_json_str(j, "thresholds", o->byte_thresholds
-                     ? "bytes (--byte-thresholds)" : "bytes / eta");
+                     ? "bytes (--byte-thresholds)"
+                     : o->counter_thresholds
+                     ? "counter C(bytes) (--counter-thresholds)"
+                     : "bytes / eta");
     }
     if (r->n_eta) {
         json_doubles(j, "eta", r->eta, (int) r->n_eta);
@@ -1230,6 +1399,39 @@ json_alpha(struct cli_json *j, const struct options *o,
     cli_json_str(j, "chosen", a->numeric_chosen ? "numeric" : "closed_form");
     cli_json_double(j, "tie_tolerance", 1e-9);
     json_u64s(j, "thresholds_bytes", r->alpha_bytes, n);
+    if (r->have_counter_map) {
+        uint64_t raw = r->cm_raw_from;
+
+        cli_json_object(j, "counter_thresholds");
+        cli_json_str(j, "what", "thresholds below raw_from_bytes are the"
+                     " counter C(alpha) that a flow reaches after alpha"
+                     " bytes under the weights (source window: super-packets"
+                     " of a window doubling from initial_window up to"
+                     " tso_max; measured: the median over the --counter-fht"
+                     " connections that sent alpha bytes); the others stay"
+                     " in bytes");
+        cli_json_str(j, "source", r->cm_measured ? "measured" : "window");
+        if (r->cm_measured) {
+            size_t k;
+
+            cli_json_array_compact(j, "flows");
+            for (k = 0; k < (size_t) n; k++) {
+                cli_json_u64(j, NULL, r->cm_flows[k]);
+            }
+            cli_json_end_array(j);
+        } else {
+            cli_json_u64(j, "initial_window", r->cm_iw);
+            cli_json_u64(j, "tso_max", r->cm_tso_max);
+        }
+        if (raw == UINT64_MAX) {
+            cli_json_null(j, "raw_from_bytes");
+        } else {
+            cli_json_u64(j, "raw_from_bytes", raw);
+        }
+        json_doubles(j, "counter_per_byte", r->cm_ratio, n);
+        json_u64s(j, "thresholds_counter", r->policy.alpha, n);
+        cli_json_end_object(j);
+    }
     if (r->have_exc) {
         cli_json_object(j, "flt_bound");
         cli_json_str(j, "what", "counter_quantile: the counter that a"
@@ -1373,6 +1575,20 @@ print_summary(FILE *f, const struct options *o, const struct result *r,
                     100 * r->level0);
             if (r->bound_active) {
                 fprintf(f, " (%.1f%% without)", 100 * r->level0_free);
+            }
+            fprintf(f, "\n");
+        }
+        if (r->have_counter_map) {
+            if (r->cm_measured) {
+                fprintf(f, "  counter per byte at each threshold (median of"
+                        " the --counter-fht connections):");
+            } else {
+                fprintf(f, "  counter per byte at each threshold (TSO flow,"
+                        " window from %" PRIu32 " to %" PRIu32 " bytes):",
+                        r->cm_iw, r->cm_tso_max);
+            }
+            for (i = 0; i < n; i++) {
+                fprintf(f, " %.2f", r->cm_ratio[i]);
             }
             fprintf(f, "\n");
         }

@@ -235,3 +235,169 @@ panda_model_size_weights(const struct panda_hist *payload, uint32_t T,
     }
     return true;
 }
+
+/* The weight of a packet of 'size' payload bytes, as a factor. */
+static double
+weight_of(const struct panda_policy *p, uint32_t size)
+{
+    return (p->n_weights ? panda_policy_weight(p, size) : PANDA_WEIGHT_ONE)
+           / (double) PANDA_WEIGHT_ONE;
+}
+
+double
+panda_model_counter_at(const struct panda_policy *p, const uint32_t *sizes,
+                       size_t n, uint64_t bytes)
+{
+    double c = 0;
+    uint64_t left = bytes;
+    size_t i;
+
+    for (i = 0; left; i++) {
+        uint32_t s = sizes[i < n ? i : n - 1];
+        uint64_t take = left < s ? left : s;
+        double w = weight_of(p, s);
+
+        if (i >= n) {
+            /* The rest are all of the last size: no need to walk them. */
+            c += w * (double) left;
+            break;
+        }
+        c += w * (double) take;
+        left -= take;
+    }
+    return c;
+}
+
+size_t
+panda_model_slow_start_sizes(uint32_t iw, uint32_t tso_max,
+                             uint32_t *sizes, size_t max)
+{
+    uint64_t cwnd = iw;
+    size_t n = 0;
+
+    /* A round's window leaves as one super-packet while it fits (the
+     * receiver's GRO acknowledges it at once, and the ACK releases the
+     * next, doubled, window); from tso_max on every packet is tso_max. */
+    while (n + 1 < max && cwnd < tso_max) {
+        sizes[n++] = (uint32_t) cwnd;
+        cwnd *= 2;
+    }
+    if (n < max) {
+        sizes[n++] = tso_max;
+    }
+    return n;
+}
+
+int
+panda_model_map_thresholds(const uint64_t *bytes, const double *counter,
+                           size_t n, uint64_t raw_from, uint64_t *out)
+{
+    int raised = 0;
+    size_t j;
+
+    for (j = 0; j < n; j++) {
+        double c = counter[j] > (double) bytes[j] ? counter[j]
+                                                  : (double) bytes[j];
+
+        out[j] = bytes[j] < raw_from ? (uint64_t) ceil(c - 1e-9) : bytes[j];
+        if (j && out[j] <= out[j - 1]) {
+            out[j] = out[j - 1] + 1;
+            raised++;
+        }
+    }
+    return raised;
+}
+
+int
+panda_model_counter_thresholds(const struct panda_policy *p,
+                               const uint32_t *sizes, size_t n_sizes,
+                               const uint64_t *bytes, size_t n,
+                               uint64_t raw_from, uint64_t *out,
+                               double *ratio)
+{
+    double c[PANDA_MAX_LEVELS];
+    size_t j;
+
+    for (j = 0; j < n && j < PANDA_MAX_LEVELS; j++) {
+        c[j] = panda_model_counter_at(p, sizes, n_sizes, bytes[j]);
+        if (ratio) {
+            ratio[j] = bytes[j] ? c[j] / (double) bytes[j] : 1;
+        }
+    }
+    return panda_model_map_thresholds(bytes, c, j, raw_from, out);
+}
+
+/* One flow's progress in panda_model_counter_replay(). */
+struct replay_flow {
+    uint64_t bytes;         /* Payload sent so far. */
+    double counter;         /* Its weighted bytes. */
+    size_t next;            /* First point not reached yet. */
+};
+
+static int
+cmp_double(const void *a_, const void *b_)
+{
+    double a = *(const double *) a_, b = *(const double *) b_;
+
+    return a < b ? -1 : a > b;
+}
+
+void
+panda_model_counter_replay(const struct panda_policy *p,
+                           const struct panda_model_pkt *pkts, size_t n,
+                           const uint64_t *bytes, size_t n_points,
+                           double *median, size_t *flows)
+{
+    struct replay_flow *f;
+    uint32_t max_flow = 0;
+    double *at;             /* at[flow * n_points + k]: C at point k. */
+    double *col;
+    size_t i, k, n_flows;
+
+    for (i = 0; i < n; i++) {
+        max_flow = pkts[i].flow > max_flow ? pkts[i].flow : max_flow;
+    }
+    n_flows = n ? (size_t) max_flow + 1 : 0;
+    f = panda_xcalloc(n_flows ? n_flows : 1, sizeof *f);
+    at = panda_xcalloc(n_flows && n_points ? n_flows * n_points : 1,
+                       sizeof *at);
+    for (i = 0; i < n; i++) {
+        const struct panda_model_pkt *pk = &pkts[i];
+        struct replay_flow *r = &f[pk->flow];
+        double w;
+
+        if (!pk->payload) {
+            continue;
+        }
+        w = weight_of(p, pk->payload);
+        /* Every point this packet carries the flow past. */
+        while (r->next < n_points
+               && r->bytes + pk->payload >= bytes[r->next]) {
+            at[pk->flow * n_points + r->next]
+                = r->counter + w * (double) (bytes[r->next] - r->bytes);
+            r->next++;
+        }
+        r->bytes += pk->payload;
+        r->counter += w * pk->payload;
+    }
+    col = panda_xmalloc((n_flows ? n_flows : 1) * sizeof *col);
+    for (k = 0; k < n_points; k++) {
+        size_t m = 0;
+
+        for (i = 0; i < n_flows; i++) {
+            if (f[i].next > k) {
+                col[m++] = at[i * n_points + k];
+            }
+        }
+        flows[k] = m;
+        median[k] = 0;
+        if (m) {
+            qsort(col, m, sizeof *col, cmp_double);
+            median[k] = m % 2 ? col[m / 2]
+                        : (col[m / 2 - 1] + col[m / 2]) / 2;
+        }
+    }
+    free(col);
+    free(at);
+    free(f);
+}

@@ -144,6 +144,84 @@ bool panda_model_size_weights(const struct panda_hist *payload, uint32_t T,
                               const uint32_t *above, size_t n,
                               double max_weight, double *w);
 
+/* ------------------------------------------------------------------------
+ * Thresholds in the weighted counter's units (issue 18).
+ *
+ * Appendix B gives the thresholds alpha_l in bytes: a flow of that many
+ * bytes leaves level l - 1.  With size-interval weights the counter is not
+ * bytes: a flow that sends packets above t_0 reaches a counter C(b) > b
+ * after b bytes, so byte thresholds demote it after b / (C(b) / b) bytes,
+ * with the 10g profile's weight 7.2 about 7 times sooner than PIAS would:
+ * medium flows sink to the levels of the large ones (the measured 1.7-3x
+ * medium FCT).  Mapping alpha_l to C(alpha_l) puts a flow that sends the
+ * modelled packet sequence at the level PIAS would give it after every
+ * number of bytes; a flow with larger packets than the model's still sinks
+ * sooner.
+ *
+ * C(b) here is the counter of a size sequence under the weights alone:
+ * b bytes of a packet of weight w add w b (fractional bytes of a packet
+ * count pro rata, the datapath adds the whole packet when it arrives).
+ * Algorithm 2's compensation below T and the floor are left out: they act
+ * the same with all-ones weights, which the byte thresholds are already
+ * computed for, so with every weight 1, C(b) = b and the mapping is the
+ * identity.
+ *
+ * The sequence is the one a TSO sender produces while its window grows:
+ * panda_model_slow_start_sizes().  See tools/README-panda-model.md,
+ * "Thresholds in counter units", for why this and not the collected
+ * capture's sizes.
+ * ------------------------------------------------------------------------ */
+
+/* The counter C(b) of a flow that sends packets of the payload sizes
+ * 'sizes[0..n-1]' in order, then more of size sizes[n-1], under the weights
+ * of 'p' (only the weights: see above), after 'bytes' bytes.  n >= 1,
+ * every size >= 1. */
+double panda_model_counter_at(const struct panda_policy *p,
+                              const uint32_t *sizes, size_t n,
+                              uint64_t bytes);
+
+/* The payload sizes a TCP sender under TSO passes to the datapath while
+ * its congestion window grows from 'iw' bytes by doubling every round
+ * trip: one super-packet per round (iw, 2 iw, 4 iw, ...) while the window
+ * is below 'tso_max', then packets of tso_max.  Stores at most 'max' (>= 1)
+ * sizes in 'sizes' and returns how many; the last is tso_max, which
+ * panda_model_counter_at() repeats.  iw >= 1, tso_max >= 1. */
+size_t panda_model_slow_start_sizes(uint32_t iw, uint32_t tso_max,
+                                    uint32_t *sizes, size_t max);
+
+/* Maps the byte thresholds 'bytes[0..n-1]' (ascending) to counter
+ * thresholds 'out': out[j] = ceil(C(bytes[j])) for the thresholds below
+ * 'raw_from' (the large class's lower bound: those thresholds separate the
+ * small and medium flows), bytes[j] for the others (they are meant to sink
+ * large flows, and in bytes the weights make them do it sooner than all
+ * ones), then raised where needed to stay strictly ascending.  Returns how
+ * many were raised.  'ratio', if nonnull, gets C(bytes[j]) / bytes[j]. */
+int panda_model_counter_thresholds(const struct panda_policy *p,
+                                   const uint32_t *sizes, size_t n_sizes,
+                                   const uint64_t *bytes, size_t n,
+                                   uint64_t raw_from, uint64_t *out,
+                                   double *ratio);
+
+/* out[j] = ceil(counter[j]) (at least bytes[j]) for the thresholds
+ * 'bytes[j]' below 'raw_from', bytes[j] for the others, each raised where
+ * needed to stay strictly above the one before.  Returns how many were
+ * raised.  The mapping step of panda_model_counter_thresholds(), for a C
+ * computed otherwise (panda_model_counter_replay()). */
+int panda_model_map_thresholds(const uint64_t *bytes, const double *counter,
+                               size_t n, uint64_t raw_from, uint64_t *out);
+
+/* C(b) measured instead of modelled: replays the packets 'pkts' (in order;
+ * one flow per id) under the weights of 'p' and, for each point bytes[k]
+ * (ascending), sets flows[k] to the number of flows that sent at least
+ * bytes[k] payload bytes and median[k] to the median of their weighted
+ * bytes at that point (0 if none).  Allocates 24 bytes per flow id up to
+ * the largest plus 8 per flow id and point, freed before returning. */
+void panda_model_counter_replay(const struct panda_policy *p,
+                                const struct panda_model_pkt *pkts,
+                                size_t n, const uint64_t *bytes,
+                                size_t n_points, double *median,
+                                size_t *flows);
+
 #ifdef __cplusplus
 }
 #endif

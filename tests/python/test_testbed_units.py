@@ -350,6 +350,26 @@ def test_plots_for_every_experiment(tmp_path):
         assert (tmp_path / m).stat().st_size > 10000
 
 
+def test_threshold_units(capsys):
+    """The 10g profile's thresholds are in the weighted counter's units by
+    default; --threshold-units picks the others, and is refused where
+    there are no weights (1g: the counter is bytes)."""
+    assert config.parse_args([]).threshold_units is None
+    a = config.parse_args(["--profile", "10g"])
+    assert a.weights == "auto" and a.threshold_units == "counter-w1"
+    for units in model.THRESHOLD_UNITS:
+        a = config.parse_args(["--profile", "10g", "--threshold-units",
+                               units])
+        assert a.threshold_units == units
+        assert config.settings(a)["threshold_units"] == units
+    with pytest.raises(SystemExit):
+        config.parse_args(["--threshold-units", "bytes"])
+    assert "--threshold-units: the 1g profile has no size-interval " \
+        "weights" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        config.parse_args(["--profile", "10g", "--threshold-units", "eta"])
+
+
 def test_plots_of_a_10g_run_with_every_scheme(tmp_path):
     """The 10g profile's run has the weights ablation (panda-w1), and its
     figures carry the thesis's 10 Gbit/s numbers."""

@@ -9,6 +9,7 @@ The binaries are looked up in $PANDA_BUILD_DIR (default
 """
 
 import json
+import math
 import os
 import struct
 import subprocess
@@ -680,6 +681,97 @@ def test_benchmark_runs():
         assert what in res.stdout
 
 
+def counter_at(weights, seq, b):
+    """C(b) of lib/panda/model.h, written out: each byte weighs its
+    packet's weight, the last size repeating."""
+    def weight(size):
+        return next((w for above, w in reversed(weights) if size > above),
+                    1)
+    c, i = 0.0, 0
+    while b > 0:
+        s = seq[min(i, len(seq) - 1)]
+        take = min(b, s)
+        c += weight(s) * take
+        b -= take
+        i += 1
+    return c
+
+
+def check_counter_thresholds(flt, fht, cdf):
+    """--counter-thresholds: alpha below the large class's bound is the
+    counter a TSO flow reaches after alpha bytes (window 10 x 1460
+    doubling up to the FHT's largest payload, 64960 here); recorded."""
+    args = ["--flt", flt, "--fht", fht, "--cdf", cdf, "--load", 0.8,
+            "--weight-values", "auto"]
+    doc = model_json(*args, "--counter-thresholds")
+    check_policy(doc, 8)
+    alpha = doc["model"]["alpha"]
+    cm = alpha["counter_thresholds"]
+    assert doc["model"]["subthresholds"]["thresholds"].startswith(
+        "counter")
+    assert cm["initial_window"] == 14600 and cm["tso_max"] == 64960
+    assert cm["raw_from_bytes"] == 10000000
+    seq = [14600, 29200, 58400, 64960]
+    byte_th = alpha["thresholds_bytes"]
+    want = [math.ceil(counter_at(doc["weights"], seq, b) - 1e-9)
+            for b in byte_th]
+    assert all(b < 10000000 for b in byte_th)
+    assert doc["thresholds"] == want == cm["thresholds_counter"]
+    # Every mapped threshold is above the byte one (weights > 1 on the
+    # model's packets), and the ratio grows as the window does.
+    ratios = cm["counter_per_byte"]
+    assert all(t > b for t, b in zip(doc["thresholds"], byte_th))
+    assert all(b >= a for a, b in zip(ratios, ratios[1:]))
+    # The large class's thresholds stay bytes, raised to stay ascending.
+    doc = model_json(*args, "--counter-thresholds", "--class-bounds",
+                     "100000,1000000")
+    th, k = doc["thresholds"], sum(b < 1000000 for b in byte_th)
+    assert th[:k] == [math.ceil(counter_at(doc["weights"], seq, b) - 1e-9)
+                      for b in byte_th[:k]]
+    assert all(t == max(b, th[k - 1] + 1 + i)
+               for i, (t, b) in enumerate(zip(th[k:], byte_th[k:])))
+    # Measured (--counter-fht): three connections, each 10 x 1460 bytes
+    # then 20000-byte packets (weight w_1) up to 14600 + 50 x 20000 bytes.
+    cap = Pcap()
+    for port in (40001, 40002, 40003):
+        cap.tcp4(5001, port, 1460, n=10)
+        cap.tcp4(5001, port, 20000, n=50)
+    path = cap.write(fht.parent / "w1.pcap")
+    doc = model_json(*args, "--counter-thresholds", "--counter-fht", path)
+    cm = doc["model"]["alpha"]["counter_thresholds"]
+    w1 = doc["weights"][0][1]
+    sent = 14600 + 50 * 20000
+    assert cm["source"] == "measured"
+    assert cm["flows"] == [3 if b <= sent else 0 for b in byte_th]
+    ratio = None
+    for b, t, r in zip(byte_th, doc["thresholds"], cm["counter_per_byte"]):
+        if b <= sent:
+            c = b if b <= 14600 else 14600 + w1 * (b - 14600)
+            ratio = c / b
+        else:
+            c = ratio * b       # the last measured ratio carries on
+        assert r == pytest.approx(c / b, rel=1e-9)
+        assert t == math.ceil(c - 1e-9)
+    assert any("--counter-fht: fewer than 3 connections" in n
+               for n in doc["model"]["notes"])
+    res = run(*args, "--counter-fht", path, check=False)
+    assert res.returncode == 1 and "--counter-fht: only with " \
+        "--counter-thresholds" in res.stderr
+    res = run(*args, "--counter-thresholds", "--counter-fht", fht,
+              check=False)
+    assert res.returncode == 1 and "--counter-fht: give captures" \
+        in res.stderr, res.stderr
+    # Errors name the option.
+    for extra, msg in [
+            ([], "--counter-thresholds: needs size-interval weights"),
+            (["--weight-values", "auto", "--byte-thresholds"],
+             "--counter-thresholds and --byte-thresholds"),
+            (["--pias"], "--counter-thresholds: PIAS has no weights")]:
+        res = run("--flt", flt, "--fht", fht, "--cdf", cdf, "--load", 0.8,
+                  "--counter-thresholds", *extra, check=False)
+        assert res.returncode == 1 and msg in res.stderr, res.stderr
+
+
 def test_weight_values_auto(tmp_path, cdf):
     """--weight-values auto: each interval's mean FHT payload over that
     of [T, d_1) (lib/panda/model.h), in hundredths; the rule is recorded."""
@@ -710,6 +802,7 @@ def test_weight_values_auto(tmp_path, cdf):
     doc = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
                      0.8, "--weight-values", "2,4")
     assert doc["model"]["subthresholds"]["weight_rule"] == "given"
+    check_counter_thresholds(flt, fht, cdf)
     # An FLT packet above d_1 (a TSO packet of several responses): the
     # weights start above it, so every FLT packet weighs 1.
     flt = hist(tmp_path, "flt2.hist", [(100, 1000), (10000, 1)])

@@ -8,6 +8,8 @@
 
 #include <panda/model.h>
 
+#include "policy-util.h"
+
 static void
 test_map_vectors(void **state)
 {
@@ -167,6 +169,206 @@ test_size_weights(void **state)
     panda_hist_destroy(&h);
 }
 
+/* C(b): each byte weighs its packet's weight; past the sequence the last
+ * size repeats. */
+static void
+test_counter_at(void **state)
+{
+    struct panda_policy p;
+    const uint32_t seq[] = { 5000, 20000, 50000 };
+
+    (void) state;
+    /* Payload > 10000 weighs 2, > 40000 weighs 4. */
+    parse_ok("id=1,threshold=1000,weights=10000:2/40000:4,"
+             "thresholds=100/200", &p);
+    assert_true(panda_model_counter_at(&p, seq, 3, 0) == 0);
+    assert_true(panda_model_counter_at(&p, seq, 3, 5000) == 5000);
+    assert_true(panda_model_counter_at(&p, seq, 3, 15000) == 25000);
+    assert_true(panda_model_counter_at(&p, seq, 3, 25000) == 45000);
+    assert_true(panda_model_counter_at(&p, seq, 3, 75000) == 245000);
+    assert_true(panda_model_counter_at(&p, seq, 3, 175000) == 645000);
+    /* All ones: the counter is the bytes. */
+    parse_ok("id=1,threshold=1000,thresholds=100/200", &p);
+    assert_true(panda_model_counter_at(&p, seq, 3, 175000) == 175000);
+}
+
+static void
+test_slow_start_sizes(void **state)
+{
+    uint32_t s[8];
+
+    (void) state;
+    /* 10 x 1460 doubling to the 10g collection's largest packet. */
+    assert_int_equal(panda_model_slow_start_sizes(14600, 65160, s, 8), 4);
+    assert_int_equal(s[0], 14600);
+    assert_int_equal(s[1], 29200);
+    assert_int_equal(s[2], 58400);
+    assert_int_equal(s[3], 65160);
+    /* No TSO (packets of one MSS): the window never fits one packet. */
+    assert_int_equal(panda_model_slow_start_sizes(14600, 1460, s, 8), 1);
+    assert_int_equal(s[0], 1460);
+    /* Room for fewer: the last is still tso_max. */
+    assert_int_equal(panda_model_slow_start_sizes(14600, 65160, s, 2), 2);
+    assert_int_equal(s[0], 14600);
+    assert_int_equal(s[1], 65160);
+}
+
+/* The level a flow of 'bytes' bytes ends at when it sends the sequence
+ * through the datapath's own counter update. */
+static int
+level_after(const struct panda_policy *p, const uint32_t *seq, size_t n,
+            uint64_t bytes)
+{
+    int64_t c = 0;
+    size_t i;
+
+    for (i = 0; bytes; i++) {
+        uint32_t s = seq[i < n ? i : n - 1];
+
+        s = bytes < s ? (uint32_t) bytes : s;
+        c = panda_policy_update(p, c, s);
+        bytes -= s;
+    }
+    return panda_policy_level(p, c);
+}
+
+static void
+test_counter_thresholds(void **state)
+{
+    /* The web-search CDF's PIAS thresholds at rho 0.8, K = 8 (10g run). */
+    const uint64_t bytes[7] = { 21415, 51341, 138131, 903520, 1876707,
+                                4170134, 7945926 };
+    const uint64_t medium[] = { 100000, 300000, 1000000, 2500000, 5000000,
+                                9000000 };
+    struct panda_policy w1, w, pias;
+    uint32_t seq[16];
+    uint64_t out[7];
+    double ratio[7];
+    size_t n_seq, i;
+    int j;
+
+    (void) state;
+    n_seq = panda_model_slow_start_sizes(14600, 65160, seq, 16);
+
+    /* All-ones weights: the identity, whatever raw_from. */
+    parse_ok("id=1,threshold=1158,thresholds=1/2/3/4/5/6/7", &w1);
+    assert_int_equal(panda_model_counter_thresholds(&w1, seq, n_seq, bytes,
+                                                    7, UINT64_MAX, out,
+                                                    ratio), 0);
+    for (j = 0; j < 7; j++) {
+        assert_true(out[j] == bytes[j]);
+        assert_true(ratio[j] == 1);
+    }
+
+    /* The 10g profile's weight: 7.2 above 14767 bytes.  C(b) = 14600 +
+     * 7.2 (b - 14600) once past the first packet. */
+    parse_ok("id=1,threshold=1158,weights=14767:7.2,"
+             "thresholds=1/2/3/4/5/6/7", &w);
+    panda_model_counter_thresholds(&w, seq, n_seq, bytes, 7, 10000000,
+                                   out, ratio);
+    for (j = 0; j < 7; j++) {
+        double c = 14600 + 7.2 * (double) (bytes[j] - 14600);
+
+        assert_true(fabs((double) out[j] - c) <= 1);
+        assert_true(ratio[j] > 1 && ratio[j] < 7.2);
+        if (j) {
+            assert_true(out[j] > out[j - 1]);
+            assert_true(ratio[j] >= ratio[j - 1]);
+        }
+    }
+
+    /* A flow of that sequence ends at the level PIAS gives its size with
+     * the mapped thresholds, and sinks below it with byte thresholds
+     * (the measured 10g problem) unless PIAS has it at the bottom already. */
+    parse_ok("id=2,kind=pias,thresholds=1/2/3/4/5/6/7", &pias);
+    memcpy(pias.alpha, bytes, sizeof bytes);
+    memcpy(w.alpha, out, sizeof out);
+    for (i = 0; i < sizeof medium / sizeof medium[0]; i++) {
+        struct panda_policy wb = w;
+        int lp = level_after(&pias, seq, n_seq, medium[i]);
+
+        assert_int_equal(level_after(&w, seq, n_seq, medium[i]), lp);
+        memcpy(wb.alpha, bytes, sizeof bytes);
+        assert_true(level_after(&wb, seq, n_seq, medium[i])
+                    > (lp < 7 ? lp : 6));
+    }
+
+    /* Thresholds from raw_from on stay bytes, raised to stay ascending
+     * (the large class sinks sooner than with all ones). */
+    assert_int_equal(panda_model_counter_thresholds(&w, seq, n_seq, bytes,
+                                                    7, 1000000, out,
+                                                    ratio), 2);
+    assert_true(out[3] > bytes[3] * 7);
+    assert_true(out[4] == out[3] + 1 && out[5] == out[3] + 2);
+    assert_true(out[6] == bytes[6]);
+    /* Every threshold in bytes: unchanged. */
+    panda_model_counter_thresholds(&w, seq, n_seq, bytes, 7, 0, out, NULL);
+    assert_memory_equal(out, bytes, sizeof bytes);
+}
+
+/* C measured: per flow, the weighted bytes at each point; the median over
+ * the flows that got there. */
+static void
+test_counter_replay(void **state)
+{
+    struct panda_policy p;
+    /* Flow 0: 10000 x 1 then 20000-byte packets (weight 2); flow 1: all
+     * 1000-byte packets; flow 2: 50000 at once (weight 2), interleaved. */
+    struct panda_model_pkt pk[64];
+    const uint64_t pts[3] = { 5000, 30000, 60000 };
+    double med[3];
+    size_t flows[3], n = 0, i;
+
+    (void) state;
+    parse_ok("id=1,threshold=100,weights=10000:2,thresholds=1/2", &p);
+    pk[n++] = (struct panda_model_pkt) { 0, 10000 };
+    pk[n++] = (struct panda_model_pkt) { 2, 50000 };
+    pk[n++] = (struct panda_model_pkt) { 1, 0 };     /* an ACK: ignored */
+    for (i = 0; i < 40; i++) {
+        pk[n++] = (struct panda_model_pkt) { 1, 1000 };
+    }
+    pk[n++] = (struct panda_model_pkt) { 0, 20000 };
+    pk[n++] = (struct panda_model_pkt) { 0, 20000 };
+    panda_model_counter_replay(&p, pk, n, pts, 3, med, flows);
+    /* 5000: flow 0 5000, flow 1 5000, flow 2 10000 -> median 5000. */
+    assert_int_equal(flows[0], 3);
+    assert_true(med[0] == 5000);
+    /* 30000: flow 0 10000 + 2 x 20000 = 50000, flow 1 30000, flow 2 60000
+     * -> 50000. */
+    assert_int_equal(flows[1], 3);
+    assert_true(med[1] == 50000);
+    /* 60000: only flow 0 reached 50000 bytes... none reached 60000. */
+    assert_int_equal(flows[2], 0);
+    assert_true(med[2] == 0);
+
+    /* All ones: the bytes themselves. */
+    parse_ok("id=1,threshold=100,thresholds=1/2", &p);
+    panda_model_counter_replay(&p, pk, n, pts, 2, med, flows);
+    assert_true(med[0] == 5000 && med[1] == 30000);
+}
+
+static void
+test_map_thresholds(void **state)
+{
+    const uint64_t bytes[4] = { 1000, 2000, 3000, 4000 };
+    const double c[4] = { 1500.2, 1800, 9000, 9000 };
+    uint64_t out[4];
+
+    (void) state;
+    /* Rounded up; never below the bytes; ascending. */
+    assert_int_equal(panda_model_map_thresholds(bytes, c, 4, UINT64_MAX,
+                                                out), 1);
+    assert_true(out[0] == 1501 && out[1] == 2000 && out[2] == 9000
+                && out[3] == 9001);
+    /* From raw_from on: bytes, raised above the mapped one. */
+    assert_int_equal(panda_model_map_thresholds(bytes, c, 4, 3000, out), 0);
+    assert_true(out[2] == 3000 && out[3] == 4000);
+    assert_int_equal(panda_model_map_thresholds(bytes, (double[]) { 1000,
+                                                5000, 0, 0 }, 4, 3000,
+                                                out), 2);
+    assert_true(out[1] == 5000 && out[2] == 5001 && out[3] == 5002);
+}
+
 int
 main(void)
 {
@@ -178,6 +380,11 @@ main(void)
         cmocka_unit_test(test_hist_sorted_merge),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_size_weights),
+        cmocka_unit_test(test_counter_at),
+        cmocka_unit_test(test_slow_start_sizes),
+        cmocka_unit_test(test_counter_thresholds),
+        cmocka_unit_test(test_counter_replay),
+        cmocka_unit_test(test_map_thresholds),
     };
 
     return cmocka_run_group_tests_name("model", tests, NULL, NULL);

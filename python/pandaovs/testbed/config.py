@@ -14,6 +14,7 @@ from .. import paths
 from .. import workload as workloads
 from ..lab import PMD_MAXSLEEP_MAX_US, PORT_TYPES, PortConfig
 from .experiments import MODES
+from .model import THRESHOLD_UNITS
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
                       DEFAULT_SCHEMES, FRAME, ORDER, SCHED_BURST,
@@ -53,6 +54,9 @@ class RunConfig:
     flt_bound: str = "floor"    # panda-model --flt-bound: floor, alpha1
     weights: Optional[str] = None   # panda-model --weight-values (the
                                     # profile's; None: all ones)
+    threshold_units: Optional[str] = None   # with weights: "counter"
+                                    # (--counter-thresholds) or "bytes"
+                                    # (--byte-thresholds)
     argv: Tuple[str, ...] = ()
     # The segment's own (never part of the run's settings, see SETTINGS):
     resume: Optional[str] = None    # the run directory to continue
@@ -221,6 +225,16 @@ def parser(prog="testbed/run.py"):
                    help="how: a counter floor (credit) below 0, the "
                    "thresholds staying the CDF's (default), or alpha_1 "
                    "raised (panda-model --flt-bound)")
+    p.add_argument("--threshold-units", choices=THRESHOLD_UNITS,
+                   help="with the 10g profile's weights: Panda's thresholds "
+                   "in the weighted counter's units, the counter C(alpha) "
+                   "measured on the flows under panda-w1 (counter-w1: its "
+                   "trial at the (a) point captures them first, panda-"
+                   "model --counter-thresholds --counter-fht) or modelled "
+                   "by a TSO flow's window (counter), or in "
+                   "the CDF's bytes (bytes: --byte-thresholds, the "
+                   "policy before); default: the profile's "
+                   "(tools/README-panda-model.md)")
     p.add_argument("--run-id", help="name of the run directory")
     p.add_argument("--no-plots", action="store_true")
     r = p.add_argument_group(
@@ -268,6 +282,10 @@ def run_config(p, a, argv):
     if a.flt_level0 is None:
         a.flt_level0 = prof["flt_level0"]
     weights = PROFILES[a.profile]["weights"]
+    units = a.threshold_units or PROFILES[a.profile]["threshold_units"]
+    if a.threshold_units and not weights:
+        p.error("--threshold-units: the %s profile has no size-interval "
+                "weights, its counter is bytes" % a.profile)
     if a.schemes is None:
         schemes = DEFAULT_SCHEMES[a.qos]
         if a.qos == "panda-sched" and mode == "quick" and a.ecn_threshold:
@@ -386,6 +404,7 @@ def run_config(p, a, argv):
         plots=not a.no_plots, calibrate=calibrate, workload=wl,
         iperf3_streams=a.iperf3_streams, goodput_check_s=check_s,
         flt_level0=a.flt_level0, flt_bound=a.flt_bound, weights=weights,
+        threshold_units=units,
         argv=tuple(argv), resume=a.resume,
         stop_after_s=None if a.stop_after is None else a.stop_after * 60,
         allow_code_change=a.allow_code_change)
@@ -433,6 +452,7 @@ SETTINGS = (
     ("flt_level0", "--flt-level0", lambda c: c.flt_level0),
     ("flt_bound", "--flt-bound", lambda c: c.flt_bound),
     ("weights", "--profile", lambda c: c.weights),
+    ("threshold_units", "--threshold-units", lambda c: c.threshold_units),
     ("policy", "--policy", lambda c: c.policy),
 )
 

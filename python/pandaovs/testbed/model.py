@@ -25,6 +25,10 @@ from .topology import PM2_IP
 # weights are compared with the thesis's all-ones in the same run.
 MODEL_IDS = {"panda": 1, "pias": 2}
 ALL_ONES = "panda-w1"
+# Units of Panda's thresholds with weights (run_model): the weighted
+# counter's, C modelled ("counter") or measured under all ones
+# ("counter-w1"), or the CDF's bytes.
+THRESHOLD_UNITS = ("counter", "counter-w1", "bytes")
 ALL_ONES_ID = 3
 
 
@@ -63,7 +67,8 @@ def sample_summary(path, port):
 
 
 def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
-              flt_level0=0.99, flt_bound="floor", weights=None, log=None):
+              flt_level0=0.99, flt_bound="floor", weights=None,
+              threshold_units="counter", counter_fht=None, log=None):
     """Runs panda-model for Panda and PIAS on the flow-size CDF 'cdf' (the
     run's workload); returns the policy record.  'flt_level0', 'flt_bound':
     the Panda policy makes room for the memcached counter's excursions in
@@ -71,7 +76,17 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
     its packets stay at level 0 (panda-model --flt-level0, --flt-bound;
     tools/README-panda-model.md).  'weights': panda-model --weight-values
     for Panda (None: all ones); with weights the record also holds
-    ALL_ONES, the same model without them."""
+    ALL_ONES, the same model without them.  'threshold_units' (with
+    weights): "counter", the thresholds in the weighted counter's units
+    (panda-model --counter-thresholds), or "bytes" (--byte-thresholds);
+    the record's "threshold_units" says which, and "counter_thresholds"
+    holds the model's mapping (C(alpha) / alpha per threshold).
+    "counter-w1" is "counter" with C measured in 'counter_fht' (a capture
+    of the flows under the all-ones policy, panda-model --counter-fht)
+    instead of the window model, once that capture exists."""
+    if weights and threshold_units not in THRESHOLD_UNITS:
+        raise ModelError("threshold units %r: expected one of %s"
+                         % (threshold_units, ", ".join(THRESHOLD_UNITS)))
     log = log or (lambda m: None)
     try:
         tool = build.tool("panda-model")
@@ -93,15 +108,25 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
                 "--flt-bound", flt_bound,
                 "-o", out_json[name]] + extra + common
     cmds = {
-        # The thresholds stay the CDF's bytes (--byte-thresholds): eq.
-        # 3-24's mapping by each class's eta would raise them as much as
-        # the weights raise an average flow's counter, so the weights
-        # would only reorder flows within a class; kept in bytes, every
-        # weight above 1 makes a flow sink sooner than all ones (issue 18:
-        # at least as fast), and memcached's bound (--flt-level0) is
-        # computed with the weights.
+        # Not eq. 3-24's mapping by each class's eta: computed from the
+        # collection's sizes it raises the thresholds as much as the
+        # weights raise an average flow's counter, so the weights only
+        # reorder flows within a class.  "bytes" keeps the CDF's bytes:
+        # every weight above 1 sinks a flow sooner than all ones, but a
+        # medium flow sending super-packets then sinks ~7x too soon, with
+        # the large ones (1.7-3x pias's medium FCT, docs/results/2026-11-
+        # 23-full-reduced-10g).  "counter" maps the thresholds below the
+        # large class to the counter a TSO flow reaches after that many
+        # bytes (tools/README-panda-model.md, "Thresholds in counter
+        # units").  memcached's bound (--flt-level0) is computed with the
+        # weights either way.
         "panda": panda("panda", MODEL_IDS["panda"],
-                       ["--weight-values", weights, "--byte-thresholds"]
+                       ["--weight-values", weights,
+                        "--byte-thresholds" if threshold_units == "bytes"
+                        else "--counter-thresholds"]
+                       + (["--counter-fht", counter_fht]
+                          if counter_fht and threshold_units == "counter-w1"
+                          else [])
                        if weights else []),
         "pias": [tool, "--pias", "--id", str(MODEL_IDS["pias"]),
                  "-o", out_json["pias"]] + common,
@@ -129,6 +154,15 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
                 100 * bound["flt_level0_share"],
                 " (%.1f%% without)" % (100 * bound["flt_level0_share_free"])
                 if bound["active"] else ""))
+    alpha = out["panda"]["model"].get("model", {}).get("alpha") or {}
+    out["threshold_units"] = (threshold_units if weights else "bytes")
+    mapping = alpha.get("counter_thresholds")
+    if mapping:
+        out["counter_thresholds"] = mapping
+        log("  thresholds in counter units: C(alpha) / alpha = %s (TSO "
+            "flow, window %d up to %d bytes)" % (
+                "/".join("%.2f" % r for r in mapping["counter_per_byte"]),
+                mapping["initial_window"], mapping["tso_max"]))
     return out
 
 

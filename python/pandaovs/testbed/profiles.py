@@ -27,6 +27,7 @@ PROFILES = {
         "offloads": "off",
         "tso": False,
         "weights": None,
+        "threshold_units": None,    # no weights: the counter is bytes
         "ecn_threshold": DEFAULT_ECN_THRESHOLD,
         "cc": "cubic,dctcp",
         "flt_level0": 0.99,
@@ -49,6 +50,18 @@ PROFILES = {
         "offloads": "tso",
         "tso": True,
         "weights": "auto",
+        # The thresholds in the weighted counter's units (panda-model
+        # --counter-thresholds): byte thresholds sank medium flows with the
+        # large ones, 1.7-3x pias's medium FCT (docs/results/2026-11-23-
+        # full-reduced-10g); "bytes" (--threshold-units) is that policy.
+        # C(alpha) measured on the flows under panda-w1 (counter-w1), not
+        # the window model ("counter"): a flow's super-packets depend on
+        # the level it shares, and under the all-ones policy the flows
+        # descend the levels as the mapped thresholds will move them,
+        # while the window model assumes every flow sends alone and maps
+        # the deep thresholds to 7-20x their bytes
+        # (tools/README-panda-model.md, "Thresholds in counter units").
+        "threshold_units": "counter-w1",
         # The thesis (§3.3, §4.4) marks no ECN at 10 Gbit/s: with 64 KB
         # packets in the queue a byte threshold marks nearly every packet
         # or lets the queue grow, so it ran CUBIC without marking.

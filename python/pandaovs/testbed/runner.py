@@ -183,6 +183,7 @@ class Run:
                               % ("10 Gbit/s" if c.profile == "10g"
                                  else "1 Gbit/s"),
             "size_interval_weights": c.weights or "all ones",
+            "threshold_units": c.threshold_units or "bytes",
             "queue_pkts": c.queue_pkts,
             "qos": self.qos_metadata(),
             "ports": tb.port_state(),
@@ -608,19 +609,74 @@ class Run:
         pol = model.run_model(self.build, flt, fht, self.cdf, c.load,
                               tb.levels, self.dir, flt_level0=c.flt_level0,
                               flt_bound=c.flt_bound, weights=c.weights,
+                              threshold_units=c.threshold_units,
                               log=self.log)
+        self.save_policy(tb, pol, coll)
+        if c.weights and c.threshold_units == "counter-w1":
+            self.use_policy(pol)
+            pol = self.stage_counter_collection(tb, trials, conc, flt, fht)
+            self.save_policy(tb, pol, coll)
+        self.use_policy(pol)
+        self.save()
+
+    def stage_counter_collection(self, tb, trials, conc, flt, fht):
+        """--threshold-units counter-w1: the flows captured under panda-w1
+        (the same thresholds without weights), where they descend the
+        levels as the counter thresholds will move them, and their
+        per-connection C(alpha) gives Panda's thresholds (panda-model
+        --counter-fht; tools/README-panda-model.md).  The plan's panda-w1
+        trial at the (a) concurrency with the most requests is that
+        capture (a trial of the run: the capture adds tcpdump's load to
+        it), else a dedicated one.  Returns the new policy record."""
+        c = self.cfg
+        self.log("stage 1b: the flows under %s (C(alpha) for the counter "
+                 "thresholds)" % model.ALL_ONES)
+        cands = [t for t in trials if t["scheme"] == model.ALL_ONES
+                 and t["concurrency"] == conc and t["rep"] == 0
+                 and not t.get("done")]
+        if cands:
+            host = max(cands, key=lambda t: t["requests"])
+            host["collect"] = True
+            res = self.one_trial(tb, host, self.done + 1, self.total)
+        else:
+            at = [t["requests"] for t in trials if t["concurrency"] == conc]
+            cc, r = (conc, max(at)) if at else experiments.COLLECT_POINT
+            res = self.trial_exec(tb, {
+                "cc": tb.cc, "scheme": model.ALL_ONES, "concurrency": cc,
+                "requests": r, "rep": 0, "experiments": ["collection"],
+                "collect": True})
+        if res["status"] != "ok":
+            raise TestbedError("%s collection trial failed: %s"
+                               % (model.ALL_ONES, res["status"]))
+        fht_w1 = os.path.join(res["dir"], "fht.pcap")
+        self.result["collection"]["counter_fht"] = {
+            "scheme": model.ALL_ONES, "trial_dir": res["dir"],
+            "fht_pcap": fht_w1, "fht": model.sample_summary(fht_w1,
+                                                            FG_PORT)}
+        self.log("stage 2b: model again, C(alpha) from %s" % fht_w1)
+        return model.run_model(self.build, flt, fht, self.cdf, c.load,
+                               tb.levels, self.dir, flt_level0=c.flt_level0,
+                               flt_bound=c.flt_bound, weights=c.weights,
+                               threshold_units=c.threshold_units,
+                               counter_fht=fht_w1, log=self.log)
+
+    def save_policy(self, tb, pol, coll):
+        """The policy record's summary in the run directory."""
+        c = self.cfg
         pol["source"] = "model"
         pol["workload"] = c.workload.record(copy="workload.cdf")
         with open(os.path.join(self.dir, "policy.json"), "w") as f:
             doc = {s: {"action": pol[s]["action"]}
                    for s in ("panda", "pias", model.ALL_ONES) if s in pol}
             doc.update({"collection": {k: v for k, v in coll.items()
-                                       if k in ("flt", "fht")},
+                                       if k in ("flt", "fht",
+                                                "counter_fht")},
                         "workload": pol["workload"],
-                        "load": c.load, "levels": tb.levels})
+                        "load": c.load, "levels": tb.levels,
+                        "threshold_units": pol.get("threshold_units")})
+            if pol.get("counter_thresholds"):
+                doc["counter_thresholds"] = pol["counter_thresholds"]
             json.dump(doc, f, indent=1)
-        self.use_policy(pol)
-        self.save()
 
     def stage_goodput_check(self, tb):
         """goodput.py: the generator's goodput against iperf3's, once."""
