@@ -159,10 +159,15 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
     mapping = alpha.get("counter_thresholds")
     if mapping:
         out["counter_thresholds"] = mapping
-        log("  thresholds in counter units: C(alpha) / alpha = %s (TSO "
-            "flow, window %d up to %d bytes)" % (
-                "/".join("%.2f" % r for r in mapping["counter_per_byte"]),
-                mapping["initial_window"], mapping["tso_max"]))
+        if mapping.get("source") == "measured":
+            how = "measured: median of the captured connections, %s " \
+                "of them per threshold" % "/".join(
+                    str(n) for n in mapping.get("flows", []))
+        else:
+            how = "TSO flow, window %d up to %d bytes" % (
+                mapping["initial_window"], mapping["tso_max"])
+        log("  thresholds in counter units: C(alpha) / alpha = %s (%s)" % (
+            "/".join("%.2f" % r for r in mapping["counter_per_byte"]), how))
     return out
 
 
