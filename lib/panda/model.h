@@ -166,10 +166,12 @@ bool panda_model_size_weights(const struct panda_hist *payload, uint32_t T,
  * computed for, so with every weight 1, C(b) = b and the mapping is the
  * identity.
  *
- * The sequence is the one a TSO sender produces while its window grows:
- * panda_model_slow_start_sizes().  See tools/README-panda-model.md,
- * "Thresholds in counter units", for why this and not the collected
- * capture's sizes.
+ * The sequence is either modelled, the one a TSO sender produces while
+ * its window grows (panda_model_slow_start_sizes()), or measured, the
+ * median connection of flows captured under all-ones weights
+ * (panda_model_counter_replay(); the testbed's 10g default).  See
+ * tools/README-panda-model.md, "Thresholds in counter units", for why
+ * not the collected capture's sizes.
  * ------------------------------------------------------------------------ */
 
 /* The counter C(b) of a flow that sends packets of the payload sizes
