@@ -252,20 +252,14 @@ panda_model_counter_at(const struct panda_policy *p, const uint32_t *sizes,
     uint64_t left = bytes;
     size_t i;
 
-    for (i = 0; left; i++) {
-        uint32_t s = sizes[i < n ? i : n - 1];
-        uint64_t take = left < s ? left : s;
-        double w = weight_of(p, s);
+    for (i = 0; i + 1 < n && left; i++) {
+        uint64_t take = left < sizes[i] ? left : sizes[i];
 
-        if (i >= n) {
-            /* The rest are all of the last size: no need to walk them. */
-            c += w * (double) left;
-            break;
-        }
-        c += w * (double) take;
+        c += weight_of(p, sizes[i]) * (double) take;
         left -= take;
     }
-    return c;
+    /* The rest are all of the last size. */
+    return c + weight_of(p, sizes[n - 1]) * (double) left;
 }
 
 size_t
