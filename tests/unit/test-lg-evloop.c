@@ -175,7 +175,7 @@ test_offload(void **state)
 }
 
 /* The worker runs at nice 'worker_nice' at least; the loop's thread keeps
- * its own. */
+ * its own.  A value beyond 19 is refused by name. */
 static void
 test_worker_nice(void **state)
 {
@@ -186,17 +186,23 @@ test_worker_nice(void **state)
     int i;
 
     (void) state;
+    assert_null(lg_ev_create(&bad, &err));
+    assert_non_null(strstr(err, "worker nice value 20"));
+    free(err);
+
+    /* Already at the lowest (make check under nice 19), the two threads
+     * cannot differ.  Not cmocka's skip(): its TAP output is "not ok #
+     * SKIP", which automake's TAP driver counts as a failure. */
     if (own >= 19) {
-        skip();                 /* Already at the lowest: nothing to see. */
+        printf("# worker nice: the suite runs at nice %d, nothing to "
+               "compare\n", own);
+        return;
     }
     run_nice(LG_EV_PRIORITY, 1, 19, MATCH, mixed, &rec);
     assert_int_equal(rec.n, N_CONNS);
     for (i = 0; i < N_CONNS; i++) {
         assert_int_equal(rec.nice[i], rec.on_caller[i] ? own : 19);
     }
-    assert_null(lg_ev_create(&bad, &err));
-    assert_non_null(strstr(err, "worker nice value 20"));
-    free(err);
 }
 
 /* Any policy kind classifies: here the length rule (ADPS scenario 1) on
