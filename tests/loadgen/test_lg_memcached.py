@@ -153,9 +153,14 @@ def test_timeout_and_reconnect(lg_bin, memcached, tmp_path):
     assert client.returncode == 2, err
     j = load_json(tmp_path / "j")
     assert j["status_counts"]["timeout"] >= 1
+    assert j["requests_timed_out"] == j["status_counts"]["timeout"]
     assert j["reconnects"] >= 1
     assert j["requests_ok"] >= 30
     assert j["requests_ok"] + j["requests_failed"] == 100
+    # The timed-out requests are in the percentiles, at the time waited.
+    assert j["latency_us"]["all"]["count"] == (j["requests_ok"]
+                                               + j["requests_timed_out"])
+    assert j["latency_us"]["all"]["max"] >= 150e3
 
 
 def test_server_killed(lg_bin, memcached, tmp_path):

@@ -20,7 +20,8 @@ from pandaovs.testbed.pcap import PcapError, tcp_packets
 from pandaovs.testbed.profiles import queue_pkts_for
 from pandaovs.testbed.topology import parse_panda_show
 from pandaovs.testbed.trial import (class_delta, dscp_levels, fct_summary,
-                                    memcached_summary, overlap)
+                                    memcached_failure, memcached_summary,
+                                    overlap)
 
 
 def test_trimmed_drops_min_and_max():
@@ -312,6 +313,15 @@ def test_summaries_of_the_programs_json():
                             "window_start_realtime": 10.0,
                             "window_end_realtime": 20.0})
     assert mc["p99_ms"] == 1.5 and mc["window"] == [10.0, 20.0]
+    # Timeouts are the scheme's doing, measured; other failures fail it.
+    assert memcached_failure({"requests_failed": 0}) is None
+    assert memcached_failure({"requests_failed": 2,
+                              "requests_timed_out": 2}) is None
+    assert memcached_failure({"requests_failed": 3,
+                              "requests_timed_out": 2}) \
+        == "failed: 1 memcached requests failed"
+    assert memcached_failure({"requests_failed": 1}) \
+        == "failed: 1 memcached requests failed"
     assert overlap([1.0, 30.0], [10.0, 20.0], 3.0)["ok"]
     assert not overlap([1.0, 15.0], [10.0, 20.0], 3.0)["ok"]
     assert not overlap([9.0, 30.0], [10.0, 20.0], 3.0)["ok"]

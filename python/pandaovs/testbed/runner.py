@@ -732,11 +732,14 @@ class Run:
         self.record_trial(res)
         self.save()
         mc = res.get("memcached") or {}
-        self.log("      %s  memcached p50 %s p90 %s p99 %s ms  %s  (%.0f s)"
+        self.log("      %s  memcached p50 %s p90 %s p99 %s ms  %s%s  (%.0f s)"
                  % (res["status"] if res["status"] != "ok" else "ok",
                     _f(mc.get("p50_ms")), _f(mc.get("p90_ms")),
                     _f(mc.get("p99_ms")),
                     _levels_str(res.get("memcached_levels")),
+                    "  %d timed out (in the percentiles at the time "
+                    "waited)" % mc["requests_timed_out"]
+                    if mc.get("requests_timed_out") else "",
                     res.get("elapsed_s") or 0))
         return res
 
