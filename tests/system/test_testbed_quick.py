@@ -65,7 +65,16 @@ def test_every_scheme_finished(quick):
     for s in SCHEMES:
         t = trial(result, s)
         assert t["status"] == "ok", t["status"]
-        assert t["memcached"]["requests_ok"] == 10000
+        # Every request is answered or timed out; a timeout is the
+        # scheme's outcome (strict priority without a guard, or drop-tail
+        # in a full shared buffer, can starve a request past 10 s), a
+        # failure of any other kind is the harness's.
+        mc = t["memcached"]
+        assert mc["requests_ok"] + mc["requests_timed_out"] == 10000, mc
+        assert mc["requests_failed"] == mc["requests_timed_out"], mc
+        if s in ("panda", "panda-guard"):
+            # Panda keeps memcached at the top level: nothing starves it.
+            assert mc["requests_timed_out"] == 0, mc
         assert t["overlap"]["ok"], t["overlap"]
         assert t["fct"]["all"]["completed"] > 0
         q = t["qos"]
