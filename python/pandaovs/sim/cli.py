@@ -225,17 +225,19 @@ def reproduce_points(args):
     return out
 
 
-def targets(results, leaves, hosts_per_leaf):
-    """Issue 15's targets at load 0.8, web search, leaf-spine: orderings
-    of small-flow mean and p99 FCT, FHT (all flows; also the large and
+def targets(results, leaves, hosts_per_leaf, workload="web-search"):
+    """Issue 15's targets at load 0.8 on leaf-spine: orderings of
+    small-flow mean and p99 FCT, FHT (all flows; also the large and
     medium buckets) mean FCT of panda against pias, distance to the
-    oracle.  Means over seeds."""
+    oracle.  Means over seeds.  The issue states them for web search (the
+    default); cmd_reproduce evaluates the same orderings for every other
+    workload it ran, reported beside the targets, not as targets."""
     out = {}
     for cc in sorted({r["point"]["cc"] for r in results}):
         sel = [r for r in results if r["point"]["topology"] == "leafspine"
                and r["point"]["leaves"] == leaves
                and r["point"]["hosts_per_leaf"] == hosts_per_leaf
-               and r["point"]["workload"] == "web-search"
+               and r["point"]["workload"] == workload
                and r["point"]["load"] == 0.8 and not r["point"]["tag"]
                and not r["point"]["interval_us"] and r["point"]["cc"] == cc]
         if not sel:
@@ -291,6 +293,11 @@ def cmd_reproduce(args):
     print(_table(mine))
     tg = targets(mine, args.leaves, args.hosts_per_leaf)
     print(json.dumps(tg, indent=1))
+    orderings = {wl: targets(mine, args.leaves, args.hosts_per_leaf, wl)
+                 for wl in args.workloads if wl != "web-search"}
+    if any(orderings.values()):
+        print("the same orderings for the other workloads:")
+        print(json.dumps(orderings, indent=1))
     if not args.no_plots:
         plots.vs_load(mine, ctx.out_dir)
         plots.at_load(mine, ctx.out_dir)
@@ -299,7 +306,8 @@ def cmd_reproduce(args):
         plots.fish([r for r in mine if r["point"]["topology"] == "dumbbell"],
                    ctx.out_dir, "fish-4.1")
     return _finish(ctx, {r["name"]: r for r in mine}, errors,
-                   {"targets": tg, "policies": policies})
+                   {"targets": tg, "orderings": orderings,
+                    "policies": policies})
 
 
 # ----------------------------------------------------------------- scale
