@@ -222,6 +222,7 @@ PortQueueFactory::WriteJson(JsonWriter& w) const
                 .UInt("guard_packets", c.guardPackets)
                 .UInt("drop_limit", c.dropLimit)
                 .UInt("drop_wred", c.dropWred)
+                .UInt("drop_push_out", c.dropPushOut)
                 .UInt("mark_ecn", c.markEcn)
                 .UInt("mark_wred", c.markWred)
                 .UInt("shared_queue_packets", c.sharedQueuePackets)

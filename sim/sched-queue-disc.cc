@@ -78,6 +78,7 @@ DropReason(panda_sched_verdict v)
 }
 
 constexpr const char* ECN_MARK = "Port ECN threshold";
+constexpr const char* PUSH_OUT_DROP = "Pushed out for a higher level";
 constexpr unsigned HELD_CHUNK = 1024;
 } // namespace
 
@@ -127,6 +128,23 @@ PandaSchedQueueDisc::Configure(std::shared_ptr<const pandasim::SchedConfig> cfg,
         free(err);
         NS_FATAL_ERROR("panda scheduler (" << m_cfg->Text() << "): " << msg);
     }
+    /* Push-out, as the datapath does (scheduler.h): the core hands back
+     * a held packet it drops for a higher level's; ns-3 counts it as
+     * dropped after dequeue, the way CoDel's drops of held packets are. */
+    panda_sched_set_push_out(
+        m_sched,
+        [](void* held, void* self) {
+            static_cast<PandaSchedQueueDisc*>(self)->PushedOut(static_cast<Held*>(held));
+        },
+        this);
+}
+
+void
+PandaSchedQueueDisc::PushedOut(Held* h)
+{
+    Ptr<QueueDiscItem> item = m_account->Release(h->where);
+    FreeHeld(h);
+    DropAfterDequeue(item, PUSH_OUT_DROP);
 }
 
 PandaSchedQueueDisc::Held*
@@ -241,6 +259,7 @@ PandaSchedQueueDisc::AddCounters(std::vector<pandasim::SchedLevelCounters>& sum)
         c.guardPackets += l.guard_packets;
         c.dropLimit += l.drop_limit + l.drop_budget;
         c.dropWred += l.drop_wred;
+        c.dropPushOut += l.drop_push_out;
         c.markEcn += l.mark_ecn;
         c.markWred += l.mark_wred;
         c.sharedQueuePackets += l.shared_queue_packets;

@@ -61,7 +61,7 @@ class SchedConfig
 struct SchedLevelCounters
 {
     uint64_t enqueuedPackets = 0, sentPackets = 0, sentBytes = 0, guardPackets = 0;
-    uint64_t dropLimit = 0, dropWred = 0, markEcn = 0, markWred = 0;
+    uint64_t dropLimit = 0, dropWred = 0, dropPushOut = 0, markEcn = 0, markWred = 0;
     uint64_t sharedQueuePackets = 0;
 };
 
@@ -104,6 +104,8 @@ class PandaSchedQueueDisc : public QueueDisc
     };
     Held* AllocHeld();
     void FreeHeld(Held* h);
+    /* The core dropped 'h', held, to make room for a higher level. */
+    void PushedOut(Held* h);
 
     std::shared_ptr<const pandasim::SchedConfig> m_cfg;
     std::array<uint8_t, 64> m_level{};

@@ -133,6 +133,7 @@ panda_sched_config_init(struct panda_sched_config *cfg)
     cfg->limit_bytes = DEFAULT_LIMIT_BYTES;
     cfg->limit_packets = DEFAULT_LIMIT_PACKETS;
     cfg->seed = DEFAULT_SEED;
+    cfg->push_out = true;
     for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
         cfg->level[i].per_flow = true;
         cfg->level[i].quantum = PANDA_SCHED_MTU;
@@ -367,8 +368,8 @@ set_all_levels(struct panda_sched_config *cfg, const char *key,
 
 static const char *const known_keys =
     "levels, max-rate, burst, catch-up, limit-bytes, limit-packets,"
-    " flow-queues, ecn-threshold, guard, wred, wred-ewma, seed, per-flow,"
-    " quantum";
+    " flow-queues, ecn-threshold, guard, push-out, wred, wred-ewma, seed,"
+    " per-flow, quantum";
 
 char *
 panda_sched_config_set(struct panda_sched_config *cfg, const char *key,
@@ -404,6 +405,8 @@ panda_sched_config_set(struct panda_sched_config *cfg, const char *key,
     } else if (!strcmp(key, "guard")) {
         err = panda_parse_uint(key, value, 0, GUARD_MAX, &v);
         tmp.guard_permille = (uint16_t) v;
+    } else if (!strcmp(key, "push-out")) {
+        err = parse_bool(key, value, &tmp.push_out);
     } else if (!strcmp(key, "wred")) {
         err = parse_wred(value, &tmp);
     } else if (!strcmp(key, "wred-ewma")) {
@@ -630,6 +633,11 @@ panda_sched_config_format(const struct panda_sched_config *cfg)
     }
     panda_append(&s, ",", "ecn-threshold=%" PRIu32, cfg->ecn_threshold_bytes);
     panda_append(&s, ",", "guard=%u", cfg->guard_permille);
+    if (cfg->push_out != def.push_out) {
+        /* Only when off, so that the text of existing configurations
+         * (status columns, logs) stays as it was. */
+        panda_append(&s, ",", "push-out=%s", cfg->push_out ? "true" : "false");
+    }
     if (cfg->n_wred) {
         char *rules = NULL;
 
@@ -722,6 +730,10 @@ struct panda_sched {
     struct panda_rng rng;
     uint64_t avg;               /* RED average backlog, bytes << 16. */
     uint64_t idle_since_ns;     /* When the port last went empty. */
+
+    /* Push-out (panda_sched_set_push_out()); NULL: drop-tail. */
+    void (*push_out_cb)(void *handle, void *aux);
+    void *push_out_aux;
 
     /* Pools. */
     struct sched_node *nodes;
@@ -1093,6 +1105,114 @@ wred_decide(struct panda_sched *s, const struct panda_sched_wred *w,
     return ect ? WRED_MARK : WRED_DROP;
 }
 
+/* Takes the head packet of the queue next in turn at 'level' (which holds
+ * packets), for sending ('sent': the packet uses the queue's DRR deficit)
+ * or for push-out (it used none of the queue's turn).  Keeps the backlogs,
+ * the active mask and the budget; the caller counts it as sent or dropped.
+ * Returns its handle and stores its length in '*lenp'. */
+static void *
+level_take_head(struct panda_sched *s, unsigned int level, bool sent,
+                uint32_t *lenp)
+{
+    struct sched_level *lv = &s->levels[level];
+    uint32_t qi = lv->ring_head;
+    struct sched_fq *fq = &s->fqs[qi];
+    uint32_t ni = fq->head;
+    struct sched_node *node = &s->nodes[ni];
+    uint32_t l = node->len;
+    void *handle = node->handle;
+
+    fq->head = node->next;
+    node->next = s->free_node;
+    s->free_node = ni;
+    fq->bytes -= l;
+    fq->packets--;
+    if (lv->per_flow && sent) {
+        fq->deficit -= l;
+    }
+    if (fq->head == NIL) {
+        /* Empty: out of the ring, and a pool queue back to the pool. */
+        fq->tail = NIL;
+        fq->deficit = 0;
+        lv->ring_head = fq->ring_next;
+        fq->ring_next = NIL;
+        if (lv->ring_head == NIL) {
+            lv->ring_tail = NIL;
+        }
+        if (qi != lv->own) {
+            fq_release(s, lv, qi);
+        }
+    }
+    level_settle(s, lv);
+
+    lv->st.backlog_bytes -= l;
+    lv->st.backlog_packets--;
+    if (!lv->st.backlog_packets) {
+        s->active &= ~(1u << level);
+    }
+    s->backlog_bytes -= l;
+    s->backlog_packets--;
+    budget_give(s->budget, 1);
+    *lenp = l;
+    return handle;
+}
+
+/* Whether 'len' more bytes fit the port buffer. */
+static inline bool
+buffer_has_room(const struct panda_sched *s, uint32_t len)
+{
+    return (s->backlog_bytes + len <= s->cfg.limit_bytes
+            && s->backlog_packets < s->cfg.limit_packets);
+}
+
+/* Whether push-out can make room for 'len' bytes at 'level': the levels
+ * below it hold enough packets and bytes (all of them may go). */
+static bool
+push_out_possible(const struct panda_sched *s, unsigned int level,
+                  uint32_t len)
+{
+    uint64_t bytes = 0, packets = 0;
+    unsigned int i;
+
+    if (!s->push_out_cb || !s->cfg.push_out) {
+        return false;
+    }
+    for (i = level + 1; i < s->n_levels; i++) {
+        bytes += s->levels[i].st.backlog_bytes;
+        packets += s->levels[i].st.backlog_packets;
+    }
+    return (s->backlog_bytes - bytes + len <= s->cfg.limit_bytes
+            && s->backlog_packets - packets < s->cfg.limit_packets);
+}
+
+/* Pushes out packets of levels below 'level', lowest level first, until
+ * 'len' bytes fit (push_out_possible() said they can). */
+static void
+push_out(struct panda_sched *s, unsigned int level, uint32_t len)
+{
+    while (!buffer_has_room(s, len)) {
+        /* The lowest level holding packets: the highest bit of 'active'. */
+        unsigned int victim = 31u - (unsigned int) __builtin_clz(s->active);
+        uint32_t l;
+        void *handle;
+
+        if (victim <= level) {
+            return;             /* Cannot happen: checked beforehand. */
+        }
+        handle = level_take_head(s, victim, false, &l);
+        s->levels[victim].st.drop_push_out++;
+        s->push_out_cb(handle, s->push_out_aux);
+    }
+}
+
+void
+panda_sched_set_push_out(struct panda_sched *s,
+                         void (*cb)(void *handle, void *aux), void *aux)
+{
+    s->push_out_cb = cb;
+    s->push_out_aux = aux;
+}
+
 enum panda_sched_verdict
 panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
                     void *handle, uint64_t now_ns)
@@ -1106,13 +1226,14 @@ panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
     uint32_t qi, ni;
     struct sched_fq *fq;
     struct sched_node *node;
+    bool full;
 
     /* RED's average moves on every arrival, dropped or not. */
     uint64_t qlen = rule || s->cfg.wred_ewma_shift
                     ? wred_qlen(s, now_ns) : s->backlog_bytes;
 
-    if (s->backlog_bytes + pkt->len > s->cfg.limit_bytes
-        || s->backlog_packets >= s->cfg.limit_packets) {
+    full = !buffer_has_room(s, pkt->len);
+    if (full && !push_out_possible(s, level, pkt->len)) {
         lv->st.drop_limit++;
         return PANDA_SCHED_DROP_LIMIT;
     }
@@ -1124,6 +1245,10 @@ panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
             return PANDA_SCHED_DROP_WRED;
         }
         ce = by_wred = a == WRED_MARK;
+    }
+    if (full) {
+        /* After WRED, so that nothing is pushed out for a packet it drops. */
+        push_out(s, level, pkt->len);
     }
     /* Port-level threshold on the backlog the packet finds (the thesis's
      * scheme 3; PIAS's sch_pias).  Not-ECT packets are never dropped for
@@ -1296,10 +1421,8 @@ void *
 panda_sched_dequeue(struct panda_sched *s, uint64_t now_ns, uint32_t *len)
 {
     struct sched_level *lv;
-    struct sched_node *node;
-    struct sched_fq *fq;
     unsigned int level;
-    uint32_t qi, ni, l;
+    uint32_t l;
     bool guard;
     void *handle;
 
@@ -1311,11 +1434,7 @@ panda_sched_dequeue(struct panda_sched *s, uint64_t now_ns, uint32_t *len)
     }
     level = pick_level(s, &guard);
     lv = &s->levels[level];
-    qi = lv->ring_head;
-    fq = &s->fqs[qi];
-    ni = fq->head;
-    node = &s->nodes[ni];
-    l = node->len;
+    l = head_len(s, &s->fqs[lv->ring_head]);
     if (s->cfg.rate_bps) {
         __int128 now = (__int128) now_ns << 32;
 
@@ -1334,44 +1453,12 @@ panda_sched_dequeue(struct panda_sched *s, uint64_t now_ns, uint32_t *len)
         s->guard_credit += (uint64_t) l * s->cfg.guard_permille;
     }
 
-    /* Take the packet. */
-    handle = node->handle;
-    fq->head = node->next;
-    node->next = s->free_node;
-    s->free_node = ni;
-    fq->bytes -= l;
-    fq->packets--;
-    if (lv->per_flow) {
-        fq->deficit -= l;
-    }
-    if (fq->head == NIL) {
-        /* Empty: out of the ring, and a pool queue back to the pool. */
-        fq->tail = NIL;
-        fq->deficit = 0;
-        lv->ring_head = fq->ring_next;
-        fq->ring_next = NIL;
-        if (lv->ring_head == NIL) {
-            lv->ring_tail = NIL;
-        }
-        if (qi != lv->own) {
-            fq_release(s, lv, qi);
-        }
-    }
-    level_settle(s, lv);
-
-    lv->st.backlog_bytes -= l;
-    lv->st.backlog_packets--;
+    handle = level_take_head(s, level, true, &l);
     lv->st.sent_packets++;
     lv->st.sent_bytes += l;
-    if (!lv->st.backlog_packets) {
-        s->active &= ~(1u << level);
-    }
-    s->backlog_bytes -= l;
-    s->backlog_packets--;
     if (!s->backlog_packets) {
         s->idle_since_ns = now_ns;
     }
-    budget_give(s->budget, 1);
     if (len) {
         *len = l;
     }

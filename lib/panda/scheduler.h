@@ -53,6 +53,7 @@ extern "C" {
  *   burst=BYTES            catch-up=BYTES
  *   limit-bytes=BYTES      limit-packets=N
  *   flow-queues=N          ecn-threshold=BYTES     guard=0..500 (permille)
+ *   push-out=true|false
  *   wred=DSCP[-DSCP]:MIN:MAX:PROB[/...]  (e.g. 0-45:15000:700000:0.1)
  *   wred-ewma=0..20        seed=N
  *   per-flow=true|false, quantum=BYTES (every level), and per level as
@@ -125,6 +126,13 @@ struct panda_sched_config {
                                      * (0..500), that waiting lower levels
                                      * get while higher levels are
                                      * backlogged; 0 = strict priority. */
+    bool push_out;                  /* "push-out" (default true): a full
+                                     * buffer makes room for an arriving
+                                     * packet by dropping held packets of
+                                     * lower levels (see
+                                     * panda_sched_set_push_out()); false:
+                                     * drop-tail, the arrival is dropped
+                                     * whatever its level. */
     uint8_t wred_ewma_shift;        /* "wred-ewma": 0 = instantaneous queue
                                      * length (TCP SkyLine), else RED's
                                      * average with weight 2^-shift
@@ -225,11 +233,40 @@ struct panda_sched *panda_sched_create(const struct panda_sched_config *cfg,
  * the budget is given back. */
 void panda_sched_destroy(struct panda_sched *s);
 
+/* Push-out.  With "push-out" on and a callback set here, a packet that
+ * finds the port buffer full makes room by dropping held packets of lower
+ * levels than its own: the oldest packet of the flow next in turn at the
+ * lowest level holding packets, then again, moving up one level when that
+ * one is empty.  Each is handed to 'cb' (which frees it; it must not call
+ * back into 's') and counted as drop_push_out of its level.  Only when the
+ * lower levels together hold too little is the arrival itself dropped
+ * (drop_limit), and then nothing is pushed out.
+ *
+ * Why: the buffer is shared by the levels, and strict priority starves the
+ * lower ones while higher ones are busy, so their packets fill it.  With
+ * drop-tail the top level's packets (a memcached response, a small flow's
+ * first packets) are then dropped for want of room that starved bulk
+ * packets hold; push-out extends strict priority from the link to the
+ * buffer (a packet is never refused room while a lower level's packet is
+ * held), as pFabric's priority dropping does.  Linux's prio qdisc avoids
+ * the same inversion by giving every band a queue limit of its own, which
+ * leaves most of the buffer unusable to a single busy level.  Dropping the
+ * oldest packet rather than the newest signals the loss to the victim
+ * flow's sender one queue's delay sooner.
+ *
+ * Without a callback (NULL, the default) a full buffer drops the arrival,
+ * as with "push-out=false".  Set it before the first enqueue. */
+void panda_sched_set_push_out(struct panda_sched *s,
+                              void (*cb)(void *handle, void *aux), void *aux);
+
 /* Offers a packet ('handle' must not be NULL).  On PANDA_SCHED_QUEUED[_CE]
  * the scheduler holds 'handle' until dequeue or drain; on a drop verdict it
  * does not, and the caller frees the packet.  Checks, in order: the port
- * limits, the packet's WRED rule, the port ECN threshold, the budget; a
- * packet counts once, under the first reason that drops or marks it.
+ * limits (a full buffer with no room to be made by push-out drops the
+ * packet), the packet's WRED rule, then push-out makes the room, the port
+ * ECN threshold (on the backlog after push-out), the budget; a packet
+ * counts once, under the first reason that drops or marks it.  Packets
+ * pushed out go to the push-out callback before this returns.
  * 'pkt->len' must be the length the packet has at dequeue (the caller
  * writes CE in place, which does not change it). */
 enum panda_sched_verdict panda_sched_enqueue(struct panda_sched *s,
@@ -271,6 +308,9 @@ struct panda_sched_level_stats {
     uint64_t sent_packets, sent_bytes;
     uint64_t guard_packets;         /* Sent on the starvation guard. */
     uint64_t drop_limit, drop_budget, drop_wred;
+    uint64_t drop_push_out;         /* Held packets of this level dropped
+                                     * to make room for a higher level's
+                                     * (after enqueued_*, never sent). */
     uint64_t mark_ecn, mark_wred;   /* CE set: port threshold / WRED. */
     uint64_t shared_queue_packets;  /* New-flow packets put in the overflow
                                      * queue: pool exhausted, or overflow

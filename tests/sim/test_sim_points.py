@@ -92,6 +92,39 @@ def test_allocator_changes_no_result(build, panda_sim, tmp_path):
     assert flows["libc"] == flows["tcmalloc"]
 
 
+def test_push_out_protects_the_top_levels(panda_sim, tmp_path):
+    """PIAS on the dumbbell without ECN and with a 30-packet buffer:
+    starved lower levels fill it.  With push-out (the scheduler core's
+    default, as in the datapath) levels 0 and 1 lose nothing, the lower
+    levels' held packets go instead, and ns-3 counts each as dropped
+    after dequeue; with push-out=false (drop-tail) levels 0 and 1 lose
+    packets and nothing is pushed out."""
+    base = [panda_sim, "--scheme=pias",
+            "--policy=id=2,kind=pias,thresholds=20000/100000/1000000",
+            "--cdf=" + CDF, "--rpc-cdf=" + VALUES, "--flows=40",
+            "--load=0.8", "--ecn-pkts=0", "--buffer-pkts=30"]
+    runs = {}
+    for name, extra in (("on", []), ("off", ["--sched-extra=push-out=false"])):
+        out = tmp_path / name
+        res = subprocess.run(base + extra + ["--out=%s" % out],
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-2000:]
+        with open(out / "run.json") as f:
+            runs[name] = json.load(f)
+        assert runs[name]["run"]["flows_done"] == 40
+    on, off = (runs[k]["sched"]["levels"] for k in ("on", "off"))
+    pushed = sum(lv["drop_push_out"] for lv in on)
+    assert pushed > 0, on
+    assert all(lv["drop_limit"] == 0 and lv["drop_push_out"] == 0
+               for lv in on[:2]), on
+    q = runs["on"]["queues"]["host-up"]
+    assert q["drop_reasons"]["Pushed out for a higher level"] == pushed, q
+    assert q["dropped_packets"] == pushed + sum(lv["drop_limit"]
+                                                for lv in on), q
+    assert sum(lv["drop_push_out"] for lv in off) == 0, off
+    assert on[0]["drop_limit"] == 0 < off[0]["drop_limit"], (on, off)
+
+
 BAD = [
     (["--load=1.5"], "--load: in (0, 1)"),
     (["--scheme=bogus"], "--scheme: unknown 'bogus'"),

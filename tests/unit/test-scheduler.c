@@ -1156,6 +1156,186 @@ test_limits(void **state)
     drain_and_destroy(s);
 }
 
+/* ---- Push-out. ---- */
+
+struct pushed {
+    void *h[64];
+    size_t n;
+};
+
+static void
+record_push_out(void *h, void *aux)
+{
+    struct pushed *p = aux;
+
+    assert_true(p->n < 64);
+    p->h[p->n++] = h;
+}
+
+/* A full buffer makes room for a packet by pushing out the oldest packets
+ * of the lowest level holding packets below its own, lowest first; a packet
+ * with nothing below it to push out is dropped, and then nothing goes.
+ * Every packet is accounted for: enqueued = sent + pushed out + held. */
+static void
+test_push_out_levels(void **state)
+{
+    struct panda_sched *s = sched("levels=4,limit-packets=6");
+    struct panda_sched_stats st;
+    struct pushed p = { .n = 0 };
+    uint64_t enqueued = 0, sent = 0, pushed = 0;
+    unsigned int l;
+    void *h;
+
+    (void) state;
+    panda_sched_set_push_out(s, record_push_out, &p);
+    assert_int_equal(enq(s, 100, 3, 3, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 3, 3, 1), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 2, 2, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 2, 2, 1), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 0, 0, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 0, 0, 1), PANDA_SCHED_QUEUED);
+
+    /* Level 1 takes the place of level 3's oldest packet. */
+    assert_int_equal(enq(s, 100, 1, 1, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(p.n, 1);
+    assert_ptr_equal(p.h[0], handle(3, 0));
+    /* Level 3 has nothing below it: dropped, nothing pushed out. */
+    assert_int_equal(enq(s, 100, 3, 3, 2), PANDA_SCHED_DROP_LIMIT);
+    assert_int_equal(p.n, 1);
+    /* Level 0 pushes out level 3's last packet, then level 2's, oldest
+     * first, then level 1's; then level 0 alone fills the buffer. */
+    assert_int_equal(enq(s, 100, 0, 0, 2), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 0, 0, 3), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 0, 0, 4), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 0, 0, 5), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 0, 0, 6), PANDA_SCHED_DROP_LIMIT);
+    assert_int_equal(p.n, 5);
+    assert_ptr_equal(p.h[1], handle(3, 1));
+    assert_ptr_equal(p.h[2], handle(2, 0));
+    assert_ptr_equal(p.h[3], handle(2, 1));
+    assert_ptr_equal(p.h[4], handle(1, 0));
+
+    st = stats(s);
+    assert_int_equal(st.level[3].drop_push_out, 2);
+    assert_int_equal(st.level[2].drop_push_out, 2);
+    assert_int_equal(st.level[1].drop_push_out, 1);
+    assert_int_equal(st.level[0].drop_push_out, 0);
+    assert_int_equal(st.level[3].drop_limit, 1);
+    assert_int_equal(st.level[0].drop_limit, 1);
+    assert_int_equal(st.backlog_packets, 6);
+    for (l = 1; l < 4; l++) {
+        assert_int_equal(st.level[l].backlog_packets, 0);
+    }
+    /* Level 0's packets leave in order. */
+    for (l = 0; l < 6; l++) {
+        h = panda_sched_dequeue(s, 0, NULL);
+        assert_ptr_equal(h, handle(0, l));
+    }
+    assert_true(panda_sched_is_empty(s));
+    st = stats(s);
+    for (l = 0; l < 4; l++) {
+        enqueued += st.level[l].enqueued_packets;
+        sent += st.level[l].sent_packets;
+        pushed += st.level[l].drop_push_out;
+    }
+    assert_int_equal(enqueued, sent + pushed);
+    assert_int_equal(pushed, p.n);
+    drain_and_destroy(s);
+}
+
+/* Bytes: as many packets go as the arrival needs, and none when the lower
+ * levels together hold too little.  Within a per-flow level the victims
+ * are the head packets of the flow next in turn, and the packets left keep
+ * their order. */
+static void
+test_push_out_bytes_and_flows(void **state)
+{
+    struct panda_sched *s = sched("levels=2,limit-bytes=6000");
+    struct pushed p = { .n = 0 };
+    void *h;
+    int i;
+
+    (void) state;
+    panda_sched_set_push_out(s, record_push_out, &p);
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(enq(s, 1000, 7, 1, i), PANDA_SCHED_QUEUED);
+        assert_int_equal(enq(s, 1000, 8, 1, i), PANDA_SCHED_QUEUED);
+    }
+    assert_int_equal(enq(s, 1500, 1, 0, 0), PANDA_SCHED_QUEUED);
+    /* 5500 held: 2500 more need 2000 out, the two oldest of flow 7. */
+    assert_int_equal(enq(s, 2500, 1, 0, 1), PANDA_SCHED_QUEUED);
+    assert_int_equal(p.n, 2);
+    assert_ptr_equal(p.h[0], handle(7, 0));
+    assert_ptr_equal(p.h[1], handle(7, 1));
+    /* 6000 held, 2000 of them below level 0: a 2500-byte packet cannot be
+     * given room, and nothing is pushed out for it. */
+    assert_int_equal(enq(s, 2500, 1, 0, 2), PANDA_SCHED_DROP_LIMIT);
+    assert_int_equal(p.n, 2);
+    assert_int_equal(stats(s).backlog_bytes, 6000);
+    for (i = 0; i < 2; i++) {
+        h = panda_sched_dequeue(s, 0, NULL);
+        assert_ptr_equal(h, handle(1, i));
+    }
+    for (i = 0; i < 2; i++) {
+        h = panda_sched_dequeue(s, 0, NULL);
+        assert_ptr_equal(h, handle(8, i));
+    }
+    assert_true(panda_sched_is_empty(s));
+    drain_and_destroy(s);
+}
+
+/* "push-out=false", or no callback: drop-tail.  A packet that WRED drops
+ * pushes nothing out.  Pushed-out packets give their budget back. */
+static void
+test_push_out_off_wred_budget(void **state)
+{
+    struct panda_sched_budget *b = panda_sched_budget_create(3);
+    struct pushed p = { .n = 0 };
+    struct panda_sched *s;
+
+    (void) state;
+    s = sched("levels=2,limit-packets=2,push-out=false");
+    panda_sched_set_push_out(s, record_push_out, &p);
+    assert_int_equal(enq(s, 100, 2, 1, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 2, 1, 1), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 1, 0, 0), PANDA_SCHED_DROP_LIMIT);
+    drain_and_destroy(s);
+
+    s = sched("levels=2,limit-packets=2");
+    assert_int_equal(enq(s, 100, 2, 1, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 2, 1, 1), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 1, 0, 0), PANDA_SCHED_DROP_LIMIT);
+    drain_and_destroy(s);
+    assert_int_equal(p.n, 0);
+
+    /* DSCP 10 is dropped above 150 bytes of backlog. */
+    s = sched("levels=2,limit-packets=2,wred=10:100:150:1");
+    panda_sched_set_push_out(s, record_push_out, &p);
+    assert_int_equal(enq(s, 100, 2, 1, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 2, 1, 1), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq_full(s, 100, 1, 0, 10, 0, 0, 0),
+                     PANDA_SCHED_DROP_WRED);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(enq_full(s, 100, 1, 0, 0, 0, 1, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(p.n, 1);
+    drain_and_destroy(s);
+
+    /* The budget of 3 holds with packets pushed out and replaced. */
+    p.n = 0;
+    s = sched_with("levels=2,limit-packets=3", b);
+    panda_sched_set_push_out(s, record_push_out, &p);
+    assert_int_equal(enq(s, 100, 2, 1, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 2, 1, 1), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 2, 1, 2), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 1, 0, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(enq(s, 100, 1, 0, 1), PANDA_SCHED_QUEUED);
+    assert_int_equal(p.n, 2);
+    assert_int_equal(panda_sched_budget_held(b), 3);
+    drain_and_destroy(s);
+    assert_int_equal(panda_sched_budget_held(b), 0);
+    panda_sched_budget_destroy(b);
+}
+
 /* One budget bounds the packets held by two schedulers together. */
 static void
 test_budget_two_schedulers(void **state)
@@ -1435,7 +1615,7 @@ test_config_every_key(void **state)
         "limit-packets=2000,flow-queues=300,ecn-threshold=30000,guard=50,"
         "wred=46:10000:500000:0.05/0-45:10000:350000:0.1,wred-ewma=9,"
         "seed=12345678901234,quantum=3000,per-flow=false,1.per-flow=true,"
-        "2.quantum=9000");
+        "2.quantum=9000,push-out=false");
     struct panda_sched_config back;
     char *text, *err;
 
@@ -1465,8 +1645,10 @@ test_config_every_key(void **state)
     assert_false(cfg.level[7].per_flow);
     assert_int_equal(cfg.level[0].quantum, 3000);
     assert_int_equal(cfg.level[2].quantum, 9000);
+    assert_false(cfg.push_out);
 
     text = panda_sched_config_format(&cfg);
+    assert_non_null(strstr(text, "push-out=false"));
     panda_sched_config_init(&back);
     err = panda_sched_config_parse(&back, text);
     assert_null(err);
@@ -1543,6 +1725,7 @@ test_config_errors_name_the_key(void **state)
         const char *text, *msg;
     } bad[] = {
         { "levels=9", "levels: 9 out of range (1..8)" },
+        { "push-out=yes", "push-out: \"yes\" is not true or false" },
         { "levels=0", "levels: 0 out of range (1..8)" },
         { "levels=eight", "levels: \"eight\" is not a nonnegative integer" },
         { "max-rate=0", "max-rate: 0 is not a rate" },
@@ -1659,6 +1842,9 @@ main(void)
         cmocka_unit_test(test_shaper_catch_up_bounds),
         cmocka_unit_test(test_shaper_next_ns_exact),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_push_out_levels),
+        cmocka_unit_test(test_push_out_bytes_and_flows),
+        cmocka_unit_test(test_push_out_off_wred_budget),
         cmocka_unit_test(test_budget_two_schedulers),
         cmocka_unit_test(test_budget_threads),
         cmocka_unit_test(test_flood_memory_bound),

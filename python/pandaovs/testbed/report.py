@@ -6,7 +6,7 @@ from . import targets
 from .stats import get, trimmed
 
 MC_METRICS = ("p50_ms", "p90_ms", "p99_ms", "p99.9_ms", "mean_ms", "max_ms")
-EGRESS_COUNTERS = ("mark-ecn", "drop-limit", "guard")
+EGRESS_COUNTERS = ("mark-ecn", "drop-limit", "drop-push-out", "guard")
 
 
 def _level_sum(trial, counter):

@@ -27,6 +27,14 @@ def _mean(stat):
     return stat["mean"] if stat else None
 
 
+def _drops(egress):
+    """Packets the egress lost, mean per trial: arrivals refused and held
+    packets pushed out for a higher level's alike (None if not counted)."""
+    vals = [_mean(egress.get(k)) for k in ("drop-limit", "drop-push-out")]
+    vals = [v for v in vals if v is not None]
+    return sum(vals) if vals else None
+
+
 def floor(rows, rate_bps):
     """{cc: {"unloaded_p99_ms", "frame_ms", "floor_ms", "requests"}} from
     the floor rows (concurrency 0)."""
@@ -187,7 +195,9 @@ def _ecn(at, where):
                 "rto": _mean(r["tcp_sender"].get("TcpExtTCPTimeouts")),
                 "small_p99_fct_ms": _mean(r["fct_p99_ms"].get("small")),
                 "marks": _mean(r["egress"].get("mark-ecn")),
-                "drops": _mean(r["egress"].get("drop-limit"))}
+                # Arrivals refused and held packets pushed out (for a
+                # higher level's) alike: packets the senders lost here.
+                "drops": _drops(r["egress"])}
     met = None
     if len(vals) == 2 and None not in (
             vals["panda"]["retrans_segs"], vals["panda"]["small_p99_fct_ms"],

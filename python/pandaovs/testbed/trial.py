@@ -194,7 +194,8 @@ def class_delta(before, after):
 
 
 SCHED_COUNTERS = ("sent_p", "sent_b", "drop-limit", "drop-budget",
-                  "drop-wred", "mark-ecn", "mark-wred", "guard", "shared")
+                  "drop-wred", "drop-push-out", "mark-ecn", "mark-wred",
+                  "guard", "shared")
 
 
 def level_delta(before, after):
