@@ -1163,6 +1163,18 @@ struct pushed {
     size_t n;
 };
 
+/* Offers packets 0..n-1 of 'flow' at 'level'; each must be held. */
+static void
+enq_held(struct panda_sched *s, uint32_t len, uint32_t flow, uint8_t level,
+         uint32_t n)
+{
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        assert_int_equal(enq(s, len, flow, level, i), PANDA_SCHED_QUEUED);
+    }
+}
+
 static void
 record_push_out(void *h, void *aux)
 {
@@ -1188,12 +1200,9 @@ test_push_out_levels(void **state)
 
     (void) state;
     panda_sched_set_push_out(s, record_push_out, &p);
-    assert_int_equal(enq(s, 100, 3, 3, 0), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 3, 3, 1), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 2, 2, 0), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 2, 2, 1), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 0, 0, 0), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 0, 0, 1), PANDA_SCHED_QUEUED);
+    enq_held(s, 100, 3, 3, 2);
+    enq_held(s, 100, 2, 2, 2);
+    enq_held(s, 100, 0, 0, 2);
 
     /* Level 1 takes the place of level 3's oldest packet. */
     assert_int_equal(enq(s, 100, 1, 1, 0), PANDA_SCHED_QUEUED);
@@ -1296,14 +1305,12 @@ test_push_out_off_wred_budget(void **state)
     (void) state;
     s = sched("levels=2,limit-packets=2,push-out=false");
     panda_sched_set_push_out(s, record_push_out, &p);
-    assert_int_equal(enq(s, 100, 2, 1, 0), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 2, 1, 1), PANDA_SCHED_QUEUED);
+    enq_held(s, 100, 2, 1, 2);
     assert_int_equal(enq(s, 100, 1, 0, 0), PANDA_SCHED_DROP_LIMIT);
     drain_and_destroy(s);
 
     s = sched("levels=2,limit-packets=2");
-    assert_int_equal(enq(s, 100, 2, 1, 0), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 2, 1, 1), PANDA_SCHED_QUEUED);
+    enq_held(s, 100, 2, 1, 2);
     assert_int_equal(enq(s, 100, 1, 0, 0), PANDA_SCHED_DROP_LIMIT);
     drain_and_destroy(s);
     assert_int_equal(p.n, 0);
@@ -1311,8 +1318,7 @@ test_push_out_off_wred_budget(void **state)
     /* DSCP 10 is dropped above 150 bytes of backlog. */
     s = sched("levels=2,limit-packets=2,wred=10:100:150:1");
     panda_sched_set_push_out(s, record_push_out, &p);
-    assert_int_equal(enq(s, 100, 2, 1, 0), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 2, 1, 1), PANDA_SCHED_QUEUED);
+    enq_held(s, 100, 2, 1, 2);
     assert_int_equal(enq_full(s, 100, 1, 0, 10, 0, 0, 0),
                      PANDA_SCHED_DROP_WRED);
     assert_int_equal(p.n, 0);
@@ -1324,11 +1330,8 @@ test_push_out_off_wred_budget(void **state)
     p.n = 0;
     s = sched_with("levels=2,limit-packets=3", b);
     panda_sched_set_push_out(s, record_push_out, &p);
-    assert_int_equal(enq(s, 100, 2, 1, 0), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 2, 1, 1), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 2, 1, 2), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 1, 0, 0), PANDA_SCHED_QUEUED);
-    assert_int_equal(enq(s, 100, 1, 0, 1), PANDA_SCHED_QUEUED);
+    enq_held(s, 100, 2, 1, 3);
+    enq_held(s, 100, 1, 0, 2);
     assert_int_equal(p.n, 2);
     assert_int_equal(panda_sched_budget_held(b), 3);
     drain_and_destroy(s);
