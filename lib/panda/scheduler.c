@@ -1109,8 +1109,10 @@ wred_decide(struct panda_sched *s, const struct panda_sched_wred *w,
  * packets), for sending ('sent': the packet uses the queue's DRR deficit)
  * or for push-out (it used none of the queue's turn).  Keeps the backlogs,
  * the active mask and the budget; the caller counts it as sent or dropped.
- * Returns its handle and stores its length in '*lenp'. */
-static void *
+ * Returns its handle and stores its length in '*lenp'.  Always inlined:
+ * it is the body of panda_sched_dequeue(), on the per-packet path, where
+ * the compiler would otherwise keep it a call (it has two callers). */
+static inline __attribute__((always_inline)) void *
 level_take_head(struct panda_sched *s, unsigned int level, bool sent,
                 uint32_t *lenp)
 {
