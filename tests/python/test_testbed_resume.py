@@ -156,8 +156,8 @@ def test_stop_and_resume_equals_one_go(lab, tmp_path):
     st, _ = lab.run(*BASE, "--reps", "3", run_id="whole")
     assert st == 0
     whole = lab.result("whole")
-    # 1 floor + 3 reps x 3 schemes at one point; dctcp unavailable.
-    assert len(whole["trials"]) == 10 and lab.models == 1
+    # 3 reps x (a floor + 3 schemes at one point); dctcp unavailable.
+    assert len(whole["trials"]) == 12 and lab.models == 1
     lab.models = 0
     lab.now = 0.0
     # 2.5 min: trials start at 0, 60 and 120 s; none at 180 s.
@@ -174,14 +174,14 @@ def test_stop_and_resume_equals_one_go(lab, tmp_path):
     # The partial summary and CSV are written, and say they are partial.
     assert part["summary"]["rows"]
     assert part["summary"]["progress"] == {
-        "trials_done": 3, "trials_planned": 10, "complete": False}
+        "trials_done": 3, "trials_planned": 12, "complete": False}
     assert os.path.exists(os.path.join(run_dir, "result.csv"))
     assert part["plots"] and all(os.path.exists(os.path.join(run_dir, f))
                                  for f in part["plots"])
     # Continued twice (2 more sessions), with the clock of new sessions.
     lab.now = 1000.0
     st, log = lab.run("--resume", run_dir, "--stop-after", "2.5")
-    assert st == 3 and "3 of 10 trials done, 7 to run" in log
+    assert st == 3 and "3 of 12 trials done, 9 to run" in log
     lab.now = 5000.0
     st, log = lab.run("--resume", run_dir)
     assert st == 0
@@ -199,7 +199,7 @@ def test_stop_and_resume_equals_one_go(lab, tmp_path):
     assert "error" not in done
     seg = done["metadata"]["segments"]
     assert [s["index"] for s in seg] == [0, 1, 2]
-    assert [s["trials_run"] for s in seg] == [3, 3, 4]
+    assert [s["trials_run"] for s in seg] == [3, 3, 6]
     assert [s["end"] for s in seg] == ["stopped: --stop-after 2.5 min"] * 2 \
         + ["complete"]
     for s in seg:
@@ -230,11 +230,11 @@ def test_reps_increase_adds_exactly_the_new_repetitions(lab):
     st, _ = lab.run("--resume", run_dir, "--reps", "3")
     assert st == 0
     added = lab.ran[len(first):]
-    # Exactly repetitions 2 and 3 (seeds 2 and 3) of every scheme at the
-    # point; the floor (once per run) and the model are not redone.
-    assert sorted(added) == sorted((s, 14, 10000, seed)
-                                   for s in ("fifo", "pias", "panda")
-                                   for seed in (2, 3))
+    # Exactly repetitions 2 and 3 (seeds 2 and 3): their floors and every
+    # scheme at the point; repetition 1 and the model are not redone.
+    assert sorted(added) == sorted(
+        [(s, 14, 10000, seed) for s in ("fifo", "pias", "panda")
+         for seed in (2, 3)] + [("fifo", 0, 10000, seed) for seed in (2, 3)])
     assert lab.models == 1
     r = lab.result()
     assert strip(r) == strip(whole)
@@ -246,7 +246,7 @@ def test_reps_increase_adds_exactly_the_new_repetitions(lab):
     # Later sessions keep 3 repetitions without being told again; fewer
     # are refused.
     assert lab.run("--resume", run_dir)[0] == 0
-    assert len(lab.ran) == 4 + 6
+    assert len(lab.ran) == 4 + 8
 
 
 def test_changed_settings_are_refused_by_name(lab, capsys):
@@ -494,13 +494,13 @@ def test_full_run_in_sessions(lab):
     r = lab.result()
     plan = experiments.plan("full", ["pias", "panda"], 3, ["cubic"])
     points = len(experiments.points("full"))
-    assert len(plan) == 1 + 3 * points * 2 == 163
+    assert len(plan) == 3 * (1 + points * 2) == 165
     assert keys(r) == sorted(runner.trial_key(t) for t in plan)
     # Each trial ran once, and the collection (no fifo trial at 14 flows
     # to host it: a trial of its own, not recorded, in session 1).
     assert len(lab.ran) == len(plan) + 1 and lab.models == 1
     assert sessions == 6 and [s["trials_run"] for s in r["metadata"][
-        "segments"]] == [29] + [30] * 4 + [14]
+        "segments"]] == [29] + [30] * 4 + [16]
     assert all(row["reps_ok"] == 3 and row["memcached"]["p99_ms"]["n_used"]
                == 1 for row in r["summary"]["rows"]
                if row["concurrency"] > 0)

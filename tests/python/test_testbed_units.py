@@ -136,9 +136,16 @@ def test_plan_quick_and_full():
     assert q[0]["experiments"] == ["floor"]
     assert q[1]["experiments"] == ["a", "c"]
     f = experiments.plan("full", ["panda"], 2, ["cubic", "dctcp"])
-    assert [t["cc"] for t in f if t["experiments"] == ["floor"]] == [
-        "cubic", "dctcp"]
-    f = [t for t in f if t["cc"] == "cubic"][1:]
+    # A floor per repetition (its own seed, its own request sequence),
+    # each opening its repetition.
+    assert [(t["cc"], t["rep"]) for t in f
+            if t["experiments"] == ["floor"]] == [
+        ("cubic", 0), ("cubic", 1), ("dctcp", 0), ("dctcp", 1)]
+    f = [t for t in f if t["cc"] == "cubic"]
+    assert [t["rep"] for t in f if t["experiments"] == ["floor"]] == [0, 1]
+    assert [i for i, t in enumerate(f) if t["concurrency"] == 0] == [
+        0, len(f) // 2]
+    f = [t for t in f if t["concurrency"] > 0]
     pts = {(t["concurrency"], t["requests"]) for t in f}
     assert (14, 100) in pts and (1, 2000) in pts and (20, 10000) in pts
     assert len(f) == 2 * len(pts)       # each point once per repetition

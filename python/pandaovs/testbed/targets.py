@@ -37,7 +37,9 @@ def _drops(egress):
 
 def floor(rows, rate_bps):
     """{cc: {"unloaded_p99_ms", "frame_ms", "floor_ms", "requests"}} from
-    the floor rows (concurrency 0)."""
+    the floor rows (concurrency 0).  With repetitions, the unloaded p99 is
+    the trimmed mean over the repetitions' floors, as a loaded row's is
+    over the same seeds (experiments.py: a floor per repetition)."""
     out = {}
     frame_ms = FRAME * 8 / rate_bps * 1000
     for r in rows:
