@@ -14,8 +14,13 @@
 #      autotests of ovs-patches/autotest-keywords under it;
 #   5. every fuzz target for FUZZ_SECONDS (5) seconds (tests/fuzz/run.sh),
 #      the libFuzzer ones of stage 4 when it ran, else the plain drivers.
-# Prints one closing line "summary: N passed, M failed"; exits non-zero if
-# anything failed.
+# Prints the skipped tests grouped by reason, then one closing line
+# "summary: N passed, M failed, K skipped"; exits non-zero if anything
+# failed.  A skip whose reason matches no line of tests/skips-allowed (the
+# short list of what a CI machine may lack) is listed as unexpected; with
+# STRICT_SKIPS=1 (.ci/run sets it) each unexpected reason counts as a
+# failure, so that a suite that silently stopped running its system tests
+# (no root, a missing program) cannot pass CI.
 #   BUILD_DIR=dir   build tree (default ./_build)
 #   SKIP_DEPS=1     do not run install-deps.sh
 #   SKIP_OVS_AUTOTEST=1, SKIP_DEBS=1, SKIP_DPDK=1, SKIP_PYTEST=1,
@@ -28,13 +33,26 @@
 #   FUZZ_SECONDS=n                       seconds per fuzz target (5)
 #   SAN_AUTOTEST_KEYWORDS="k1;k2"        OVS autotests under the sanitizers
 #                                        (default: ovs-patches/autotest-keywords)
+#   STRICT_SKIPS=1                       an unexpected skip is a failure
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/_build}
 export BUILD_DIR=$build PANDA_BUILD_DIR=$build
 passed=0
 failed=0
+skipped=0
 log_dir=$build/test-logs
+mkdir -p "$log_dir"
+skip_file=$log_dir/skips.txt
+: > "$skip_file"
+# skip COUNT REASON: COUNT tests were not run, for REASON.
+skip() {
+    [ "${1:-0}" -gt 0 ] 2>/dev/null || return 0
+    skipped=$((skipped + $1))
+    printf '%s\t%s\n' "$1" "$2" >> "$skip_file"
+}
+# off STAGE VAR: a stage turned off by its SKIP_ variable.
+off() { skip 1 "stage '$1' turned off ($2=1)"; }
 
 suite_t0=$(date +%s)
 stage() { printf '\n==== %s (at %d s)\n' "$*" $(( $(date +%s) - suite_t0 )); }
@@ -56,7 +74,7 @@ build_stage() {
 stage "build"
 if ! "$top/build.sh"; then
     echo "tests/run.sh: build failed" >&2
-    echo "summary: 0 passed, 1 failed"
+    echo "summary: 0 passed, 1 failed, 0 skipped"
     exit 1
 fi
 mkdir -p "$log_dir"
@@ -71,6 +89,9 @@ f=$(sed -n 's/^# FAIL: *//p' "$log_dir/make-check.log" | tail -1)
 e=$(sed -n 's/^# ERROR: *//p' "$log_dir/make-check.log" | tail -1)
 passed=$((passed + ${p:-0}))
 failed=$((failed + ${f:-0} + ${e:-0}))
+for t in $(sed -n 's/^SKIP: *//p' "$log_dir/make-check.log"); do
+    skip 1 "unit test $t skipped itself (see its .log in $build)"
+done
 if [ $rc != 0 ] && [ $((${f:-0} + ${e:-0})) = 0 ]; then
     tail -30 "$log_dir/make-check.log"
     failed=$((failed + 1))
@@ -83,12 +104,17 @@ ovs_autotest() {
     echo "-- TESTSUITEFLAGS: -k '$kw' ($ovsb)"
     make -C "$ovsb" check TESTSUITEFLAGS="-j$(nproc) -k '$kw'" \
         > "$log_dir/ovs-autotest.log" 2>&1
-    local tslog=$ovsb/tests/testsuite.log ok bad skipped
+    local tslog=$ovsb/tests/testsuite.log ok bad nskip t
     ok=$(grep -cE '^[0-9]+\. .*: ok' "$tslog" 2>/dev/null)
     bad=$(grep -E '^[0-9]+\. .*: FAILED' "$tslog" 2>/dev/null | wc -l)
-    skipped=$(grep -cE '^[0-9]+\. .*: skipped' "$tslog" 2>/dev/null)
+    nskip=$(grep -cE '^[0-9]+\. .*: skipped' "$tslog" 2>/dev/null)
     sed -n '/^## Summary/,/^$/p;/: FAILED/p' "$tslog" 2>/dev/null | head -20
-    echo "   ok ${ok:-0}, failed $bad, skipped ${skipped:-0}"
+    echo "   ok ${ok:-0}, failed $bad, skipped ${nskip:-0}"
+    # "NNN. file.at:LINE: testing NAME ... skipped (file.at:LINE)"
+    while IFS= read -r t; do
+        skip 1 "OVS autotest skipped: $t"
+    done < <(sed -nE 's/^[0-9]+\. [^:]*:[0-9]+: (.*): skipped.*/\1/p' \
+             "$tslog" 2>/dev/null)
     if [ "${ok:-0}" = 0 ] && [ "$bad" = 0 ]; then
         echo "   no test ran for '$kw'" >&2
         tail -20 "$log_dir/ovs-autotest.log"
@@ -105,6 +131,8 @@ if [ "${SKIP_OVS_AUTOTEST:-0}" != 1 ] && [ -s "$kw_file" ]; then
         case $kw in ''|'#'*) continue ;; esac
         ovs_autotest "$build" "$kw"
     done < "$kw_file"
+else
+    off "Open vSwitch autotests" SKIP_OVS_AUTOTEST
 fi
 
 # The Debian packages (packaging/build-debs.sh, in $BUILD_DIR-deb, kept
@@ -115,6 +143,8 @@ export PANDA_DEB_DIR=${PANDA_DEB_DIR:-$build-deb}
 if [ "${SKIP_DEBS:-0}" != 1 ]; then
     stage "Debian packages (packaging/build-debs.sh)"
     build_stage debs.log 3 "$top/packaging/build-debs.sh" --out "$PANDA_DEB_DIR"
+else
+    off "Debian packages" SKIP_DEBS
 fi
 
 # The ovs-dpdk build (issue 18): the whole patch series built against
@@ -132,6 +162,8 @@ if [ "${SKIP_DPDK:-0}" != 1 ]; then
     stage "ovs-dpdk build (DPDK=1 ./build.sh)"
     build_stage dpdk-build.log 1 env SKIP_DEPS=1 DPDK=1 \
         BUILD_DIR="$PANDA_DPDK_BUILD_DIR" "$top/build.sh"
+else
+    off "ovs-dpdk build" SKIP_DPDK
 fi
 
 if [ "${SKIP_PYTEST:-0}" != 1 ]; then
@@ -149,9 +181,16 @@ if [ "${SKIP_PYTEST:-0}" != 1 ]; then
     e=$(echo "$last" | grep -oE '[0-9]+ errors?' | grep -oE '[0-9]+')
     passed=$((passed + ${p:-0}))
     failed=$((failed + ${f:-0} + ${e:-0}))
+    # -ra: "SKIPPED [N] path:line: reason" per group of skipped tests.
+    while IFS=$'\t' read -r n why; do
+        skip "$n" "$why"
+    done < <(sed -nE 's/^SKIPPED \[([0-9]+)\] [^:]+:[0-9]+: (.*)/\1\t\2/p' \
+             "$log_dir/pytest.log")
     if [ "$rc" != 0 ] && [ "$rc" != 5 ] && [ $((${f:-0} + ${e:-0})) = 0 ]; then
         failed=$((failed + 1))
     fi
+else
+    off "Python and system tests" SKIP_PYTEST
 fi
 
 fuzz_build=$build
@@ -200,6 +239,8 @@ if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
         echo "tests/run.sh: sanitizer build failed" >&2
         failed=$((failed + 1))
     fi
+else
+    off "sanitizer build and tests" SKIP_SANITIZERS
 fi
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
@@ -211,9 +252,35 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
     f=$(echo "$last" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')
     passed=$((passed + ${p:-0}))
     failed=$((failed + ${f:-1}))
+else
+    off "fuzz targets" SKIP_FUZZ
+fi
+
+# The skips, grouped by reason (most first), and which of them the
+# allow-list does not expect.
+allow=$top/tests/skips-allowed
+unexpected=0
+if [ -s "$skip_file" ]; then
+    stage "skipped: $skipped"
+    while IFS=$'\t' read -r n why; do
+        if grep -vE '^(#|$)' "$allow" 2>/dev/null | grep -qEf - <(echo "$why"); then
+            printf '  %5d  %s\n' "$n" "$why"
+        else
+            printf '  %5d  %s   [unexpected]\n' "$n" "$why"
+            unexpected=$((unexpected + 1))
+        fi
+    done < <(awk -F'\t' '{c[$2] += $1} END {for (r in c) printf "%d\t%s\n", c[r], r}' \
+             "$skip_file" | sort -t$'\t' -k1,1nr -k2)
+    if [ $unexpected -gt 0 ]; then
+        echo "  $unexpected reason(s) not in tests/skips-allowed"
+        if [ "${STRICT_SKIPS:-0}" = 1 ]; then
+            echo "  STRICT_SKIPS=1: each counts as a failure"
+            failed=$((failed + unexpected))
+        fi
+    fi
 fi
 
 echo
 echo "tests/run.sh: $(( $(date +%s) - suite_t0 )) s in all"
-echo "summary: $passed passed, $failed failed"
+echo "summary: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
