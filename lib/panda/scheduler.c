@@ -42,6 +42,7 @@
 #include <panda/base.h>
 
 #define NIL UINT32_MAX
+#define ARRAY_SIZE(A) (sizeof (A) / sizeof *(A))
 #define OVS_UNLIKELY_(x) __builtin_expect(!!(x), 0)
 
 /* Limits of the text form (checked by panda_sched_config_set()). */
@@ -51,9 +52,6 @@
 #define QUANTUM_MAX (1u << 20)
 #define GUARD_MAX 500                   /* Above half, "lower" would win. */
 #define EWMA_MAX 20
-#define DEFAULT_LIMIT_BYTES 1000000     /* sch_pias's 1 MB port buffer. */
-#define DEFAULT_LIMIT_PACKETS 1000      /* A Linux txqueuelen. */
-#define DEFAULT_SEED 1
 #define BURST_DEFAULT_NS 100000         /* 100 us at the rate... */
 #define BURST_DEFAULT_MIN (2 * PANDA_SCHED_MTU)     /* ...or 2 MTUs. */
 #define CATCH_UP_DEFAULT_NS 10000000    /* 10 ms at the rate, >= burst. */
@@ -120,24 +118,175 @@ budget_give(struct panda_sched_budget *b, uint64_t n)
 }
 
 /* ------------------------------------------------------------------------
- * Configuration.
+ * Configuration: the key table.
+ *
+ * Every key is one row of panda_sched_keys[]; the parser, the validator,
+ * the two formatters, config_init()'s defaults, the "unknown key" message
+ * and the generated docs all read the row, so a key cannot be known to one
+ * and not to the others.  What a row cannot say (how keys constrain each
+ * other, the WRED rules' own syntax, the rate's units) is code below, and
+ * its messages name the key all the same.
  * ------------------------------------------------------------------------ */
 
-void
-panda_sched_config_init(struct panda_sched_config *cfg)
-{
-    unsigned int i;
+#define PORT_KEY(FIELD) \
+    offsetof(struct panda_sched_config, FIELD), \
+    sizeof(((struct panda_sched_config *) 0)->FIELD)
+#define LEVEL_KEY(FIELD) \
+    offsetof(struct panda_sched_level_config, FIELD), \
+    sizeof(((struct panda_sched_level_config *) 0)->FIELD)
 
-    memset(cfg, 0, sizeof *cfg);
-    cfg->n_levels = PANDA_SCHED_MAX_LEVELS;
-    cfg->limit_bytes = DEFAULT_LIMIT_BYTES;
-    cfg->limit_packets = DEFAULT_LIMIT_PACKETS;
-    cfg->seed = DEFAULT_SEED;
-    cfg->push_out = true;
-    for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
-        cfg->level[i].per_flow = true;
-        cfg->level[i].quantum = PANDA_SCHED_MTU;
+const struct panda_sched_key panda_sched_keys[] = {
+    { "levels", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHORT,
+      1, PANDA_SCHED_MAX_LEVELS, "", "8", NULL,
+      "Strict priority levels, 0 the highest.  A packet whose level is"
+      " beyond the last goes to the lowest level.",
+      PORT_KEY(n_levels) },
+    { "max-rate", PANDA_SCHED_KEY_RATE, 0,
+      RATE_MIN, RATE_MAX, "bit/s", NULL, "none (not shaped)",
+      "Rate the port is shaped to, in bit/s, as a number or with an SI"
+      " multiplier and unit: `50000000`, `50M`, `50Mbit`, `1.5G`.  Without"
+      " it the port is not shaped; `0` is refused.",
+      PORT_KEY(rate_bps) },
+    { "burst", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHAPED,
+      1, UINT32_MAX, "bytes", NULL,
+      "2 x 1514 or 100 us at `max-rate`, whichever is larger",
+      "Depth of the token bucket, in bytes: what may leave at once after"
+      " the port was empty.  A thread that comes back late to a backlogged"
+      " port does not need a deeper bucket: `catch-up` covers it.",
+      PORT_KEY(burst_bytes) },
+    { "catch-up", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHAPED,
+      1, UINT32_MAX, "bytes", NULL,
+      "10 ms at `max-rate`, at least `burst`",
+      "Bytes a backlogged port may send at once when the thread that serves"
+      " it comes back late (a PMD thread the kernel preempted, the main"
+      " thread waiting for a CPU): what the link would have sent meanwhile,"
+      " up to this much, so the port keeps its rate.  What the port earns"
+      " while empty still stops at `burst`.  At least `burst`; equal to"
+      " `burst`, a plain token bucket.",
+      PORT_KEY(catch_up_bytes) },
+    { "limit-bytes", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHORT,
+      1, UINT32_MAX, "bytes", "1000000", NULL,   /* sch_pias's buffer */
+      "Bytes the port holds at most, all levels together.",
+      PORT_KEY(limit_bytes) },
+    { "limit-packets", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHORT,
+      1, PANDA_SCHED_MAX_PACKETS, "packets",
+      "1000", NULL,                             /* A Linux txqueuelen. */
+      "Packets the port holds at most, all levels together.  Also sizes the"
+      " scheduler's memory (`panda_sched_memory()`).",
+      PORT_KEY(limit_packets) },
+    { "flow-queues", PANDA_SCHED_KEY_UINT, 0,
+      1, PANDA_SCHED_MAX_PACKETS, "queues", NULL, "`limit-packets`",
+      "Per-flow queues in the pool that all levels share, at most"
+      " `limit-packets`.  When they are all in use, a new flow shares its"
+      " level's overflow queue.",
+      PORT_KEY(max_flow_queues) },
+    { "ecn-threshold", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHORT,
+      0, UINT32_MAX, "bytes", "0", "0 (off)",
+      "An ECN-capable packet is marked CE when the backlog it finds, summed"
+      " over all levels, exceeds this many bytes; 0 marks nothing.  Below"
+      " `limit-bytes`.",
+      PORT_KEY(ecn_threshold_bytes) },
+    { "guard", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHORT,
+      0, GUARD_MAX, "permille", "0", "0 (strict priority)",
+      "Starvation guard: the share of the link, in thousandths, that"
+      " waiting lower levels get while higher levels are backlogged.",
+      PORT_KEY(guard_permille) },
+    { "push-out", PANDA_SCHED_KEY_BOOL, 0,
+      0, 1, "", "true", NULL,
+      "When the buffer is full, an arriving packet makes room by dropping"
+      " the oldest packets of the lowest level holding packets below its"
+      " own, so strict priority holds for the buffer as for the link; it is"
+      " dropped itself only when the levels below hold too little."
+      "  `false`: drop-tail.",
+      PORT_KEY(push_out) },
+    { "wred", PANDA_SCHED_KEY_WRED, 0,
+      0, PANDA_SCHED_MAX_WRED, "rules", "none", NULL,
+      "Label-aware WRED rules `DSCP[-DSCP]:MIN:MAX:PROB` separated by `/`,"
+      " e.g. `0-45:15000:700000:0.1`: a packet of the label finding more"
+      " than MIN bytes of port backlog is marked CE (ECN-capable) or"
+      " dropped with a probability rising to PROB at MAX, and dropped"
+      " above MAX.  Rules may not overlap; `none`: no rules.",
+      0, 0 },
+    { "wred-ewma", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHORT,
+      0, EWMA_MAX, "", "0", NULL,
+      "0: WRED compares the instantaneous backlog; S: RED's average with"
+      " weight 2^-S.",
+      PORT_KEY(wred_ewma_shift) },
+    { "seed", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHORT,
+      0, UINT64_MAX, "", "1", NULL,
+      "Seed of WRED's random draws, so that runs repeat.",
+      PORT_KEY(seed) },
+    { "per-flow", PANDA_SCHED_KEY_BOOL, PANDA_SCHED_KEY_LEVEL,
+      0, 1, "", "true", NULL,
+      "Per-flow queues served by deficit round robin in the level (FISH);"
+      " `false`: one first-in first-out queue.",
+      LEVEL_KEY(per_flow) },
+    { "quantum", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_LEVEL,
+      QUANTUM_MIN, QUANTUM_MAX, "bytes", "1514", NULL,
+      "Bytes a flow queue of the level may send per round of deficit round"
+      " robin.",
+      LEVEL_KEY(quantum) },
+};
+const size_t panda_sched_n_keys = ARRAY_SIZE(panda_sched_keys);
+
+const struct panda_sched_key *
+panda_sched_key_find(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < panda_sched_n_keys; i++) {
+        if (!strcmp(panda_sched_keys[i].name, name)) {
+            return &panda_sched_keys[i];
+        }
     }
+    return NULL;
+}
+
+/* The field of 'k' in 'cfg' ('level' for a per-level key). */
+static void *
+key_field(const struct panda_sched_key *k, struct panda_sched_config *cfg,
+          unsigned int level)
+{
+    char *base = (k->flags & PANDA_SCHED_KEY_LEVEL
+                  ? (char *) &cfg->level[level] : (char *) cfg);
+
+    return base + k->offset;
+}
+
+static uint64_t
+key_get(const struct panda_sched_key *k,
+        const struct panda_sched_config *cfg, unsigned int level)
+{
+    const void *p = key_field(k, (struct panda_sched_config *) cfg, level);
+
+    switch (k->size) {
+    case 1: return *(const uint8_t *) p;
+    case 2: return *(const uint16_t *) p;
+    case 4: return *(const uint32_t *) p;
+    default: return *(const uint64_t *) p;
+    }
+}
+
+static void
+key_put(const struct panda_sched_key *k, struct panda_sched_config *cfg,
+        unsigned int level, uint64_t v)
+{
+    void *p = key_field(k, cfg, level);
+
+    switch (k->size) {
+    case 1: *(uint8_t *) p = (uint8_t) v; break;
+    case 2: *(uint16_t *) p = (uint16_t) v; break;
+    case 4: *(uint32_t *) p = (uint32_t) v; break;
+    default: *(uint64_t *) p = v; break;
+    }
+}
+
+/* Whether 'k' has a default of its own (else 0 means "unset", resolved at
+ * create or meaning "off"). */
+static bool
+key_has_default(const struct panda_sched_key *k)
+{
+    return k->def != NULL;
 }
 
 static char *
@@ -311,9 +460,139 @@ parse_wred(const char *value, struct panda_sched_config *cfg)
             p = slash + 1;
         }
     }
+    memset(cfg->wred, 0, sizeof cfg->wred);
     memcpy(cfg->wred, rules, n * sizeof *rules);
     cfg->n_wred = (uint8_t) n;
     return NULL;
+}
+
+/* Parses 'value' into the field of 'k' in 'cfg' (of 'level', for a
+ * per-level key); errors start with 'name'.  'cfg' may be changed on
+ * error: callers work on a copy. */
+static char *
+key_parse(const struct panda_sched_key *k, struct panda_sched_config *cfg,
+          unsigned int level, const char *name, const char *value)
+{
+    uint64_t v = 0;
+    bool b = false;
+    char *err;
+
+    switch (k->type) {
+    case PANDA_SCHED_KEY_UINT:
+        err = panda_parse_uint(name, value, k->min, k->max, &v);
+        break;
+    case PANDA_SCHED_KEY_BOOL:
+        err = parse_bool(name, value, &b);
+        v = b;
+        break;
+    case PANDA_SCHED_KEY_RATE:
+        err = parse_rate(name, value, &v);
+        break;
+    case PANDA_SCHED_KEY_WRED:
+        return parse_wred(value, cfg);
+    default:
+        return panda_asprintf("%s: key of unknown type", name);
+    }
+    if (!err) {
+        key_put(k, cfg, level, v);
+    }
+    return err;
+}
+
+/* The value of 'k' in 'cfg' as text the parser reads back; NULL for an
+ * unset key (0 where the key has no default of its own). */
+static char *
+key_format(const struct panda_sched_key *k,
+           const struct panda_sched_config *cfg, unsigned int level)
+{
+    char *rules = NULL;
+    uint64_t v;
+    unsigned int i;
+
+    if (k->type == PANDA_SCHED_KEY_WRED) {
+        for (i = 0; i < cfg->n_wred; i++) {
+            const struct panda_sched_wred *w = &cfg->wred[i];
+
+            /* %.7g: 7 significant digits round-trip any 1/65536 step. */
+            panda_append(&rules, "/", "%u-%u:%" PRIu32 ":%" PRIu32 ":%.7g",
+                         w->dscp_min, w->dscp_max, w->min_bytes,
+                         w->max_bytes,
+                         (double) w->max_prob / PANDA_SCHED_PROB_ONE);
+        }
+        return rules ? rules : panda_asprintf("none");
+    }
+    v = key_get(k, cfg, level);
+    if (!v && !key_has_default(k)) {
+        return NULL;
+    }
+    if (k->type == PANDA_SCHED_KEY_BOOL) {
+        return panda_asprintf("%s", v ? "true" : "false");
+    }
+    return panda_asprintf("%" PRIu64, v);
+}
+
+/* Whether 'k' has the same value in 'a' and 'b'. */
+static bool
+key_equal(const struct panda_sched_key *k, const struct panda_sched_config *a,
+          unsigned int level_a, const struct panda_sched_config *b,
+          unsigned int level_b)
+{
+    char *x, *y;
+    bool eq;
+
+    if (k->type != PANDA_SCHED_KEY_WRED) {
+        return key_get(k, a, level_a) == key_get(k, b, level_b);
+    }
+    x = key_format(k, a, level_a);
+    y = key_format(k, b, level_b);
+    eq = !strcmp(x, y);
+    free(x);
+    free(y);
+    return eq;
+}
+
+/* "levels, max-rate, ..., per-flow, quantum, LEVEL.per-flow,
+ * LEVEL.quantum": every key, for messages and docs.  With 'level_only',
+ * only the per-level keys, bare ("per-flow, quantum"). */
+static char *
+key_names(bool level_only)
+{
+    char *s = NULL;
+    size_t i;
+
+    for (i = 0; i < panda_sched_n_keys; i++) {
+        if (!level_only
+            || panda_sched_keys[i].flags & PANDA_SCHED_KEY_LEVEL) {
+            panda_append(&s, ", ", "%s", panda_sched_keys[i].name);
+        }
+    }
+    for (i = 0; i < panda_sched_n_keys && !level_only; i++) {
+        if (panda_sched_keys[i].flags & PANDA_SCHED_KEY_LEVEL) {
+            panda_append(&s, ", ", "LEVEL.%s", panda_sched_keys[i].name);
+        }
+    }
+    return s;
+}
+
+void
+panda_sched_config_init(struct panda_sched_config *cfg)
+{
+    size_t i;
+
+    memset(cfg, 0, sizeof *cfg);
+    for (i = 0; i < panda_sched_n_keys; i++) {
+        const struct panda_sched_key *k = &panda_sched_keys[i];
+        unsigned int n = k->flags & PANDA_SCHED_KEY_LEVEL
+                         ? PANDA_SCHED_MAX_LEVELS : 1;
+        unsigned int level;
+
+        for (level = 0; level < n && key_has_default(k); level++) {
+            /* The table's defaults parse (test_config_keys_table); were
+             * one not to, its field would stay 0, and validate would say
+             * so. */
+            free(key_parse(k, cfg, level, k->name, k->def));
+        }
+    }
 }
 
 char *
@@ -321,8 +600,9 @@ panda_sched_config_set_level(struct panda_sched_config *cfg,
                              unsigned int level, const char *key,
                              const char *value)
 {
+    const struct panda_sched_key *k = panda_sched_key_find(key);
+    struct panda_sched_config tmp;
     char name[64];
-    uint64_t v;
     char *err;
 
     snprintf(name, sizeof name, "%u.%s", level, key);
@@ -330,96 +610,62 @@ panda_sched_config_set_level(struct panda_sched_config *cfg,
         return panda_asprintf("%s: level %u out of range (0..%d)",
                               name, level, PANDA_SCHED_MAX_LEVELS - 1);
     }
-    if (!strcmp(key, "per-flow")) {
-        return parse_bool(name, value, &cfg->level[level].per_flow);
-    } else if (!strcmp(key, "quantum")) {
-        err = panda_parse_uint(name, value, QUANTUM_MIN, QUANTUM_MAX, &v);
-        if (!err) {
-            cfg->level[level].quantum = (uint32_t) v;
-        }
+    if (!k || !(k->flags & PANDA_SCHED_KEY_LEVEL)) {
+        char *known = key_names(true);
+
+        err = panda_asprintf("%s: unknown per-level key (%s)", name, known);
+        free(known);
         return err;
     }
-    return panda_asprintf("%s: unknown per-level key (per-flow, quantum)",
-                          name);
+    tmp = *cfg;
+    err = key_parse(k, &tmp, level, name, value);
+    if (!err) {
+        *cfg = tmp;
+    }
+    return err;
 }
 
-/* Sets a level setting on every level (the port-wide "per-flow" and
- * "quantum"): parsed once on level 0, then copied. */
+/* Sets a level key on every level (the port-wide form of "per-flow",
+ * "quantum", ...): parsed once on level 0, then copied. */
 static char *
-set_all_levels(struct panda_sched_config *cfg, const char *key,
-               const char *value)
+set_all_levels(struct panda_sched_config *cfg,
+               const struct panda_sched_key *k, const char *value)
 {
     struct panda_sched_config tmp = *cfg;
-    char *err = panda_sched_config_set_level(&tmp, 0, key, value);
+    char *err = key_parse(k, &tmp, 0, k->name, value);
+    uint64_t v;
     unsigned int i;
 
     if (err) {
-        /* Name the port-wide key, not "0.key". */
-        char *msg = panda_asprintf("%s%s", key, strchr(err, ':'));
-
-        free(err);
-        return msg;
+        return err;
     }
+    v = key_get(k, &tmp, 0);
     for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
-        cfg->level[i] = tmp.level[0];
+        key_put(k, cfg, i, v);
     }
     return NULL;
 }
-
-static const char *const known_keys =
-    "levels, max-rate, burst, catch-up, limit-bytes, limit-packets,"
-    " flow-queues, ecn-threshold, guard, push-out, wred, wred-ewma, seed,"
-    " per-flow, quantum";
 
 char *
 panda_sched_config_set(struct panda_sched_config *cfg, const char *key,
                        const char *value)
 {
-    struct panda_sched_config tmp = *cfg;
-    uint64_t v = 0;
+    const struct panda_sched_key *k = panda_sched_key_find(key);
+    struct panda_sched_config tmp;
     char *err;
 
-    if (!strcmp(key, "levels")) {
-        err = panda_parse_uint(key, value, 1, PANDA_SCHED_MAX_LEVELS, &v);
-        tmp.n_levels = (uint8_t) v;
-    } else if (!strcmp(key, "max-rate")) {
-        err = parse_rate(key, value, &tmp.rate_bps);
-    } else if (!strcmp(key, "burst")) {
-        err = panda_parse_uint(key, value, 1, UINT32_MAX, &v);
-        tmp.burst_bytes = (uint32_t) v;
-    } else if (!strcmp(key, "catch-up")) {
-        err = panda_parse_uint(key, value, 1, UINT32_MAX, &v);
-        tmp.catch_up_bytes = (uint32_t) v;
-    } else if (!strcmp(key, "limit-bytes")) {
-        err = panda_parse_uint(key, value, 1, UINT32_MAX, &v);
-        tmp.limit_bytes = (uint32_t) v;
-    } else if (!strcmp(key, "limit-packets")) {
-        err = panda_parse_uint(key, value, 1, PANDA_SCHED_MAX_PACKETS, &v);
-        tmp.limit_packets = (uint32_t) v;
-    } else if (!strcmp(key, "flow-queues")) {
-        err = panda_parse_uint(key, value, 1, PANDA_SCHED_MAX_PACKETS, &v);
-        tmp.max_flow_queues = (uint32_t) v;
-    } else if (!strcmp(key, "ecn-threshold")) {
-        err = panda_parse_uint(key, value, 0, UINT32_MAX, &v);
-        tmp.ecn_threshold_bytes = (uint32_t) v;
-    } else if (!strcmp(key, "guard")) {
-        err = panda_parse_uint(key, value, 0, GUARD_MAX, &v);
-        tmp.guard_permille = (uint16_t) v;
-    } else if (!strcmp(key, "push-out")) {
-        err = parse_bool(key, value, &tmp.push_out);
-    } else if (!strcmp(key, "wred")) {
-        err = parse_wred(value, &tmp);
-    } else if (!strcmp(key, "wred-ewma")) {
-        err = panda_parse_uint(key, value, 0, EWMA_MAX, &v);
-        tmp.wred_ewma_shift = (uint8_t) v;
-    } else if (!strcmp(key, "seed")) {
-        err = panda_parse_uint(key, value, 0, UINT64_MAX, &tmp.seed);
-    } else if (!strcmp(key, "per-flow") || !strcmp(key, "quantum")) {
-        err = set_all_levels(&tmp, key, value);
-    } else {
-        err = panda_asprintf("%s: unknown key (known: %s, LEVEL.per-flow,"
-                             " LEVEL.quantum)", key, known_keys);
+    if (!k) {
+        char *known = key_names(false);
+
+        err = panda_asprintf("%s: unknown key (known: %s)", key, known);
+        free(known);
+        return err;
     }
+    if (k->flags & PANDA_SCHED_KEY_LEVEL) {
+        return set_all_levels(cfg, k, value);
+    }
+    tmp = *cfg;
+    err = key_parse(k, &tmp, 0, k->name, value);
     if (!err) {
         *cfg = tmp;
     }
@@ -480,7 +726,10 @@ bytes_at_rate(uint64_t rate_bps, uint64_t n, uint32_t min)
     return b < min ? min : b > UINT32_MAX ? UINT32_MAX : (uint32_t) b;
 }
 
-/* The bucket depth in effect for 'cfg' (shaped): 'burst', or its default. */
+/* The bucket depth in effect for 'cfg' (shaped): 'burst', or its default,
+ * the one the library, the datapath and the simulator share.  It is the
+ * burst after idleness only: a late caller on a backlogged port is what
+ * catch-up is for, so the bucket can stay as small as pacing wants. */
 static uint32_t
 resolve_burst(const struct panda_sched_config *cfg)
 {
@@ -499,43 +748,87 @@ resolve_catch_up(const struct panda_sched_config *cfg)
                            resolve_burst(cfg));
 }
 
+void
+panda_sched_config_resolve(struct panda_sched_config *cfg)
+{
+    if (cfg->rate_bps) {
+        cfg->burst_bytes = resolve_burst(cfg);
+        cfg->catch_up_bytes = resolve_catch_up(cfg);
+    }
+    if (!cfg->max_flow_queues) {
+        cfg->max_flow_queues = cfg->limit_packets;
+    }
+}
+
+/* Checks the table's range of 'k' on 'cfg' (of 'level'): for callers that
+ * fill the structure directly (ns-3, tests), what the parser enforces. */
+static char *
+key_validate(const struct panda_sched_key *k,
+             const struct panda_sched_config *cfg, unsigned int level)
+{
+    uint64_t v = key_get(k, cfg, level);
+    char name[64];
+
+    if (k->flags & PANDA_SCHED_KEY_LEVEL) {
+        snprintf(name, sizeof name, "%u.%s", level, k->name);
+    } else {
+        snprintf(name, sizeof name, "%s", k->name);
+    }
+    if (!v && !key_has_default(k)) {
+        return NULL;            /* Unset. */
+    }
+    if (k->type == PANDA_SCHED_KEY_BOOL) {
+        return v > 1 ? panda_asprintf("%s: %" PRIu64 " is not true or"
+                                      " false", name, v) : NULL;
+    }
+    if (k->type == PANDA_SCHED_KEY_RATE) {
+        return v < k->min || v > k->max
+               ? panda_asprintf("%s: %" PRIu64 " out of range (%" PRIu64
+                                " bit/s .. %" PRIu64 " bit/s)", name, v,
+                                k->min, k->max)
+               : NULL;
+    }
+    if (k->type != PANDA_SCHED_KEY_UINT || (v >= k->min && v <= k->max)) {
+        return NULL;
+    }
+    return k->min
+           ? panda_asprintf("%s: %" PRIu64 " out of range (%" PRIu64 "..%"
+                            PRIu64 ")", name, v, k->min, k->max)
+           : panda_asprintf("%s: %" PRIu64 " out of range (max %" PRIu64
+                            "%s%s)", name, v, k->max, *k->unit ? " " : "",
+                            k->unit);
+}
+
 char *
 panda_sched_config_validate(const struct panda_sched_config *cfg)
 {
     unsigned int i, j;
+    size_t ki;
 
-    /* The ranges panda_sched_config_set() enforces, again, for callers
-     * that fill the structure directly (ns-3, tests). */
-    if (cfg->n_levels < 1 || cfg->n_levels > PANDA_SCHED_MAX_LEVELS) {
-        return panda_asprintf("levels: %u out of range (1..%d)",
-                              cfg->n_levels, PANDA_SCHED_MAX_LEVELS);
+    for (ki = 0; ki < panda_sched_n_keys; ki++) {
+        const struct panda_sched_key *k = &panda_sched_keys[ki];
+        unsigned int n = k->flags & PANDA_SCHED_KEY_LEVEL
+                         ? PANDA_SCHED_MAX_LEVELS : 1;
+        char *err;
+
+        for (i = 0; i < n; i++) {
+            err = key_validate(k, cfg, i);
+            if (err) {
+                return err;
+            }
+        }
+        if (k->flags & PANDA_SCHED_KEY_SHAPED && !cfg->rate_bps
+            && key_get(k, cfg, 0)) {
+            return panda_asprintf("%s: set without max-rate (an unshaped"
+                                  " port has no token bucket)", k->name);
+        }
     }
-    if (cfg->rate_bps && (cfg->rate_bps < RATE_MIN
-                          || cfg->rate_bps > RATE_MAX)) {
-        return panda_asprintf("max-rate: %" PRIu64 " out of range (%llu bit/s"
-                              " .. %llu bit/s)", cfg->rate_bps, RATE_MIN,
-                              RATE_MAX);
-    }
-    if (cfg->burst_bytes && !cfg->rate_bps) {
-        return panda_asprintf("burst: set without max-rate (an unshaped port"
-                              " has no token bucket)");
-    }
-    if (cfg->catch_up_bytes && !cfg->rate_bps) {
-        return panda_asprintf("catch-up: set without max-rate (an unshaped"
-                              " port has no token bucket)");
-    }
+
+    /* How the keys constrain each other. */
     if (cfg->catch_up_bytes && cfg->catch_up_bytes < resolve_burst(cfg)) {
         return panda_asprintf("catch-up: %" PRIu32 " below burst (%" PRIu32
                               "); catch-up = burst turns catch-up off",
                               cfg->catch_up_bytes, resolve_burst(cfg));
-    }
-    if (!cfg->limit_bytes) {
-        return panda_asprintf("limit-bytes: must be at least 1");
-    }
-    if (!cfg->limit_packets || cfg->limit_packets > PANDA_SCHED_MAX_PACKETS) {
-        return panda_asprintf("limit-packets: %" PRIu32 " out of range"
-                              " (1..%d)", cfg->limit_packets,
-                              PANDA_SCHED_MAX_PACKETS);
     }
     if (cfg->max_flow_queues > cfg->limit_packets) {
         return panda_asprintf("flow-queues: %" PRIu32 " exceeds limit-packets"
@@ -549,14 +842,6 @@ panda_sched_config_validate(const struct panda_sched_config *cfg)
                               " limit-bytes (%" PRIu32 "), so it would never"
                               " mark", cfg->ecn_threshold_bytes,
                               cfg->limit_bytes);
-    }
-    if (cfg->guard_permille > GUARD_MAX) {
-        return panda_asprintf("guard: %u out of range (max %d permille)",
-                              cfg->guard_permille, GUARD_MAX);
-    }
-    if (cfg->wred_ewma_shift > EWMA_MAX) {
-        return panda_asprintf("wred-ewma: %u out of range (max %d)",
-                              cfg->wred_ewma_shift, EWMA_MAX);
     }
     if (cfg->n_wred > PANDA_SCHED_MAX_WRED) {
         return panda_asprintf("wred: more than %d rules",
@@ -596,76 +881,346 @@ panda_sched_config_validate(const struct panda_sched_config *cfg)
             }
         }
     }
-    for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
-        uint32_t q = cfg->level[i].quantum;
-
-        if (q < QUANTUM_MIN || q > QUANTUM_MAX) {
-            return panda_asprintf("%u.quantum: %" PRIu32 " out of range"
-                                  " (%d..%u)", i, q, QUANTUM_MIN,
-                                  QUANTUM_MAX);
-        }
-    }
     return NULL;
+}
+
+/* Appends "key=value" of 'k' (of 'level') to '*s', with 'prefix' before the
+ * key (e.g. "2."); nothing for an unset key. */
+static void
+append_key(char **s, const char *prefix, const struct panda_sched_key *k,
+           const struct panda_sched_config *cfg, unsigned int level)
+{
+    char *v = key_format(k, cfg, level);
+
+    if (v) {
+        panda_append(s, ",", "%s%s=%s", prefix, k->name, v);
+        free(v);
+    }
 }
 
 char *
 panda_sched_config_format(const struct panda_sched_config *cfg)
 {
     struct panda_sched_config def;
+    char prefix[16];
     char *s = NULL;
     unsigned int i;
+    size_t ki;
 
     panda_sched_config_init(&def);
-    panda_append(&s, ",", "levels=%u", cfg->n_levels);
-    if (cfg->rate_bps) {
-        panda_append(&s, ",", "max-rate=%" PRIu64, cfg->rate_bps);
-    }
-    if (cfg->burst_bytes) {
-        panda_append(&s, ",", "burst=%" PRIu32, cfg->burst_bytes);
-    }
-    if (cfg->catch_up_bytes) {
-        panda_append(&s, ",", "catch-up=%" PRIu32, cfg->catch_up_bytes);
-    }
-    panda_append(&s, ",", "limit-bytes=%" PRIu32, cfg->limit_bytes);
-    panda_append(&s, ",", "limit-packets=%" PRIu32, cfg->limit_packets);
-    if (cfg->max_flow_queues) {
-        panda_append(&s, ",", "flow-queues=%" PRIu32, cfg->max_flow_queues);
-    }
-    panda_append(&s, ",", "ecn-threshold=%" PRIu32, cfg->ecn_threshold_bytes);
-    panda_append(&s, ",", "guard=%u", cfg->guard_permille);
-    if (cfg->push_out != def.push_out) {
-        /* Only when off, so that the text of existing configurations
-         * (status columns, logs) stays as it was. */
-        panda_append(&s, ",", "push-out=%s", cfg->push_out ? "true" : "false");
-    }
-    if (cfg->n_wred) {
-        char *rules = NULL;
+    for (ki = 0; ki < panda_sched_n_keys; ki++) {
+        const struct panda_sched_key *k = &panda_sched_keys[ki];
 
-        for (i = 0; i < cfg->n_wred; i++) {
-            const struct panda_sched_wred *w = &cfg->wred[i];
-
-            /* %.7g: 7 significant digits round-trip any 1/65536 step. */
-            panda_append(&rules, "/", "%u-%u:%" PRIu32 ":%" PRIu32 ":%.7g",
-                         w->dscp_min, w->dscp_max, w->min_bytes,
-                         w->max_bytes,
-                         (double) w->max_prob / PANDA_SCHED_PROB_ONE);
+        if (!(k->flags & PANDA_SCHED_KEY_LEVEL)
+            && (k->flags & PANDA_SCHED_KEY_SHORT
+                || !key_equal(k, cfg, 0, &def, 0))) {
+            append_key(&s, "", k, cfg, 0);
         }
-        panda_append(&s, ",", "wred=%s", rules);
-        free(rules);
     }
-    panda_append(&s, ",", "wred-ewma=%u", cfg->wred_ewma_shift);
-    panda_append(&s, ",", "seed=%" PRIu64, cfg->seed);
     for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
-        if (cfg->level[i].per_flow != def.level[i].per_flow) {
-            panda_append(&s, ",", "%u.per-flow=%s", i,
-                         cfg->level[i].per_flow ? "true" : "false");
-        }
-        if (cfg->level[i].quantum != def.level[i].quantum) {
-            panda_append(&s, ",", "%u.quantum=%" PRIu32, i,
-                         cfg->level[i].quantum);
+        snprintf(prefix, sizeof prefix, "%u.", i);
+        for (ki = 0; ki < panda_sched_n_keys; ki++) {
+            const struct panda_sched_key *k = &panda_sched_keys[ki];
+
+            if (k->flags & PANDA_SCHED_KEY_LEVEL
+                && !key_equal(k, cfg, i, &def, i)) {
+                append_key(&s, prefix, k, cfg, i);
+            }
         }
     }
     return s;
+}
+
+/* A level whose value of level key 'k' most of the levels in effect share
+ * (ties: the lowest level's), which the effective form gives port-wide. */
+static unsigned int
+level_key_majority(const struct panda_sched_key *k,
+                   const struct panda_sched_config *cfg)
+{
+    unsigned int best = 0, best_n = 0, i, j;
+
+    for (i = 0; i < cfg->n_levels; i++) {
+        unsigned int n = 0;
+
+        for (j = 0; j < cfg->n_levels; j++) {
+            n += key_equal(k, cfg, i, cfg, j);
+        }
+        if (n > best_n) {
+            best = i;
+            best_n = n;
+        }
+    }
+    return best;
+}
+
+char *
+panda_sched_config_format_effective(const struct panda_sched_config *cfg_)
+{
+    struct panda_sched_config cfg = *cfg_;
+    unsigned int major[ARRAY_SIZE(panda_sched_keys)];
+    char prefix[16];
+    char *s = NULL;
+    unsigned int i;
+    size_t ki;
+
+    panda_sched_config_resolve(&cfg);
+    for (ki = 0; ki < panda_sched_n_keys; ki++) {
+        const struct panda_sched_key *k = &panda_sched_keys[ki];
+
+        if (k->flags & PANDA_SCHED_KEY_LEVEL) {
+            major[ki] = level_key_majority(k, &cfg);
+            append_key(&s, "", k, &cfg, major[ki]);
+        } else if (!(k->flags & PANDA_SCHED_KEY_SHAPED) || cfg.rate_bps) {
+            append_key(&s, "", k, &cfg, 0);
+        }
+    }
+    for (i = 0; i < cfg.n_levels; i++) {
+        snprintf(prefix, sizeof prefix, "%u.", i);
+        for (ki = 0; ki < panda_sched_n_keys; ki++) {
+            const struct panda_sched_key *k = &panda_sched_keys[ki];
+
+            if (k->flags & PANDA_SCHED_KEY_LEVEL
+                && !key_equal(k, &cfg, i, &cfg, major[ki])) {
+                append_key(&s, prefix, k, &cfg, i);
+            }
+        }
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------------------
+ * The keys as documentation.
+ * ------------------------------------------------------------------------ */
+
+/* 'v' as docs write it: 2^32 - 1 rather than 4294967295. */
+static char *
+doc_number(uint64_t v)
+{
+    unsigned int e;
+
+    if (v == UINT64_MAX) {
+        return panda_asprintf("2^64 - 1");
+    }
+    for (e = 16; e < 64; e++) {
+        if (v == (1ULL << e)) {
+            return panda_asprintf("2^%u", e);
+        }
+        if (v == (1ULL << e) - 1) {
+            return panda_asprintf("2^%u - 1", e);
+        }
+    }
+    for (e = 6; e <= 19; e++) {
+        uint64_t p = 1;
+        unsigned int i;
+
+        for (i = 0; i < e; i++) {
+            p *= 10;
+        }
+        if (v == p) {
+            return panda_asprintf("10^%u", e);
+        }
+    }
+    return panda_asprintf("%" PRIu64, v);
+}
+
+/* The values 'k' takes, in words: "1..8", "64..2^20 bytes". */
+static char *
+doc_values(const struct panda_sched_key *k)
+{
+    char *lo, *hi, *s;
+
+    switch (k->type) {
+    case PANDA_SCHED_KEY_BOOL:
+        return panda_asprintf("`true`, `false`");
+    case PANDA_SCHED_KEY_WRED:
+        return panda_asprintf("up to %" PRIu64 " rules, or `none`", k->max);
+    default:
+        break;
+    }
+    lo = doc_number(k->min);
+    hi = doc_number(k->max);
+    s = panda_asprintf("%s..%s%s%s", lo, hi, *k->unit ? " " : "", k->unit);
+    free(lo);
+    free(hi);
+    return s;
+}
+
+/* The default of 'k' in words (malloc()ed). */
+static char *
+doc_default(const struct panda_sched_key *k)
+{
+    return k->def_doc ? panda_asprintf("%s", k->def_doc)
+           : panda_asprintf("`%s`", k->def);
+}
+
+/* Appends 'text' to '*s' for XML: `code` becomes <code>code</code>, and
+ * &, < and > are escaped. */
+static void
+xml_text(char **s, const char *text)
+{
+    bool code = false;
+    const char *p;
+
+    for (p = text; *p; p++) {
+        switch (*p) {
+        case '`':
+            panda_append(s, "", "%s", code ? "</code>" : "<code>");
+            code = !code;
+            break;
+        case '&': panda_append(s, "", "&amp;"); break;
+        case '<': panda_append(s, "", "&lt;"); break;
+        case '>': panda_append(s, "", "&gt;"); break;
+        default: panda_append(s, "", "%c", *p); break;
+        }
+    }
+}
+
+/* Appends 'text' to '*s' filled to 79 columns, each line indented by
+ * 'indent' spaces (vswitch.xml's layout).  Breaks only at spaces outside
+ * tags; two spaces between sentences stay two. */
+static void
+append_filled(char **s, const char *text, int indent)
+{
+    const char *p = text;
+    int col = 0, gap = 0;
+
+    while (*p) {
+        const char *w = p;
+        int len;
+
+        while (*p && *p != ' ') {
+            if (*p == '<') {
+                /* A tag's attributes may hold spaces: keep it whole. */
+                const char *gt = strchr(p, '>');
+
+                p = gt ? gt : p + strlen(p) - 1;
+            }
+            p++;
+        }
+        len = (int) (p - w);
+        if (col && col + gap + len > 79) {
+            panda_append(s, "", "\n");
+            col = 0;
+        }
+        if (!col) {
+            panda_append(s, "", "%*s%.*s", indent, "", len, w);
+            col = indent + len;
+        } else {
+            panda_append(s, "", "%*s%.*s", gap, "", len, w);
+            col += gap + len;
+        }
+        for (gap = 0; *p == ' '; p++) {
+            gap = gap ? 2 : 1;
+        }
+    }
+    panda_append(s, "", "\n");
+}
+
+static void
+doc_markdown(char **s)
+{
+    size_t i;
+
+    panda_append(s, "", "| key | values | default | meaning |\n"
+                 "|---|---|---|---|\n");
+    for (i = 0; i < panda_sched_n_keys; i++) {
+        const struct panda_sched_key *k = &panda_sched_keys[i];
+        char *values = doc_values(k);
+        char *def;
+
+        if (k->flags & PANDA_SCHED_KEY_LEVEL) {
+            panda_append(s, "", "| `%s`, `LEVEL.%s` ", k->name, k->name);
+        } else {
+            panda_append(s, "", "| `%s` ", k->name);
+        }
+        def = doc_default(k);
+        panda_append(s, "", "| %s | %s | %s%s |\n", values, def, k->doc,
+                     k->flags & PANDA_SCHED_KEY_LEVEL
+                     ? "  `LEVEL.` sets one level; without it, every level."
+                     : k->flags & PANDA_SCHED_KEY_SHAPED
+                     ? "  Needs `max-rate`." : "");
+        free(values);
+        free(def);
+    }
+}
+
+/* The vswitch.xml <column> of 'k'. */
+static void
+doc_vswitch_column(char **s, const struct panda_sched_key *k)
+{
+    char *text = NULL, *body = NULL, *def;
+
+    panda_append(s, "", "      <column name=\"other_config\" key=\"%s\"",
+                 k->name);
+    if (k->type == PANDA_SCHED_KEY_BOOL) {
+        panda_append(s, "", "\n              type='{\"type\": \"boolean\"}'");
+    } else if (k->type == PANDA_SCHED_KEY_UINT) {
+        char *type = panda_asprintf("type='{\"type\": \"integer\","
+                                    " \"minInteger\": %" PRIu64, k->min);
+
+        /* JSON integers beyond 2^53 do not survive every reader. */
+        if (k->max < (1ULL << 53)) {
+            char *max = panda_asprintf(", \"maxInteger\": %" PRIu64 "}'",
+                                       k->max);
+
+            if (strlen(type) + strlen(max) + 15 + 1 > 79) {
+                panda_append(s, "", "\n              %s,\n"
+                             "                     %s", type, max + 2);
+            } else {
+                panda_append(s, "", "\n              %s%s", type, max);
+            }
+            free(max);
+        } else {
+            panda_append(s, "", "\n              %s}'", type);
+        }
+        free(type);
+    }
+    panda_append(s, "", ">\n");
+
+    panda_append(&text, "", "%s", k->doc);
+    if (k->flags & PANDA_SCHED_KEY_SHAPED) {
+        panda_append(&text, "", "  Needs `max-rate`.");
+    }
+    def = doc_default(k);
+    panda_append(&text, "", "  Defaults to %s.", def);
+    free(def);
+    xml_text(&body, text);
+    append_filled(s, body, 8);
+    panda_append(s, "", "      </column>\n");
+    free(text);
+    free(body);
+}
+
+char *
+panda_sched_keys_doc(enum panda_sched_doc format)
+{
+    char *s = NULL;
+    size_t i;
+
+    switch (format) {
+    case PANDA_SCHED_DOC_NAMES:
+        s = key_names(false);
+        panda_append(&s, "", "\n");
+        break;
+    case PANDA_SCHED_DOC_MARKDOWN:
+        doc_markdown(&s);
+        break;
+    case PANDA_SCHED_DOC_VSWITCH_QOS:
+    case PANDA_SCHED_DOC_VSWITCH_QUEUE:
+        for (i = 0; i < panda_sched_n_keys; i++) {
+            const struct panda_sched_key *k = &panda_sched_keys[i];
+
+            if (format == PANDA_SCHED_DOC_VSWITCH_QOS
+                || k->flags & PANDA_SCHED_KEY_LEVEL) {
+                if (s) {
+                    panda_append(&s, "", "\n");
+                }
+                doc_vswitch_column(&s, k);
+            }
+        }
+        break;
+    }
+    return s ? s : panda_asprintf("%s", "");
 }
 
 /* ------------------------------------------------------------------------
@@ -816,11 +1371,10 @@ panda_sched_create(const struct panda_sched_config *cfg,
         goto nomem;
     }
     s->cfg = *cfg;
+    panda_sched_config_resolve(&s->cfg);
     s->budget = budget;
     s->n_levels = cfg->n_levels;
-    s->n_pool = cfg->max_flow_queues ? cfg->max_flow_queues
-                                     : cfg->limit_packets;
-    s->cfg.max_flow_queues = s->n_pool;
+    s->n_pool = s->cfg.max_flow_queues;
     while (n_buckets < s->n_pool) {
         n_buckets <<= 1;
     }
@@ -859,8 +1413,6 @@ panda_sched_create(const struct panda_sched_config *cfg,
     s->guard_last = s->n_levels - 1;
 
     if (cfg->rate_bps) {
-        s->cfg.burst_bytes = resolve_burst(cfg);
-        s->cfg.catch_up_bytes = resolve_catch_up(cfg);
         /* 8e9 x 2^32 / rate, rounded; rate >= 1000 keeps it below 2^55. */
         s->cost_per_byte = (uint64_t) ((((unsigned __int128) 8000000000ULL
                                          << 32) + cfg->rate_bps / 2)

@@ -46,18 +46,18 @@ extern "C" {
  * One text form, "key=value" pairs, is parsed here and only here, so that
  * Open vSwitch (other_config of a QoS record of type panda-sched and of its
  * Queue records), the ns-3 QueueDisc and the tools accept the same keys with
- * the same checks and the same error messages.  Errors name the key.
+ * the same checks, the same defaults and the same error messages.  Errors
+ * name the key.  Parse once, where the configuration enters (never per
+ * packet): panda_sched_create() takes the parsed structure.
  *
- * Keys (README.md, "Egress scheduler", has the table with defaults):
- *   levels=1..8            max-rate=RATE (50000000, 50M, 50Mbit, 1.5G)
- *   burst=BYTES            catch-up=BYTES
- *   limit-bytes=BYTES      limit-packets=N
- *   flow-queues=N          ecn-threshold=BYTES     guard=0..500 (permille)
- *   push-out=true|false
- *   wred=DSCP[-DSCP]:MIN:MAX:PROB[/...]  (e.g. 0-45:15000:700000:0.1)
- *   wred-ewma=0..20        seed=N
- *   per-flow=true|false, quantum=BYTES (every level), and per level as
- *   LEVEL.per-flow, LEVEL.quantum (e.g. "2.per-flow=false").
+ * The keys are the rows of one table, panda_sched_keys[] (below): name,
+ * type, range, default, unit and doc string.  The parser, the validator,
+ * the formatters and the generated key reference (panda_sched_keys_doc(),
+ * printed by tools/panda-sched-keys, committed as docs/panda-sched-keys.md)
+ * all read it.
+ *
+ * Level keys ("per-flow", "quantum") set every level, or one level as
+ * "LEVEL.key" (e.g. "2.per-flow=false"); all other keys are port-wide.
  * ------------------------------------------------------------------------ */
 
 /* A WRED rule.  The queue length it compares is the port's backlog summed
@@ -95,7 +95,13 @@ struct panda_sched_config {
                                      * may leave at once after the port was
                                      * empty; 0 = default, resolved at
                                      * create: 2 x MTU or 100 us at the
-                                     * rate, whichever is larger. */
+                                     * rate, whichever is larger.  One
+                                     * default for every caller: a caller
+                                     * that comes back late to a backlogged
+                                     * port is what catch-up is for, so a
+                                     * deeper bucket is not needed for it
+                                     * (it would only let more leave at
+                                     * line rate after idleness). */
     uint32_t catch_up_bytes;        /* "catch-up": what the bucket may hold
                                      * while the port is backlogged, so
                                      * that a caller that comes back late
@@ -173,10 +179,92 @@ char *panda_sched_config_parse(struct panda_sched_config *cfg,
 char *panda_sched_config_validate(const struct panda_sched_config *cfg);
 
 /* Returns 'cfg' as malloc()ed "key=value,..." text that
- * panda_sched_config_parse() reads back into the same configuration: every
- * port-wide key, and "LEVEL.key" only where a level differs from the
- * defaults (for logs, status columns and show commands). */
+ * panda_sched_config_parse() reads back into the same configuration, in
+ * short: the keys that differ from their defaults, plus those marked
+ * PANDA_SCHED_KEY_SHORT (levels, the limits, ecn-threshold, guard,
+ * wred-ewma, seed) always, and "LEVEL.key" only where a level differs from
+ * the defaults.  Compact and stable (logs, comparing configurations). */
 char *panda_sched_config_format(const struct panda_sched_config *cfg);
+
+/* Returns 'cfg' as malloc()ed "key=value,..." text with every key in
+ * effect and its value, defaults included and resolved (burst, catch-up and
+ * flow-queues as panda_sched_create() resolves them): for status columns
+ * (OVS's status:config) and show commands, where an operator must see what
+ * the port does without knowing the defaults.  Keys that need max-rate are
+ * left out on an unshaped port (they do not apply there); a level key is
+ * given port-wide with the value most levels in effect have, then as
+ * "LEVEL.key" for each level in effect that differs.  Parsed back, it
+ * gives a configuration that behaves the same. */
+char *panda_sched_config_format_effective(const struct panda_sched_config *);
+
+/* Fills in the defaults that depend on other keys, as panda_sched_create()
+ * does: on a shaped port burst and catch-up (when 0), and flow-queues
+ * (when 0: limit-packets).  'cfg' must be valid. */
+void panda_sched_config_resolve(struct panda_sched_config *cfg);
+
+/* ------------------------------------------------------------------------
+ * The key table.
+ * ------------------------------------------------------------------------ */
+
+enum panda_sched_key_type {
+    PANDA_SCHED_KEY_UINT,       /* Decimal integer in [min, max]. */
+    PANDA_SCHED_KEY_BOOL,       /* "true" or "false". */
+    PANDA_SCHED_KEY_RATE,       /* bit/s, [min, max]: "50000000", "50M",
+                                 * "50Mbit", "1.5G". */
+    PANDA_SCHED_KEY_WRED,       /* WRED rules (struct panda_sched_wred). */
+};
+
+/* Flags of a key. */
+#define PANDA_SCHED_KEY_LEVEL  (1u << 0)   /* A level setting (struct
+                                            * panda_sched_level_config). */
+#define PANDA_SCHED_KEY_SHORT  (1u << 1)   /* panda_sched_config_format()
+                                            * gives it even at its
+                                            * default. */
+#define PANDA_SCHED_KEY_SHAPED (1u << 2)   /* Only with max-rate. */
+
+struct panda_sched_key {
+    const char *name;
+    enum panda_sched_key_type type;
+    unsigned int flags;             /* PANDA_SCHED_KEY_*. */
+    uint64_t min, max;              /* UINT, RATE: the value's range; WRED:
+                                     * max = most rules. */
+    const char *unit;               /* Of the value, for the docs and
+                                     * messages ("bytes"), or "". */
+    const char *def;                /* The default as text the parser reads
+                                     * (panda_sched_config_init() parses
+                                     * it), or NULL: 0 in the structure,
+                                     * meaning unset (see def_doc). */
+    const char *def_doc;            /* The default in words, for the docs,
+                                     * or NULL: 'def' says it. */
+    const char *doc;                /* What it does; `code` in backquotes. */
+    uint16_t offset;                /* Of its field in struct
+                                     * panda_sched_config, or in struct
+                                     * panda_sched_level_config for a level
+                                     * key (unused for WRED). */
+    uint8_t size;                   /* Of its field, bytes. */
+};
+
+/* Every key, in the order of the docs and of the formatted text. */
+extern const struct panda_sched_key panda_sched_keys[];
+extern const size_t panda_sched_n_keys;
+
+/* The key named 'name' (a level key without its "LEVEL."), or NULL. */
+const struct panda_sched_key *panda_sched_key_find(const char *name);
+
+enum panda_sched_doc {
+    PANDA_SCHED_DOC_NAMES,          /* "levels, max-rate, ..., LEVEL.quantum"
+                                     * (as the unknown-key message lists
+                                     * them), one line. */
+    PANDA_SCHED_DOC_MARKDOWN,       /* A Markdown table: key, values,
+                                     * default, meaning. */
+    PANDA_SCHED_DOC_VSWITCH_QOS,    /* vswitch.xml <column> elements for the
+                                     * QoS table's other_config. */
+    PANDA_SCHED_DOC_VSWITCH_QUEUE,  /* The same for the Queue table: the
+                                     * level keys. */
+};
+
+/* The key table as malloc()ed text in 'format' (for generated docs). */
+char *panda_sched_keys_doc(enum panda_sched_doc format);
 
 /* ------------------------------------------------------------------------
  * A global bound on the packets held by all the schedulers of one datapath

@@ -101,6 +101,17 @@ stats(const struct panda_sched *s)
     return st;
 }
 
+/* ",KEY=": how a key other than the first appears in formatted text (the
+ * first is matched without the comma). */
+static char *
+key_needle(const char *key)
+{
+    char *s = malloc(strlen(key) + 3);
+
+    sprintf(s, ",%s=", key);
+    return s;
+}
+
 static void
 drain_and_destroy(struct panda_sched *s)
 {
@@ -1823,6 +1834,220 @@ test_config_validate_direct(void **state)
     free(err);
 }
 
+/* ---- The key table, the formatters and the docs. ---- */
+
+/* Every row is complete and its default is what config_init() gives; the
+ * names are unique; every key with a field round-trips through set(). */
+static void
+test_config_keys_table(void **state)
+{
+    struct panda_sched_config init;
+    size_t i, j;
+
+    (void) state;
+    panda_sched_config_init(&init);
+    assert_true(panda_sched_n_keys >= 15);
+    for (i = 0; i < panda_sched_n_keys; i++) {
+        const struct panda_sched_key *k = &panda_sched_keys[i];
+        struct panda_sched_config cfg;
+        char *err;
+
+        assert_non_null(k->name);
+        assert_non_null(k->unit);
+        assert_non_null(k->doc);
+        assert_true(strlen(k->doc) > 20);
+        assert_true(k->def || k->def_doc);
+        assert_true(k->min <= k->max);
+        assert_ptr_equal(panda_sched_key_find(k->name), k);
+        for (j = 0; j < i; j++) {
+            assert_string_not_equal(panda_sched_keys[j].name, k->name);
+        }
+        if (!k->def) {
+            continue;
+        }
+        /* Setting the default on a fresh configuration changes nothing. */
+        panda_sched_config_init(&cfg);
+        err = panda_sched_config_set(&cfg, k->name, k->def);
+        if (err) {
+            fail_msg("%s: default \"%s\": %s", k->name, k->def, err);
+        }
+        assert_memory_equal(&cfg, &init, sizeof cfg);
+    }
+    assert_null(panda_sched_key_find("colour"));
+    assert_null(panda_sched_key_find("2.quantum"));
+}
+
+/* The effective form: every key in effect with its value, defaults
+ * resolved; it parses back to a configuration that behaves the same. */
+static void
+test_config_format_effective(void **state)
+{
+    static const char *const texts[] = {
+        "",
+        "max-rate=50M",
+        "levels=4,max-rate=1G,burst=20000,flow-queues=300,guard=50,"
+        "wred=46:10000:500000:0.05,per-flow=false,1.per-flow=true,"
+        "2.quantum=9000,push-out=false",
+        "levels=3,0.per-flow=false,1.per-flow=false,2.quantum=3000",
+    };
+    struct panda_sched_config cfg;
+    char *text;
+    size_t i, ki;
+
+    (void) state;
+    cfg = config("");
+    text = panda_sched_config_format_effective(&cfg);
+    assert_string_equal(text, "levels=8,limit-bytes=1000000,"
+                        "limit-packets=1000,flow-queues=1000,"
+                        "ecn-threshold=0,guard=0,push-out=true,wred=none,"
+                        "wred-ewma=0,seed=1,per-flow=true,quantum=1514");
+    free(text);
+
+    /* Shaped at 50 Mbit/s: 100 us is 625 bytes, so two frames; catch-up
+     * 10 ms, 62500 bytes. */
+    cfg = config("max-rate=50M");
+    text = panda_sched_config_format_effective(&cfg);
+    assert_non_null(strstr(text, ",max-rate=50000000,burst=3028,"
+                           "catch-up=62500,"));
+    free(text);
+    /* ...which is what the scheduler runs with. */
+    {
+        struct panda_sched *s = sched("max-rate=50M");
+
+        assert_int_equal(stats(s).burst_bytes, 3028);
+        assert_int_equal(stats(s).catch_up_bytes, 62500);
+        panda_sched_destroy(s);
+    }
+
+    cfg = config(texts[3]);
+    text = panda_sched_config_format_effective(&cfg);
+    assert_string_equal(text, "levels=3,limit-bytes=1000000,"
+                        "limit-packets=1000,flow-queues=1000,"
+                        "ecn-threshold=0,guard=0,push-out=true,wred=none,"
+                        "wred-ewma=0,seed=1,per-flow=false,quantum=1514,"
+                        "2.per-flow=true,2.quantum=3000");
+    free(text);
+
+    for (i = 0; i < sizeof texts / sizeof *texts; i++) {
+        struct panda_sched_config back, a, b;
+        char *err;
+        unsigned int l;
+
+        cfg = config(texts[i]);
+        text = panda_sched_config_format_effective(&cfg);
+        /* Every key in effect is there. */
+        for (ki = 0; ki < panda_sched_n_keys; ki++) {
+            const struct panda_sched_key *k = &panda_sched_keys[ki];
+            char *needle = key_needle(k->name);
+            bool there = !strncmp(text, needle + 1, strlen(needle) - 1)
+                         || strstr(text, needle);
+
+            if (k->flags & PANDA_SCHED_KEY_SHAPED && !cfg.rate_bps) {
+                assert_false(there);
+            } else if (!strcmp(k->name, "max-rate")) {
+                assert_true(there == !!cfg.rate_bps);
+            } else if (!there) {
+                fail_msg("\"%s\": %s missing from \"%s\"", texts[i], k->name,
+                         text);
+            }
+            free(needle);
+        }
+        /* It parses back to the same behaviour. */
+        panda_sched_config_init(&back);
+        err = panda_sched_config_parse(&back, text);
+        if (err) {
+            fail_msg("\"%s\" does not parse: %s", text, err);
+        }
+        a = cfg;
+        b = back;
+        panda_sched_config_resolve(&a);
+        panda_sched_config_resolve(&b);
+        for (l = a.n_levels; l < PANDA_SCHED_MAX_LEVELS; l++) {
+            a.level[l] = b.level[l];        /* Not in effect. */
+        }
+        assert_memory_equal(&a, &b, sizeof a);
+        free(text);
+    }
+}
+
+/* docs/panda-sched-keys.md holds the table panda_sched_keys_doc() makes,
+ * and the unknown-key message lists the keys the docs list. */
+static void
+test_config_keys_docs(void **state)
+{
+    static const char begin[] = "<!-- Generated by tools/panda-sched-keys"
+                                " --markdown; do not edit. -->\n";
+    static const char end[] = "<!-- End of the generated table. -->\n";
+    const char *top = getenv("top_srcdir");
+    char path[4096], *doc, *md, *names, *err, *from, *to;
+    struct panda_sched_config cfg;
+    size_t i, n;
+    FILE *f;
+
+    (void) state;
+    snprintf(path, sizeof path, "%s/docs/panda-sched-keys.md",
+             top ? top : "../..");
+    f = fopen(path, "r");
+    if (!f) {
+        fail_msg("%s: cannot open (top_srcdir=%s)", path, top ? top : "");
+    }
+    doc = calloc(1, 1 << 20);
+    n = fread(doc, 1, (1 << 20) - 1, f);
+    fclose(f);
+    assert_true(n > 0);
+
+    md = panda_sched_keys_doc(PANDA_SCHED_DOC_MARKDOWN);
+    from = strstr(doc, begin);
+    to = from ? strstr(from, end) : NULL;
+    if (!from || !to) {
+        fail_msg("%s: no generated table between \"%s\" and \"%s\"", path,
+                 begin, end);
+    }
+    from += strlen(begin);
+    *to = '\0';
+    if (strcmp(from, md)) {
+        fail_msg("%s is out of date with the key table: regenerate it with"
+                 " \"make update-docs\"", path);
+    }
+    for (i = 0; i < panda_sched_n_keys; i++) {
+        char needle[64];
+
+        snprintf(needle, sizeof needle, "| `%s`", panda_sched_keys[i].name);
+        assert_non_null(strstr(md, needle));
+    }
+
+    names = panda_sched_keys_doc(PANDA_SCHED_DOC_NAMES);
+    names[strlen(names) - 1] = '\0';
+    panda_sched_config_init(&cfg);
+    err = panda_sched_config_set(&cfg, "colour", "red");
+    assert_non_null(err);
+    assert_non_null(strstr(err, names));
+    free(err);
+
+    /* The vswitch.xml fragments have a column per key (QoS) and per level
+     * key (Queue). */
+    {
+        char *qos = panda_sched_keys_doc(PANDA_SCHED_DOC_VSWITCH_QOS);
+        char *queue = panda_sched_keys_doc(PANDA_SCHED_DOC_VSWITCH_QUEUE);
+
+        for (i = 0; i < panda_sched_n_keys; i++) {
+            const struct panda_sched_key *k = &panda_sched_keys[i];
+            char needle[96];
+
+            snprintf(needle, sizeof needle, "<column name=\"other_config\""
+                     " key=\"%s\"", k->name);
+            assert_non_null(strstr(qos, needle));
+            assert_true(!strstr(queue, needle)
+                        == !(k->flags & PANDA_SCHED_KEY_LEVEL));
+        }
+        free(qos);
+        free(queue);
+    }
+    free(names);
+    free(md);
+    free(doc);
+}
+
 int
 main(void)
 {
@@ -1858,6 +2083,9 @@ main(void)
         cmocka_unit_test(test_config_rates),
         cmocka_unit_test(test_config_errors_name_the_key),
         cmocka_unit_test(test_config_validate_direct),
+        cmocka_unit_test(test_config_keys_table),
+        cmocka_unit_test(test_config_format_effective),
+        cmocka_unit_test(test_config_keys_docs),
     };
 
     return cmocka_run_group_tests_name("scheduler", tests, NULL, NULL);
