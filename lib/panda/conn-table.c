@@ -40,11 +40,14 @@
  * per packet, which compounds over millions of packets.
  *
  * A flow is counted once (bit 43) into the table's flow histogram
- * (panda_table_set_flow_hist()) when it ends by FIN or RST, when its entry
- * expires or is evicted, or when the table is flushed.  An ended entry that
- * data resumes (a retransmission after the FIN) is the same flow, already
- * counted; one that a SYN resumes is a new flow of the same tuple, whose
- * bytes start from 0 (its Algorithm-2 counter is kept, entry_update()).
+ * (panda_table_set_flow_hist()) when it ends by FIN or RST or its entry
+ * expires, if it is a flow a tenant cannot mint at one packet a tuple
+ * (entry_count_flow()), and when the table is flushed.  An
+ * evicted entry is not counted: its end is unknown, and eviction is what a
+ * flood of new tuples causes.  An ended entry that data resumes (a
+ * retransmission after the FIN) is the same flow, already counted; one that
+ * a SYN resumes is a new flow of the same tuple, whose bytes start from 0
+ * (its Algorithm-2 counter is kept, entry_update()).
  * The policy id is not in the key: the datapath keeps one table per
  * policy id.
  *
@@ -355,12 +358,35 @@ store:
               | (uint64_t) f << SEEN_BYTES_SHIFT;
 }
 
+/* The smallest number of packets (the one that ends it included) of a
+ * flow that counts in the flow histogram.  The table sees one direction of
+ * a connection, and a bare SYN creates no entry (handshakes take no slot),
+ * so neither "the handshake was seen" nor "data went both ways" is
+ * knowable here; what is known is the packets of this direction, their
+ * payload and how the entry ended.  A real connection's direction that
+ * carries data sends at least two packets (its data and its FIN, or the
+ * ACKs of what the other side sends); a one-packet tuple (data + FIN, or
+ * data that then goes silent) is what a flood sends, one per tuple. */
+#define FLOW_MIN_PACKETS 2
+
+/* Packets of 'e' so far, saturating at SEEN_PACKETS_MAX. */
+static inline unsigned int
+entry_packets(const struct entry_hdr *e)
+{
+    return e->seen >> SEEN_PACKETS_SHIFT & SEEN_PACKETS_MAX;
+}
+
 /* Counts the flow of 'e' in the table's flow histogram, unless it has
- * been (each flow once: see "Entries" above) or it sent no payload (a tuple
+ * been (each flow once: see "Entries" above), it sent no payload (a tuple
  * that a SYN resumed and that closed at once: nothing to schedule, not a
- * flow of the flow-size CDF). */
+ * flow of the flow-size CDF) or it sent fewer than 'min_packets' packets.
+ * A flow that ends (FIN, RST, expiry) needs FLOW_MIN_PACKETS; a flush
+ * (panda/flush, a new table configuration: an operator's action, which a
+ * sender cannot time) counts the live flows with payload as they stand.
+ * Never called for an evicted entry. */
 static void
-entry_count_flow(const struct panda_table *t, struct entry_hdr *e)
+entry_count_flow(const struct panda_table *t, struct entry_hdr *e,
+                 unsigned int min_packets)
 {
     struct panda_sizehist *h;
     uint64_t bytes;
@@ -369,7 +395,7 @@ entry_count_flow(const struct panda_table *t, struct entry_hdr *e)
         e->seen |= SEEN_COUNTED;
         h = __atomic_load_n(&t->flow_hist, __ATOMIC_RELAXED);
         bytes = entry_bytes(e);
-        if (h && bytes) {
+        if (h && bytes && entry_packets(e) >= min_packets) {
             panda_sizehist_count_flow(h, bytes);
         }
     }
@@ -568,19 +594,17 @@ probe_insert(const struct panda_table *t, const struct subtable *st,
         sh->n_live++;
     } else if (is_idle(c.oldest, now, t->cfg.idle_timeout_ms)) {
         e = c.oldest;
-        entry_count_flow(t, e);
+        entry_count_flow(t, e, FLOW_MIN_PACKETS);
         sh->expired++;
     } else if (sh->n_live < st->cuckoo_max_live
                && (e = make_room(t, st, pr)) != NULL) {
         sh->n_live++;
     } else if (c.oldest_new) {
-        e = c.oldest_new;
-        entry_count_flow(t, e);
+        e = c.oldest_new;           /* Evicted: its flow is not counted. */
         sh->evicted++;
     } else if (c.oldest_age >= ACTIVE_MS
                && panda_rng_next(&sh->rng) % ADMIT_ONE_IN == 0) {
         e = c.oldest;
-        entry_count_flow(t, e);
         sh->evicted++;
         sh->evicted_established++;
     } else {
@@ -609,7 +633,7 @@ entry_end(const struct panda_table *t, struct shard *sh, struct entry_hdr *e)
         sh->n_live--;
         sh->removed++;
     }
-    entry_count_flow(t, e);
+    entry_count_flow(t, e, FLOW_MIN_PACKETS);
     e->tag &= ~TAG_LIVE;
 }
 
@@ -675,7 +699,7 @@ entry_expire(const struct panda_table *t, struct shard *sh,
         sh->n_live--;
         sh->expired++;
     }
-    entry_count_flow(t, e);
+    entry_count_flow(t, e, FLOW_MIN_PACKETS);
     e->tag = 0;
 }
 
@@ -725,10 +749,12 @@ entry_update(const struct panda_table *t, struct shard *sh,
          * what it did before flows were counted. */
         entry_add_bytes(sh, e, pkt->payload);
     }
+    /* Touched first: the packet that ends the flow is one of its packets
+     * (entry_count_flow()). */
+    entry_touch(e, now);
     if (pkt->tcp_flags & (PANDA_TCP_FIN | PANDA_TCP_RST)) {
         entry_end(t, sh, e);
     }
-    entry_touch(e, now);
     return level;
 }
 
@@ -1073,7 +1099,7 @@ subtable_flush(const struct panda_table *t, struct subtable *st)
                                                    * st->entry_size);
 
                 if (e->tag & TAG_LIVE) {
-                    entry_count_flow(t, e);
+                    entry_count_flow(t, e, 1);
                 }
             }
             memset(sh->slots, 0, (size_t) n_slots * st->entry_size);

@@ -149,8 +149,10 @@ bool panda_table_lookup(struct panda_table *, const struct panda_pkt *,
 void panda_table_flush(struct panda_table *);
 
 /* From now on, counts the payload bytes of every flow of the table into
- * 'h''s flow histogram (panda_sizehist_count_flow()) once, when it ends
- * (FIN or RST), expires, is evicted or is flushed; NULL: not at all (the
+ * 'h''s flow histogram (panda_sizehist_count_flow()) once: when it ends
+ * (FIN or RST) or expires, if it carried payload in at least two packets
+ * (conn-table.c, entry_count_flow()), and when it is flushed, if it
+ * carried payload; an evicted flow is not counted.  NULL: not at all (the
  * default).  Payload bytes are added up only while a histogram is set
  * (without one the per-packet path skips it): a flow that started before
  * the call is counted with the bytes it sent since.  Any thread, any time;
