@@ -150,14 +150,20 @@ model_sequence_destroy(struct model_sequence *q)
 
 /* ---- Histogram files. ---- */
 
+/* The most packets a file may count in all (2^53: counted exactly in a
+ * double, and packets x bytes stays far from overflow). */
+#define MAX_PACKETS 9007199254740992.0
+
 static char *
 read_histogram(FILE *f, const char *file, const struct model_input_opts *o,
-               struct panda_samples *s, struct model_input_stats *st)
+               uint64_t max_bytes, struct panda_samples *s,
+               struct model_input_stats *st)
 {
     struct flow_map map;
     char line[4096];
     unsigned long lineno = 0;
     size_t whole = SIZE_MAX;
+    uint64_t read_bytes = 0;
     int labelled = -1;
     char *err = NULL;
 
@@ -169,6 +175,13 @@ read_histogram(FILE *f, const char *file, const struct model_input_opts *o,
         size_t flow;
 
         lineno++;
+        read_bytes += strlen(line);
+        if (read_bytes > max_bytes) {
+            err = panda_asprintf("%s: more than %" PRIu64 " bytes (it grew"
+                                 " while read; --max-input-size)", file,
+                                 max_bytes);
+            break;
+        }
         if (!strchr(line, '\n') && !feof(f)) {
             err = panda_asprintf("%s:%lu: line too long", file, lineno);
             break;
@@ -201,8 +214,17 @@ read_histogram(FILE *f, const char *file, const struct model_input_opts *o,
         count = strtod(p, &end);
         if (end == p || errno || !isfinite(count) || count < 0) {
             err = panda_asprintf("%s:%lu: missing or invalid count after size"
-                                 " %llu (need a number >= 0)", file, lineno,
-                                 size);
+                                 " %llu (need a finite number >= 0)", file,
+                                 lineno, size);
+            break;
+        }
+        /* Finite counts whose sum is not (1e308 twice: "inf packets")
+         * are refused too: every total the model derives (packets, bytes
+         * = packets x size) must be a finite, exact number. */
+        if (!(st->packets + st->zero_payload + count <= MAX_PACKETS)) {
+            err = panda_asprintf("%s:%lu: count %g after size %llu: the "
+                                 "counts add up to more than 2^53 packets",
+                                 file, lineno, count, size);
             break;
         }
         p = end + strspn(end, " \t\r\n");
@@ -490,9 +512,11 @@ message_finish(struct message_runs *m, struct model_input_stats *st)
     free(m->run);
 }
 
+/* Reads the capture open in 'f' (at its start); takes 'f' over. */
 static char *
-read_pcap(const char *file, const struct model_input_opts *o,
-          struct panda_samples *s, struct model_input_stats *st)
+read_pcap(FILE *f, const char *file, const struct model_input_opts *o,
+          uint64_t max_bytes, struct panda_samples *s,
+          struct model_input_stats *st)
 {
     struct message_runs msg = { NULL, 0 };
     char errbuf[PCAP_ERRBUF_SIZE];
@@ -504,8 +528,9 @@ read_pcap(const char *file, const struct model_input_opts *o,
     int dlt, rc;
 
     errbuf[0] = '\0';
-    pc = pcap_open_offline(file, errbuf);
+    pc = pcap_fopen_offline(f, errbuf);
     if (!pc) {
+        fclose(f);
         return panda_asprintf("%s: cannot read capture (%s)", file, errbuf);
     }
     dlt = pcap_datalink(pc);
@@ -549,6 +574,12 @@ read_pcap(const char *file, const struct model_input_opts *o,
         size_t flow;
 
         st->records++;
+        if (!(st->records & 4095) && (uint64_t) ftello(f) > max_bytes) {
+            err = panda_asprintf("%s: more than %" PRIu64 " bytes (it grew"
+                                 " while read; --max-input-size)", file,
+                                 max_bytes);
+            break;
+        }
         payload = parse_packet(dlt, data, hdr->caplen, hdr->len, &key,
                                &ack, st);
         if (payload < 0) {
@@ -611,22 +642,30 @@ char *
 model_read_samples(const char *file, const struct model_input_opts *o,
                    struct panda_samples *s, struct model_input_stats *st)
 {
+    uint64_t max_bytes = o->max_bytes ? o->max_bytes : MODEL_MAX_INPUT;
     uint8_t magic[4];
     size_t n;
     FILE *f;
     char *err;
 
     memset(st, 0, sizeof *st);
-    f = fopen(file, "rb");
+    f = panda_open_input(file, max_bytes, NULL, &err);
     if (!f) {
-        return panda_asprintf("%s: cannot open (%s)", file, strerror(errno));
+        if (strstr(err, "above the limit")) {
+            char *e = panda_asprintf("%s (--max-input-size)", err);
+
+            free(err);
+            err = e;
+        }
+        return err;
     }
     n = fread(magic, 1, 4, f);
     if (n == 4 && is_pcap_magic(magic)) {
-        fclose(f);
 #ifdef HAVE_PCAP
-        return read_pcap(file, o, s, st);
+        rewind(f);
+        return read_pcap(f, file, o, max_bytes, s, st);
 #else
+        fclose(f);
         return panda_asprintf("%s: is a capture, but panda-model was built"
                               " without libpcap (install libpcap-dev and"
                               " re-run configure)", file);
@@ -646,7 +685,7 @@ model_read_samples(const char *file, const struct model_input_opts *o,
     if (o->seq) {
         o->seq->unordered = true;
     }
-    err = read_histogram(f, file, o, s, st);
+    err = read_histogram(f, file, o, max_bytes, s, st);
     fclose(f);
     return err;
 }

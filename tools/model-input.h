@@ -26,7 +26,13 @@ struct model_input_opts {
     const char *filter;     /* BPF filter for pcap input (NULL: none). */
     struct model_sequence *seq; /* If nonnull, pcap packets are appended
                                  * here in capture order too. */
+    uint64_t max_bytes;     /* Largest input file read (a regular file:
+                             * panda_open_input()); 0: MODEL_MAX_INPUT. */
 };
+
+/* Default of max_bytes (panda-model --max-input-size): 4 GiB, a capture of
+ * about 30 s at 1 Gbit/s with full packets, far more as headers only. */
+#define MODEL_MAX_INPUT (UINT64_C(4) << 30)
 
 struct model_input_stats {
     bool pcap;              /* The file was a capture. */
@@ -44,10 +50,12 @@ struct model_input_stats {
                              * largest packet it can send). */
 };
 
-/* Reads 'file' (format detected from its first bytes) into 'samples',
- * adding one flow per connection direction (pcap), per label (labelled
- * histogram) or one flow for the whole file (plain histogram).  Returns
- * NULL on success, else a malloc()ed message naming the file. */
+/* Reads 'file' (format detected from its first bytes; a regular file of
+ * at most opts->max_bytes) into 'samples', adding one flow per connection
+ * direction (pcap), per label (labelled histogram) or one flow for the
+ * whole file (plain histogram).  Counts must be finite, and so must their
+ * sums.  Returns NULL on success, else a malloc()ed message naming the
+ * file. */
 char *model_read_samples(const char *file, const struct model_input_opts *,
                          struct panda_samples *samples,
                          struct model_input_stats *);

@@ -65,6 +65,7 @@ struct options {
     const char *rules;          /* --rules: makes the policy compose. */
     const char *output;
     bool json_stdout, action_only, quiet;
+    uint64_t max_input;         /* --max-input-size: largest input file. */
 };
 
 /* How the FLT's counter excursions are kept below alpha_1 (--flt-bound;
@@ -196,6 +197,9 @@ Inputs:\n\
                       equal or bytes\n\
   --keep-acks         keep zero-payload packets (dropped by default: they do\n\
                       not move the datapath counter)\n\
+  --max-input-size BYTES  largest --flt/--fht/--counter-fht file read\n\
+                      (default 4GiB; inputs must be regular files; the CDF\n\
+                      file at most 64MiB)\n\
   --tie high|low|mid  which T of the best plateau of t(T) (default high)\n\
   --flt-level0 SHARE  keep SHARE of the FLT packets at level 0 when\n\
                       Algorithm 2 is replayed over the FLT captures\n\
@@ -342,7 +346,7 @@ enum {
     OPT_COUNTER_FHT,
     OPT_KEEP_ACKS, OPT_TIE, OPT_ID, OPT_DSCP, OPT_QUEUES, OPT_KIND,
     OPT_PIAS, OPT_JSON, OPT_ACTION, OPT_RULES, OPT_FLT_LEVEL0,
-    OPT_FLT_BOUND,
+    OPT_FLT_BOUND, OPT_MAX_INPUT,
 };
 
 static const struct option long_options[] = {
@@ -368,6 +372,7 @@ static const struct option long_options[] = {
     { "tie", required_argument, NULL, OPT_TIE },
     { "flt-level0", required_argument, NULL, OPT_FLT_LEVEL0 },
     { "flt-bound", required_argument, NULL, OPT_FLT_BOUND },
+    { "max-input-size", required_argument, NULL, OPT_MAX_INPUT },
     { "id", required_argument, NULL, OPT_ID },
     { "dscp", required_argument, NULL, OPT_DSCP },
     { "queues", required_argument, NULL, OPT_QUEUES },
@@ -425,6 +430,7 @@ options_init(struct options *o)
     o->id = 1;
     o->n_dscp = o->n_queues = -1;
     o->kind = PANDA_KIND_PANDA;
+    o->max_input = MODEL_MAX_INPUT;
 }
 
 /* Applies option 'c' (a getopt_long() result) with argument 'arg'. */
@@ -464,6 +470,10 @@ parse_option(struct options *o, int c, const char *arg)
                                     "packets, equal or bytes");
         break;
     case OPT_KEEP_ACKS: o->keep_acks = true; break;
+    case OPT_MAX_INPUT:
+        o->max_input = cli_parse_bytes("--max-input-size", arg, 1,
+                                       UINT64_MAX);
+        break;
     case OPT_TIE:
         o->tie = parse_choice("--tie", arg, ties, 3, "high, low or mid");
         break;
@@ -584,6 +594,7 @@ read_inputs(const char *what, const char *const *files, size_t n,
         .keep_acks = o->keep_acks,
         .filter = filter,
         .seq = keep_order ? &in->seq : NULL,
+        .max_bytes = o->max_input,
     };
     struct panda_hist agg;
     double bytes = 0;

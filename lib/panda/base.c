@@ -1,9 +1,13 @@
 #include <panda/base.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void
 out_of_memory(void)
@@ -121,4 +125,63 @@ panda_parse_uint(const char *field, const char *s, uint64_t min,
     }
     *out = v;
     return NULL;
+}
+
+static const char *
+file_kind(mode_t mode)
+{
+    return (S_ISDIR(mode) ? "a directory"
+            : S_ISCHR(mode) ? "a character device"
+            : S_ISBLK(mode) ? "a block device"
+            : S_ISFIFO(mode) ? "a FIFO"
+            : S_ISSOCK(mode) ? "a socket"
+            : "not a plain file");
+}
+
+FILE *
+panda_open_input(const char *file, uint64_t max_bytes, const char *what,
+                 char **errp)
+{
+    struct stat st;
+    int fd, flags;
+    FILE *f;
+
+    *errp = NULL;
+    /* O_NONBLOCK: opening a FIFO without a writer would block. */
+    fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        *errp = panda_asprintf("%s: cannot open%s%s (%s)", file,
+                               what ? " " : "", what ? what : "",
+                               strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st)) {
+        *errp = panda_asprintf("%s: cannot stat (%s)", file,
+                               strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *errp = panda_asprintf("%s: not a regular file (%s): refused",
+                               file, file_kind(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    if ((uint64_t) st.st_size > max_bytes) {
+        *errp = panda_asprintf("%s: %" PRIu64 " bytes, above the limit of %"
+                               PRIu64 " bytes", file,
+                               (uint64_t) st.st_size, max_bytes);
+        close(fd);
+        return NULL;
+    }
+    flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0
+        || !(f = fdopen(fd, "rb"))) {
+        *errp = panda_asprintf("%s: cannot open%s%s (%s)", file,
+                               what ? " " : "", what ? what : "",
+                               strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    return f;
 }

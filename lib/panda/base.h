@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +56,19 @@ panda_mix64(uint64_t h)
     h ^= h >> 33;
     return h;
 }
+
+/* Opens 'file' for reading (tools: CDF files, the offline model's inputs)
+ * if it is a regular file of at most 'max_bytes' bytes: a FIFO, a device
+ * (/dev/zero), a socket or a directory is refused, without blocking on it,
+ * and so is a file over the limit, so that no input can make a tool read
+ * without end.  A caller that reads to the end also stops at 'max_bytes'
+ * (a file that grows while it is read).  Returns the stream, or NULL with
+ * a malloc()ed message naming the file in '*errp' ("FILE: cannot open
+ * WHAT (reason)", "FILE: not a regular file (a character device)", "FILE:
+ * N bytes, above the limit of M bytes"); 'what' (e.g. "CDF file") may be
+ * NULL. */
+FILE *panda_open_input(const char *file, uint64_t max_bytes,
+                       const char *what, char **errp);
 
 /* Parses 's' as a decimal integer in [min, max] into '*out'.  Returns NULL,
  * or a malloc()ed message starting with "'field': " (e.g. "levels: 9 out

@@ -2,6 +2,7 @@
 #include <panda/cdf.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -172,19 +173,27 @@ panda_cdf_check(const struct panda_cdf *cdf)
 char *
 panda_cdf_load(struct panda_cdf *cdf, const char *file)
 {
-    FILE *f = fopen(file, "r");
     char *text, *err;
     size_t len = 0, cap = 4096, n;
+    FILE *f;
 
     cdf->n = 0;
     cdf->value = cdf->prob = NULL;
+    f = panda_open_input(file, PANDA_CDF_MAX_FILE_BYTES, "CDF file", &err);
     if (!f) {
-        return panda_asprintf("%s: cannot open CDF file (%s)",
-                              file, strerror(errno));
+        return err;
     }
     text = panda_xmalloc(cap);
     while ((n = fread(text + len, 1, cap - len - 1, f)) > 0) {
         len += n;
+        if (len > PANDA_CDF_MAX_FILE_BYTES) {
+            /* It grew while it was read. */
+            fclose(f);
+            free(text);
+            return panda_asprintf("%s: more than %" PRIu64 " bytes, the "
+                                  "largest CDF file read", file,
+                                  PANDA_CDF_MAX_FILE_BYTES);
+        }
         if (len + 1 == cap) {
             cap *= 2;
             text = panda_xrealloc(text, cap);
@@ -255,28 +264,66 @@ panda_cdf_quantile(const struct panda_cdf *cdf, double u)
     }
 }
 
+/* F(x) for x >= value[0], given 'lo', the first point above x (n if
+ * none). */
+static double
+eval_at(const struct panda_cdf *cdf, double x, size_t lo)
+{
+    if (lo < cdf->n) {
+        double v0 = cdf->value[lo - 1], v1 = cdf->value[lo];
+        double p0 = cdf->prob[lo - 1], p1 = cdf->prob[lo];
+
+        /* The last probability may be up to 1e-6 above 1 (rounding in the
+         * files); what is returned is a probability, so at most 1. */
+        double p = v1 > v0 ? lerp(p0, p1, x - v0, v1 - v0) : p0;
+
+        return p > 1 ? 1 : p;
+    }
+    return 1.0;
+}
+
 double
 panda_cdf_eval(const struct panda_cdf *cdf, double x)
 {
-    size_t i;
+    size_t lo = 1, hi = cdf->n;
 
     if (x < cdf->value[0]) {
         return 0.0;
     }
-    for (i = 1; i < cdf->n; i++) {
-        if (x < cdf->value[i]) {
-            double v0 = cdf->value[i - 1], v1 = cdf->value[i];
-            double p0 = cdf->prob[i - 1], p1 = cdf->prob[i];
+    /* The first point above x (binary search: the solvers evaluate the
+     * CDF at every breakpoint, so a linear scan made them quadratic in
+     * the number of points). */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
 
-            /* The last probability may be up to 1e-6 above 1 (rounding
-             * in the files); what is returned is a probability, so at most
-             * 1. */
-            double p = v1 > v0 ? lerp(p0, p1, x - v0, v1 - v0) : p0;
-
-            return p > 1 ? 1 : p;
+        if (x < cdf->value[mid]) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
         }
     }
-    return 1.0;
+    return eval_at(cdf, x, lo);
+}
+
+double
+panda_cdf_eval_near(const struct panda_cdf *cdf, double x, size_t *hint)
+{
+    size_t lo = *hint < 1 ? 1 : *hint > cdf->n ? cdf->n : *hint;
+
+    if (x < cdf->value[0]) {
+        *hint = 1;
+        return 0.0;
+    }
+    /* The same point as panda_cdf_eval()'s search, walking from the hint:
+     * the first index >= 1 whose value is above x. */
+    while (lo < cdf->n && !(x < cdf->value[lo])) {
+        lo++;
+    }
+    while (lo > 1 && x < cdf->value[lo - 1]) {
+        lo--;
+    }
+    *hint = lo;
+    return eval_at(cdf, x, lo);
 }
 
 double

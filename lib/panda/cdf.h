@@ -34,8 +34,15 @@ struct panda_cdf {
     double *prob;       /* n cumulative probabilities, last is 1. */
 };
 
-/* Reads 'file'.  Returns NULL on success, else a malloc()ed message naming
- * the file and line (caller frees); 'cdf' is then left empty. */
+/* Largest CDF file read: 64 MiB, over a million points at the longest
+ * line the parser takes (panda_cdf_parse(): 255 characters); a flow-size
+ * distribution needs thousands at most. */
+#define PANDA_CDF_MAX_FILE_BYTES (UINT64_C(64) << 20)
+
+/* Reads 'file', a regular file of at most PANDA_CDF_MAX_FILE_BYTES
+ * (panda_open_input(): a FIFO or a device is refused).  Returns NULL on
+ * success, else a malloc()ed message naming the file and line (caller
+ * frees); 'cdf' is then left empty. */
 char *panda_cdf_load(struct panda_cdf *cdf, const char *file);
 
 /* Parses the same format from a NUL-terminated string ('name' is used in
@@ -55,8 +62,13 @@ void panda_cdf_destroy(struct panda_cdf *);
 /* Value at cumulative probability 'u' in [0, 1] (inverse CDF). */
 double panda_cdf_quantile(const struct panda_cdf *, double u);
 
-/* F(x): fraction of the distribution at or below 'x'. */
+/* F(x): fraction of the distribution at or below 'x'.  O(log n). */
 double panda_cdf_eval(const struct panda_cdf *, double x);
+
+/* The same, searching from point '*hint' (in [0, n]) and leaving there the
+ * point found: O(1) when successive calls ask about nearby values (the
+ * solvers scanning the breakpoints in order). */
+double panda_cdf_eval_near(const struct panda_cdf *, double x, size_t *hint);
 
 /* Mean of the (piecewise-linear) distribution. */
 double panda_cdf_mean(const struct panda_cdf *);

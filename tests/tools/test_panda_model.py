@@ -829,3 +829,112 @@ def test_weight_values_auto(tmp_path, cdf):
     assert [w[0] for w in doc["weights"]] == [8500, 64959]
     assert any("largest packet or message, payload 8500" in n
                for n in doc["model"]["notes"]), doc["model"]["notes"]
+
+
+# ---- Inputs that must not make panda-model read (or work) without end. ----
+
+def test_inputs_bounded_and_regular(tmp_path, cdf):
+    """Inputs are regular files within a size limit: a file over
+    --max-input-size, a CDF file over 64 MiB (a sparse file: no disk
+    used), a FIFO (refused without blocking on it) and a character
+    device are refused with a message naming the file.  /dev/null, not
+    /dev/zero: if the check failed, the test would read nothing rather
+    than for ever."""
+    flt = hist(tmp_path, "flt.hist", [(100, 10)])
+    fht = hist(tmp_path, "fht.hist", [(1500, 10)])
+    big = tmp_path / "big.hist"
+    big.write_text("100 1\n" * 200)                 # 1200 bytes
+    fifo = tmp_path / "fifo"
+    os.mkfifo(str(fifo))
+    huge_cdf = tmp_path / "huge.cdf"
+    with open(huge_cdf, "wb") as f:
+        f.truncate((64 << 20) + 1)
+    cases = [
+        (["--flt", big, "--fht", fht, "--max-input-size", "1000"],
+         "%s: 1200 bytes, above the limit of 1000 bytes "
+         "(--max-input-size)" % big),
+        (["--flt", fifo, "--fht", fht],
+         "%s: not a regular file (a FIFO): refused" % fifo),
+        (["--flt", "/dev/null", "--fht", fht],
+         "/dev/null: not a regular file (a character device): refused"),
+        (["--flt", flt, "--fht", fht, "--cdf", huge_cdf],
+         "%s: 67108865 bytes, above the limit of 67108864 bytes" % huge_cdf),
+        (["--flt", flt, "--fht", fht, "--cdf", fifo],
+         "%s: not a regular file (a FIFO)" % fifo),
+    ]
+    for args, message in cases:
+        if "--cdf" not in args:
+            args = args + ["--cdf", cdf]
+        res = run(*args, "--load", 0.5, check=False)
+        assert res.returncode == 1, (args, res.stdout)
+        assert message in res.stderr, (args, res.stderr)
+    # Within the limit: read.
+    assert run("--flt", big, "--fht", fht, "--cdf", cdf, "--load", 0.5,
+               "--max-input-size", "1200", "-q").returncode == 0
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("100 inf\n", "missing or invalid count after size 100 (need a "
+     "finite number >= 0)"),
+    ("100 nan\n", "missing or invalid count"),
+    ("100 5e15\n200 5e15\n", "flt.hist:2: count 5e+15 after size 200: "
+     "the counts add up to more than 2^53 packets"),
+    ("100 1e308\n200 1e308\n", "flt.hist:1: count 1e+308 after size 100: "
+     "the counts add up to more than 2^53 packets"),
+])
+def test_non_finite_counts_refused(tmp_path, cdf, rows, message):
+    """Counts must be finite numbers whose sum is one too: before, two
+    counts of 1e308 made "FLT inf packets"."""
+    flt = write(tmp_path / "flt.hist", rows)
+    fht = hist(tmp_path, "fht.hist", [(1500, 10)])
+    res = run("--flt", flt, "--fht", fht, "--cdf", cdf, "--load", 0.5,
+              check=False)
+    assert res.returncode == 1, res.stdout
+    assert message in res.stderr, res.stderr
+    assert "inf" not in res.stdout
+
+
+def _refine(points, n):
+    """The piecewise-linear CDF 'points' ([(value, prob)]) with about 'n'
+    points: extra points on its segments, so the same distribution."""
+    segs = [(a, b) for a, b in zip(points, points[1:]) if b[0] > a[0]]
+    span = sum(b[0] - a[0] for a, b in segs)
+    out = [points[0]]
+    for (v0, p0), (v1, p1) in segs:
+        k = max(1, int(round(n * (v1 - v0) / span)))
+        for i in range(1, k + 1):
+            v = v0 + (v1 - v0) * i / k
+            out.append((v, p0 + (p1 - p0) * i / k))
+    return out
+
+
+def test_many_cdf_points(tmp_path):
+    """50,000 CDF points: the thresholds of the same distribution as the
+    12-point web-search CDF, found in well under a second where it took
+    minutes (the solver evaluated the CDF point by point for every
+    candidate: O(n^2); now a binary search, and only the candidates
+    between a threshold's neighbours).  The time is printed, not
+    asserted (a shared machine)."""
+    import time
+    pts = [tuple(map(float, l.split())) for l in WEB_CDF.splitlines()]
+    fine = write(tmp_path / "fine.cdf", "".join(
+        "%.6f %.12f\n" % p for p in _refine(pts, 50000)))
+    coarse = write(tmp_path / "web.cdf", WEB_CDF)
+    flt = hist(tmp_path, "flt.hist", [(100, 1000), (200, 500)])
+    fht = hist(tmp_path, "fht.hist", [(1448, 5000)])
+    out = {}
+    for name, path in (("coarse", coarse), ("fine", fine)):
+        t0 = time.monotonic()
+        out[name] = model_json("--flt", flt, "--fht", fht, "--cdf", path,
+                               "--load", 0.8, "--levels", 8)
+        out[name + "_s"] = time.monotonic() - t0
+    assert out["fine"]["model"]["alpha"]["cdf_points"] > 49000
+    a, b = out["coarse"]["thresholds"], out["fine"]["thresholds"]
+    assert len(a) == len(b) == 7
+    # The same distribution: the same thresholds, to the rounding of the
+    # refined points' decimals.
+    for x, y in zip(a, b):
+        assert abs(x - y) <= max(2, 1e-6 * x), (a, b)
+    assert out["coarse"]["threshold"] == out["fine"]["threshold"]
+    print("panda-model: 50k CDF points %.3f s (12 points %.3f s)"
+          % (out["fine_s"], out["coarse_s"]))

@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <panda/cdf.h>
+#include <panda/rng.h>
 
 static void
 expect_error(const char *text, const char *needle)
@@ -118,6 +121,81 @@ test_bad_files(void **state)
     free(err);
 }
 
+/* panda_cdf_load() reads regular files of at most 64 MiB: a FIFO (refused
+ * without blocking on it: no writer), a character device (/dev/null, so
+ * that a broken check reads nothing rather than for ever) and a sparse
+ * file one byte over the limit are refused with the file's name; a file
+ * at the limit is read (and refused for its text, not its size). */
+static void
+test_load_bounded(void **state)
+{
+    char dir[] = "/tmp/test-cdf-XXXXXX", path[64];
+    struct panda_cdf cdf;
+    char *err;
+    FILE *f;
+
+    (void) state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    err = panda_cdf_load(&cdf, path);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "fifo: not a regular file (a FIFO)"));
+    free(err);
+    unlink(path);
+    err = panda_cdf_load(&cdf, "/dev/null");
+    assert_non_null(err);
+    assert_non_null(strstr(err, "/dev/null: not a regular file (a character "
+                            "device)"));
+    free(err);
+    snprintf(path, sizeof path, "%s/big.cdf", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), PANDA_CDF_MAX_FILE_BYTES + 1), 0);
+    fclose(f);
+    err = panda_cdf_load(&cdf, path);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "big.cdf: 67108865 bytes, above the limit "
+                            "of 67108864 bytes"));
+    free(err);
+    assert_int_equal(truncate(path, PANDA_CDF_MAX_FILE_BYTES), 0);
+    err = panda_cdf_load(&cdf, path);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "not a text file"));
+    free(err);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* panda_cdf_eval_near() is panda_cdf_eval() whatever the hint, also on
+ * repeated values (atoms) and outside the points. */
+static void
+test_eval_near(void **state)
+{
+    struct panda_cdf cdf;
+    struct panda_rng rng;
+    size_t hint = 0;
+    int i;
+
+    (void) state;
+    assert_null(panda_cdf_parse(&cdf, "10 0\n10 0.2\n20 0.3\n20 0.5\n"
+                                "35 0.6\n100 0.9\n100 1\n", "t"));
+    panda_rng_seed(&rng, 7);
+    for (i = 0; i < 20000; i++) {
+        double x = (double) (panda_rng_next(&rng) % 1200) / 10.0;
+        double a = panda_cdf_eval(&cdf, x);
+        double b;
+
+        if (i % 3 == 0) {
+            hint = panda_rng_next(&rng) % (cdf.n + 3);     /* Any hint. */
+        }
+        b = panda_cdf_eval_near(&cdf, x, &hint);
+        assert_true(a == b);
+        assert_true(hint >= 1 && hint <= cdf.n);
+    }
+    panda_cdf_destroy(&cdf);
+}
+
 static void
 test_sampling_follows_cdf(void **state)
 {
@@ -171,6 +249,8 @@ main(void)
         cmocka_unit_test(test_parse_and_eval),
         cmocka_unit_test(test_tiny_segments),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_load_bounded),
+        cmocka_unit_test(test_eval_near),
         cmocka_unit_test(test_sampling_follows_cdf),
         cmocka_unit_test(test_rng_deterministic),
     };
