@@ -21,6 +21,12 @@
  * of preemptive priority (a preempting high level never waits for a lower
  * one).
  *
+ * Exposure: a connection that sends part of a request waits for the rest
+ * without costing CPU, and is closed when its peer shuts down its side or
+ * after --request-timeout; one idle for --idle-timeout is closed; at
+ * --max-connections (or out of descriptors) the connection idle the
+ * longest makes room for a new one (lg-evloop.h, "Exposure").
+ *
  * Processing (--work): 'spin' keeps the CPU busy until the time is up, as
  * computation does; 'sleep' waits without using the CPU.  Either holds the
  * thread that runs the handler, which is what the experiments measure; on
@@ -58,9 +64,15 @@ struct options {
     unsigned int offload_level;
     unsigned int worker_nice;
     unsigned int drop_level;
+    uint32_t idle_timeout_ms;
+    uint32_t request_timeout_ms;
+    uint32_t max_connections;
     bool spin;
     bool quiet;
 };
+
+#define DEFAULT_IDLE_TIMEOUT_MS 60000
+#define DEFAULT_REQUEST_TIMEOUT_MS 10000
 
 static struct options opts;
 static struct lg_ev_loop *loop;
@@ -94,6 +106,14 @@ request after the processing time it asks for.  Runs until SIGINT/SIGTERM.\n\
                            default 0: the caller's)\n\
       --drop-level=L       discard requests of levels >= L unanswered\n\
       --work=spin|sleep    how processing time is spent (default spin)\n\
+      --idle-timeout=MS    close a connection with no request under way\n\
+                           for MS ms (default 60000; 0: never)\n\
+      --request-timeout=MS close a connection that has sent part of a\n\
+                           request and not the rest within MS ms (default\n\
+                           10000; 0: never)\n\
+      --max-connections=N  at most N connections open: the one idle the\n\
+                           longest makes room for a new one (default 0:\n\
+                           as many as descriptors allow)\n\
       --json=FILE          write counters as JSON to FILE on exit\n\
   -q, --quiet              no log lines on stderr\n\
   -h, --help               show this help\n");
@@ -110,7 +130,8 @@ static void
 parse_options(int argc, char *argv[])
 {
     enum { OPT_PORT_FILE = 256, OPT_POLICY, OPT_ORDER, OPT_OFFLOAD, OPT_NICE,
-           OPT_DROP, OPT_WORK, OPT_JSON };
+           OPT_DROP, OPT_WORK, OPT_JSON, OPT_IDLE_TIMEOUT,
+           OPT_REQUEST_TIMEOUT, OPT_MAX_CONNECTIONS };
     static const struct option longopts[] = {
         { "bind", required_argument, NULL, 'b' },
         { "port", required_argument, NULL, 'p' },
@@ -122,6 +143,9 @@ parse_options(int argc, char *argv[])
         { "drop-level", required_argument, NULL, OPT_DROP },
         { "work", required_argument, NULL, OPT_WORK },
         { "json", required_argument, NULL, OPT_JSON },
+        { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+        { "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
+        { "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -132,6 +156,8 @@ parse_options(int argc, char *argv[])
     opts.port = "0";
     opts.order = LG_EV_PRIORITY;
     opts.spin = true;
+    opts.idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
+    opts.request_timeout_ms = DEFAULT_REQUEST_TIMEOUT_MS;
     while ((c = getopt_long(argc, argv, "b:p:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'b':
@@ -174,6 +200,18 @@ parse_options(int argc, char *argv[])
             break;
         case OPT_JSON:
             opts.json = optarg;
+            break;
+        case OPT_IDLE_TIMEOUT:
+            opts.idle_timeout_ms = (uint32_t) cli_parse_u64(
+                "--idle-timeout", optarg, 0, 86400000);
+            break;
+        case OPT_REQUEST_TIMEOUT:
+            opts.request_timeout_ms = (uint32_t) cli_parse_u64(
+                "--request-timeout", optarg, 0, 3600000);
+            break;
+        case OPT_MAX_CONNECTIONS:
+            opts.max_connections = (uint32_t) cli_parse_u64(
+                "--max-connections", optarg, 0, 10000000);
             break;
         case 'q':
             opts.quiet = true;
@@ -240,7 +278,9 @@ handle(struct lg_ev_conn *conn, void *aux)
         return errno == EAGAIN || errno == EINTR ? LG_EV_KEEP : LG_EV_CLOSE;
     }
     if (n < LG_ADP_REQ_LEN) {
-        return LG_EV_KEEP;      /* The rest is on its way. */
+        /* The rest may be on its way: the loop waits for it (or closes
+         * the connection when the peer has shut down its side). */
+        return LG_EV_MORE;
     }
     if (recv(fd, buf, sizeof buf, MSG_DONTWAIT) != LG_ADP_REQ_LEN
         || lg_adp_req_decode(buf, &req)) {
@@ -281,6 +321,13 @@ write_json(const struct lg_ev_stats *st)
     cli_json_u64(&j, "accepted", st->accepted);
     cli_json_u64(&j, "overtakes", st->overtakes);
     cli_json_u64(&j, "offloaded", st->offloaded);
+    cli_json_u64(&j, "closed", st->closed);
+    cli_json_u64(&j, "idle_closed", st->idle_closed);
+    cli_json_u64(&j, "request_timeouts", st->request_timeouts);
+    cli_json_u64(&j, "incomplete_eof", st->incomplete_eof);
+    cli_json_u64(&j, "evicted", st->evicted);
+    cli_json_u64(&j, "refused", st->refused);
+    cli_json_u64(&j, "accept_pauses", st->accept_pauses);
     cli_json_u64(&j, "bad", atomic_load(&n_bad));
     cli_json_u64(&j, "send_failed", atomic_load(&n_send_failed));
     cli_json_array_compact(&j, "dispatched");
@@ -305,7 +352,7 @@ write_json(const struct lg_ev_stats *st)
 int
 main(int argc, char *argv[])
 {
-    struct lg_ev_config cfg = { LG_EV_PRIORITY, 0, 0 };
+    struct lg_ev_config cfg = { .order = LG_EV_PRIORITY };
     struct panda_classifier cls;
     struct panda_policy policy;
     struct sockaddr_storage ss;
@@ -316,6 +363,7 @@ main(int argc, char *argv[])
 
     cli_log_set_program("panda-adp-server");
     parse_options(argc, argv);
+    lg_raise_nofile();
     if (opts.policy) {
         err = panda_policy_parse(opts.policy, &policy);
         if (err) {
@@ -337,6 +385,9 @@ main(int argc, char *argv[])
     cfg.order = opts.order;
     cfg.offload_level = opts.offload_level;
     cfg.worker_nice = opts.worker_nice;
+    cfg.idle_timeout_ms = opts.idle_timeout_ms;
+    cfg.request_timeout_ms = opts.request_timeout_ms;
+    cfg.max_connections = opts.max_connections;
     loop = lg_ev_create(&cfg, &err);
     if (!loop) {
         cli_log_fatal("%s", err);

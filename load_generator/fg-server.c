@@ -8,9 +8,14 @@
  * loopback unless --bind says otherwise (the testbed binds each server to
  * its namespace's address); a request may ask for at most --max-size bytes;
  * a connection that has sent part of a request must complete it within
- * --request-timeout; when the process runs out of file descriptors it stops
- * accepting for a while (backing off) instead of spinning on a listen
- * socket that stays readable.
+ * --request-timeout; one with no request under way is closed after
+ * --idle-timeout; at --max-connections, or when the process runs out of
+ * file descriptors, the connection idle the longest (else the oldest
+ * half-sent request) makes room for a new one, and with none to close it
+ * stops accepting for a while (backing off) instead of spinning on a
+ * listen socket that stays readable.  A peer that shuts down its side
+ * gets the answer to the request it completed, then the connection
+ * closes (EOF is read once, never polled again).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -36,6 +42,10 @@
                                                  * flow of the shipped CDFs
                                                  * (data-mining, 973 MB). */
 #define DEFAULT_REQUEST_TIMEOUT_MS 10000
+/* Idle connections (a client's pool between flows) are kept a minute:
+ * far longer than the gaps of an experiment's arrivals, short enough
+ * that abandoned ones do not hold descriptors for ever. */
+#define DEFAULT_IDLE_TIMEOUT_MS 60000
 /* Accepting again after EMFILE/ENFILE: first after ACCEPT_PAUSE_MIN_MS,
  * doubling while it keeps failing, at most ACCEPT_PAUSE_MAX_MS. */
 #define ACCEPT_PAUSE_MIN_MS 50
@@ -50,6 +60,8 @@ struct options {
     unsigned int backlog;
     uint64_t max_size;
     uint64_t request_timeout_ms;
+    uint64_t idle_timeout_ms;
+    uint64_t max_connections;
     bool quiet;
 };
 
@@ -64,7 +76,9 @@ struct conn {
     uint64_t remaining;
     uint8_t flags;
     /* In its thread's 'partial' list while a request is half received
-     * (0 < got < LG_FG_REQ_LEN), with the time it must be complete by. */
+     * (0 < got < LG_FG_REQ_LEN), or in its 'idle' list while none is
+     * (READING, got == 0), with the time it must send (the rest of) one
+     * by; in neither while it is answered (WRITING). */
     struct conn *prev, *next;
     uint64_t deadline_ns;
 };
@@ -75,6 +89,9 @@ struct worker {
     /* Connections with a half-received request, oldest first: every one
      * has the same timeout, so this is also deadline order (a sentinel). */
     struct conn partial;
+    /* Connections with no request under way, idle the longest first
+     * (the same timeout for all: deadline order too). */
+    struct conn idle;
     bool accepting;             /* The listener is in 'epfd'. */
     uint64_t resume_ns;         /* When not accepting: try again then. */
     unsigned int pause_ms;      /* Length of the next pause. */
@@ -84,12 +101,13 @@ struct worker {
 static atomic_ullong n_accepted, n_requests, n_completed, n_aborted;
 static atomic_ullong n_bad, n_too_large, n_timeouts, n_bytes, n_closed;
 static atomic_ullong n_active, max_active, n_open, max_open;
-static atomic_ullong n_accept_pauses;
+static atomic_ullong n_accept_pauses, n_idle_closed, n_evicted, n_refused;
 
 static volatile sig_atomic_t stop;
 static int listen_fd;
 static bool quiet;
-static uint64_t max_size, request_timeout_ns;
+static uint64_t max_size, request_timeout_ns, idle_timeout_ns;
+static uint64_t max_connections;
 static uint8_t zeros[CHUNK];
 
 static void
@@ -118,6 +136,11 @@ requested number of bytes.  Runs until SIGINT or SIGTERM.\n\
       --request-timeout=MS\n\
                          close a connection that has sent part of a request\n\
                          and not the rest within MS ms (default 10000)\n\
+      --idle-timeout=MS  close a connection with no request under way for\n\
+                         MS ms (default 60000; 0: never)\n\
+      --max-connections=N  at most N connections open: the one idle the\n\
+                         longest makes room for a new one (default 0: as\n\
+                         many as descriptors allow)\n\
       --json=FILE        write counters as JSON to FILE on exit\n\
                          (\"-\" for stdout)\n\
   -q, --quiet            no log lines on stderr\n\
@@ -131,7 +154,7 @@ static void
 parse_options(int argc, char *argv[], struct options *o)
 {
     enum { OPT_PORT_FILE = 256, OPT_BACKLOG, OPT_JSON, OPT_MAX_SIZE,
-           OPT_REQUEST_TIMEOUT };
+           OPT_REQUEST_TIMEOUT, OPT_IDLE_TIMEOUT, OPT_MAX_CONNECTIONS };
     static const struct option longopts[] = {
         { "bind", required_argument, NULL, 'b' },
         { "port", required_argument, NULL, 'p' },
@@ -141,6 +164,8 @@ parse_options(int argc, char *argv[], struct options *o)
         { "json", required_argument, NULL, OPT_JSON },
         { "max-size", required_argument, NULL, OPT_MAX_SIZE },
         { "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
+        { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+        { "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -154,6 +179,7 @@ parse_options(int argc, char *argv[], struct options *o)
     o->backlog = 1024;
     o->max_size = DEFAULT_MAX_SIZE;
     o->request_timeout_ms = DEFAULT_REQUEST_TIMEOUT_MS;
+    o->idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
     while ((c = getopt_long(argc, argv, "b:p:t:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'b':
@@ -182,6 +208,14 @@ parse_options(int argc, char *argv[], struct options *o)
         case OPT_REQUEST_TIMEOUT:
             o->request_timeout_ms = cli_parse_u64("--request-timeout", optarg,
                                                   1, 3600000);
+            break;
+        case OPT_IDLE_TIMEOUT:
+            o->idle_timeout_ms = cli_parse_u64("--idle-timeout", optarg, 0,
+                                               86400000);
+            break;
+        case OPT_MAX_CONNECTIONS:
+            o->max_connections = cli_parse_u64("--max-connections", optarg,
+                                               0, 10000000);
             break;
         case 'q':
             o->quiet = true;
@@ -223,8 +257,9 @@ peer_str(int fd)
     return lg_addr_str(&ss, len);
 }
 
+/* Takes 'c' out of the 'partial' or 'idle' list it is in, if any. */
 static void
-partial_remove(struct conn *c)
+list_remove(struct conn *c)
 {
     if (c->next) {
         c->prev->next = c->next;
@@ -234,13 +269,29 @@ partial_remove(struct conn *c)
 }
 
 static void
+list_append(struct conn *head, struct conn *c, uint64_t deadline_ns)
+{
+    list_remove(c);
+    c->deadline_ns = deadline_ns;
+    c->prev = head->prev;
+    c->next = head;
+    head->prev->next = c;
+    head->prev = c;
+}
+
+static void
 partial_append(struct worker *w, struct conn *c)
 {
-    c->deadline_ns = cli_clock_mono_ns() + request_timeout_ns;
-    c->prev = w->partial.prev;
-    c->next = &w->partial;
-    w->partial.prev->next = c;
-    w->partial.prev = c;
+    list_append(&w->partial, c, cli_clock_mono_ns() + request_timeout_ns);
+}
+
+/* 'c' has no request under way (READING, got == 0). */
+static void
+idle_append(struct worker *w, struct conn *c)
+{
+    list_append(&w->idle, c, (idle_timeout_ns
+                              ? cli_clock_mono_ns() + idle_timeout_ns
+                              : UINT64_MAX));
 }
 
 static void
@@ -249,7 +300,7 @@ conn_close(struct worker *w, struct conn *c)
     if (c->state == WRITING) {
         atomic_fetch_sub(&n_active, 1);
     }
-    partial_remove(c);
+    list_remove(c);
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     atomic_fetch_sub(&n_open, 1);
@@ -281,28 +332,66 @@ listener_watch(struct worker *w, bool on)
     w->accepting = on;
 }
 
-/* Out of file descriptors: the pending connection stays in the listen
- * queue, so the listener stays readable and accepting again at once would
- * spin.  Take the listener out of this thread's epoll set for a while
- * (doubling while it keeps happening); connections closing meanwhile free
- * descriptors, and the queued clients are accepted when it comes back. */
+/* Out of file descriptors (or at --max-connections) with no idle
+ * connection to close (evict_one()): the pending connection stays in the
+ * listen queue, so the listener stays readable and accepting again at once
+ * would spin.  Take the listener out of this thread's epoll set for a
+ * while (doubling while it keeps happening); connections closing meanwhile
+ * free descriptors, and the queued clients are accepted when it comes
+ * back. */
 static void
-accept_pause(struct worker *w, int error)
+accept_pause(struct worker *w, const char *why)
 {
     static atomic_bool warned;
 
     atomic_fetch_add(&n_accept_pauses, 1);
     if (!quiet && !atomic_exchange(&warned, true)) {
-        cli_log_warn("accept: %s with %llu connections open: not accepting "
-                     "for %u ms at a time until descriptors are free (raise "
-                     "the limit: ulimit -n; further warnings suppressed)",
-                     strerror(error),
+        cli_log_warn("accept: %s with %llu connections open, every one "
+                     "with a request under way: not accepting for %u ms at "
+                     "a time until one is free (raise the limit: ulimit -n, "
+                     "--max-connections; further warnings suppressed)", why,
                      (unsigned long long) atomic_load(&n_open), w->pause_ms);
     }
     listener_watch(w, false);
     w->resume_ns = cli_clock_mono_ns() + w->pause_ms * UINT64_C(1000000);
     w->pause_ms = (w->pause_ms * 2 < ACCEPT_PAUSE_MAX_MS
                    ? w->pause_ms * 2 : ACCEPT_PAUSE_MAX_MS);
+}
+
+/* The first connection of list 'head' with nothing unread (a request
+ * that has arrived but not been read yet is not idle), or NULL. */
+static struct conn *
+first_quiet(struct conn *head)
+{
+    struct conn *c;
+
+    for (c = head->next; c != head; c = c->next) {
+        int avail = 0;
+
+        if (ioctl(c->fd, FIONREAD, &avail) || !avail) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+/* Closes this thread's connection idle the longest, else its oldest
+ * half-sent request, to make room for a new connection.  Returns false if
+ * it has neither. */
+static bool
+evict_one(struct worker *w)
+{
+    struct conn *c = first_quiet(&w->idle);
+
+    if (!c) {
+        c = first_quiet(&w->partial);
+    }
+    if (!c) {
+        return false;
+    }
+    atomic_fetch_add(&n_evicted, 1);
+    conn_close(w, c);
+    return true;
 }
 
 static void
@@ -321,11 +410,22 @@ do_accept(struct worker *w)
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS
                 || errno == ENOMEM) {
-                accept_pause(w, errno);
+                if (evict_one(w)) {
+                    continue;
+                }
+                accept_pause(w, strerror(errno));
             } else if (errno != EAGAIN && errno != EWOULDBLOCK
                        && errno != EINTR && errno != ECONNABORTED) {
                 cli_log_warn("accept: %s", strerror(errno));
             }
+            return;
+        }
+        if (max_connections && atomic_load(&n_open) >= max_connections
+            && !evict_one(w)) {
+            /* Every connection of this thread has a request under way. */
+            atomic_fetch_add(&n_refused, 1);
+            close(fd);
+            accept_pause(w, "--max-connections reached");
             return;
         }
         w->pause_ms = ACCEPT_PAUSE_MIN_MS;
@@ -344,7 +444,32 @@ do_accept(struct worker *w)
         }
         atomic_fetch_add(&n_accepted, 1);
         track_max(&n_open, &max_open);
+        idle_append(w, c);
     }
+}
+
+/* Closes the idle connections past --idle-timeout; returns the ms until
+ * the next one's deadline (or 'max_ms'). */
+static int
+expire_idle(struct worker *w, int max_ms)
+{
+    uint64_t now = cli_clock_mono_ns();
+
+    while (w->idle.next != &w->idle) {
+        struct conn *c = w->idle.next;
+
+        if (c->deadline_ns == UINT64_MAX) {
+            return max_ms;          /* --idle-timeout 0: never. */
+        }
+        if (c->deadline_ns > now) {
+            uint64_t ms = (c->deadline_ns - now + 999999) / 1000000;
+
+            return ms < (uint64_t) max_ms ? (int) ms : max_ms;
+        }
+        atomic_fetch_add(&n_idle_closed, 1);
+        conn_close(w, c);
+    }
+    return max_ms;
 }
 
 /* Closes the connections whose half-received request is overdue; returns
@@ -400,7 +525,7 @@ do_read(struct worker *w, struct conn *c)
         return true;
     }
     c->got = 0;
-    partial_remove(c);
+    list_remove(c);
     err = lg_fg_req_decode(c->req, &req);
     if (!err && req.size > max_size) {
         atomic_fetch_add(&n_too_large, 1);
@@ -468,6 +593,7 @@ do_write(struct worker *w, struct conn *c)
         conn_close(w, c);
         return;
     }
+    idle_append(w, c);
     conn_watch(w, c, EPOLLIN);
 }
 
@@ -483,10 +609,12 @@ worker(void *arg)
         cli_log_fatal("epoll: %s", strerror(errno));
     }
     w.partial.prev = w.partial.next = &w.partial;
+    w.idle.prev = w.idle.next = &w.idle;
     w.pause_ms = ACCEPT_PAUSE_MIN_MS;
     listener_watch(&w, true);
     while (!stop) {
-        int timeout = expire_partial(&w, 500);
+        int timeout = expire_idle(&w, expire_partial(&w, 500));
+        bool accept = false;
         int n, i;
 
         if (!w.accepting) {
@@ -506,12 +634,17 @@ worker(void *arg)
             struct conn *c = events[i].data.ptr;
 
             if (!c) {
-                do_accept(&w);
+                accept = true;
             } else if (c->state == READING) {
                 do_read(&w, c);
             } else {
                 do_write(&w, c);
             }
+        }
+        /* After this poll's events: making room closes a connection,
+         * which a later event of the same poll may name. */
+        if (accept) {
+            do_accept(&w);
         }
     }
     /* Connections still open are simply dropped at exit. */
@@ -537,6 +670,9 @@ write_json(const char *name)
     cli_json_u64(&j, "requests_too_large", atomic_load(&n_too_large));
     cli_json_u64(&j, "request_timeouts", atomic_load(&n_timeouts));
     cli_json_u64(&j, "accept_pauses", atomic_load(&n_accept_pauses));
+    cli_json_u64(&j, "idle_closed", atomic_load(&n_idle_closed));
+    cli_json_u64(&j, "evicted", atomic_load(&n_evicted));
+    cli_json_u64(&j, "refused", atomic_load(&n_refused));
     cli_json_u64(&j, "bytes_sent", atomic_load(&n_bytes));
     cli_json_finish(&j);
     lg_close_output(f, name);
@@ -560,6 +696,8 @@ main(int argc, char *argv[])
     quiet = o.quiet;
     max_size = o.max_size;
     request_timeout_ns = o.request_timeout_ms * UINT64_C(1000000);
+    idle_timeout_ns = o.idle_timeout_ms * UINT64_C(1000000);
+    max_connections = o.max_connections;
     lg_raise_nofile();
 
     err = lg_resolve(o.bind, o.port, true, &ss, &len);

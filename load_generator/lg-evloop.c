@@ -18,18 +18,26 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <panda/base.h>
 
 #define MAX_EVENTS 256
 #define LISTENER_TAG 1u         /* Low bit of an epoll cookie: a listener. */
+/* Accepting again after running out of room (descriptors, or
+ * max_connections with none idle): first after ACCEPT_PAUSE_MIN_MS,
+ * doubling while it keeps happening, at most ACCEPT_PAUSE_MAX_MS. */
+#define ACCEPT_PAUSE_MIN_MS 50
+#define ACCEPT_PAUSE_MAX_MS 1000
+#define MS 1000000ull
 
 struct lg_ev_listener {
     int fd;
     const struct panda_classifier *cls;
     lg_ev_handler *handler;
     void *aux;
+    bool readable;              /* Reported by the current poll. */
     struct lg_ev_listener *next;
 };
 
@@ -40,6 +48,12 @@ struct lg_ev_conn {
     uint8_t mark;               /* What the rule 'app' sees as DSCP. */
     bool queued;                /* In a ready queue. */
     bool busy;                  /* On the worker (out of the poll set). */
+    bool eof;                   /* The peer shut down its side. */
+    bool waiting;               /* Part of a request (LG_EV_MORE): polled
+                                 * edge-triggered, for more bytes. */
+    int waiting_avail;          /* Bytes unread when it said so. */
+    uint64_t last_ns;           /* Accepted, or last handled. */
+    uint64_t more_since_ns;     /* First LG_EV_MORE of this request. */
     enum lg_ev_status status;   /* The worker's handler's verdict. */
     uint64_t ready_seq;         /* When it was queued (loop order). */
     struct panda_pkt key;       /* Family, ports and addresses. */
@@ -59,6 +73,11 @@ struct lg_ev_loop {
     atomic_bool stop;
     struct lg_ev_listener *listeners;
     struct lg_ev_conn all;      /* Sentinel of every open connection. */
+    size_t n_conns;
+    bool accepting;             /* The listeners are polled. */
+    uint64_t resume_ns;         /* When not: accept again then. */
+    unsigned int pause_ms;      /* Length of the next pause. */
+    uint64_t sweep_ns;          /* Next check of the timeouts. */
     struct queue ready[PANDA_MAX_LEVELS];
     size_t n_ready;
     uint64_t seq;
@@ -98,6 +117,15 @@ queue_pop(struct queue *q)
         c->next = NULL;
     }
     return c;
+}
+
+static uint64_t
+now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
 static void
@@ -181,6 +209,8 @@ lg_ev_create(const struct lg_ev_config *cfg, char **errp)
     }
     loop->cfg = *cfg;
     loop->all.all_prev = loop->all.all_next = &loop->all;
+    loop->accepting = true;
+    loop->pause_ms = ACCEPT_PAUSE_MIN_MS;
     loop->epfd = epoll_create1(EPOLL_CLOEXEC);
     loop->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     memset(&ev, 0, sizeof ev);
@@ -223,7 +253,81 @@ conn_close(struct lg_ev_loop *loop, struct lg_ev_conn *c)
     c->all_prev->all_next = c->all_next;
     c->all_next->all_prev = c->all_prev;
     loop->stats.closed++;
+    loop->n_conns--;
     free(c);
+}
+
+/* What 'c' is polled for: its input, and its peer's FIN (EPOLLRDHUP), so
+ * that a half-closed connection is seen as such; edge-triggered while it
+ * waits for the rest of a request (the bytes already there do not wake
+ * the loop again). */
+static uint32_t
+conn_events(const struct lg_ev_conn *c)
+{
+    return EPOLLIN | EPOLLRDHUP | (c->waiting ? EPOLLET : 0);
+}
+
+static int
+conn_unread(const struct lg_ev_conn *c)
+{
+    int avail = 0;
+
+    return ioctl(c->fd, FIONREAD, &avail) ? 0 : avail;
+}
+
+/* Closes the connection idle the longest (nothing unread, or only part
+ * of a request), to make room for a new one.  Returns false if there is
+ * none: every connection has a request under way. */
+static bool
+evict_one(struct lg_ev_loop *loop)
+{
+    struct lg_ev_conn *c, *oldest = NULL;
+
+    for (c = loop->all.all_next; c != &loop->all; c = c->all_next) {
+        if (!c->queued && !c->busy
+            && (!oldest || c->last_ns < oldest->last_ns)
+            && (c->waiting || !conn_unread(c))) {
+            oldest = c;
+        }
+    }
+    if (!oldest) {
+        return false;
+    }
+    loop->stats.evicted++;
+    conn_close(loop, oldest);
+    return true;
+}
+
+static void
+listeners_poll(struct lg_ev_loop *loop, bool on)
+{
+    struct lg_ev_listener *l;
+
+    if (on == loop->accepting) {
+        return;
+    }
+    for (l = loop->listeners; l; l = l->next) {
+        struct epoll_event ev;
+
+        memset(&ev, 0, sizeof ev);
+        ev.events = EPOLLIN;
+        ev.data.u64 = (uintptr_t) l | LISTENER_TAG;
+        epoll_ctl(loop->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, l->fd,
+                  &ev);
+    }
+    loop->accepting = on;
+}
+
+/* No room for a new connection: stop polling the listeners (which stay
+ * readable while connections wait in their queues) for a while. */
+static void
+accept_pause(struct lg_ev_loop *loop)
+{
+    loop->stats.accept_pauses++;
+    listeners_poll(loop, false);
+    loop->resume_ns = now_ns() + loop->pause_ms * MS;
+    loop->pause_ms = (loop->pause_ms * 2 < ACCEPT_PAUSE_MAX_MS
+                      ? loop->pause_ms * 2 : ACCEPT_PAUSE_MAX_MS);
 }
 
 void
@@ -286,6 +390,9 @@ lg_ev_listen(struct lg_ev_loop *loop, int fd,
         free(l);
         return error;
     }
+    if (!loop->accepting) {
+        epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
+    }
     l->next = loop->listeners;
     loop->listeners = l;
     return 0;
@@ -338,10 +445,27 @@ accept_all(struct lg_ev_loop *loop, struct lg_ev_listener *l)
         fd = accept4(l->fd, (struct sockaddr *) &peer, &len,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            /* EAGAIN: done.  Out of descriptors or memory: the listener
-             * stays readable and is tried again on the next poll. */
+            /* EAGAIN: done.  Out of descriptors or memory: make room, or
+             * stop polling the listener, which stays readable. */
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS
+                || errno == ENOMEM) {
+                if (evict_one(loop)) {
+                    continue;
+                }
+                accept_pause(loop);
+            }
             return;
         }
+        if (loop->cfg.max_connections
+            && loop->n_conns >= loop->cfg.max_connections
+            && !evict_one(loop)) {
+            /* Every connection has a request under way. */
+            loop->stats.refused++;
+            close(fd);
+            accept_pause(loop);
+            return;
+        }
+        loop->pause_ms = ACCEPT_PAUSE_MIN_MS;
         if (posix_memalign((void **) &c, PANDA_CLS_STATE_MAX, sizeof *c)) {
             close(fd);
             return;
@@ -349,10 +473,11 @@ accept_all(struct lg_ev_loop *loop, struct lg_ev_listener *l)
         memset(c, 0, sizeof *c);
         c->fd = fd;
         c->l = l;
+        c->last_ns = now_ns();
         conn_key(fd, &peer, &c->key);
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         memset(&ev, 0, sizeof ev);
-        ev.events = EPOLLIN;
+        ev.events = conn_events(c);
         ev.data.ptr = c;
         if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev)) {
             close(fd);
@@ -364,6 +489,7 @@ accept_all(struct lg_ev_loop *loop, struct lg_ev_listener *l)
         c->all_next->all_prev = c;
         loop->all.all_next = c;
         loop->stats.accepted++;
+        loop->n_conns++;
     }
 }
 
@@ -444,22 +570,123 @@ poll_set(struct lg_ev_loop *loop, struct lg_ev_conn *c, uint32_t events)
     epoll_ctl(loop->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
+/* Applies a handler's verdict 'st' on 'c'; 'polled': 'c' is in the poll
+ * set (not back from the worker). */
+static void
+conn_after(struct lg_ev_loop *loop, struct lg_ev_conn *c,
+           enum lg_ev_status st, bool polled)
+{
+    uint64_t now = now_ns();
+    bool was_waiting = c->waiting;
+
+    if (st == LG_EV_CLOSE) {
+        conn_close(loop, c);
+        return;
+    }
+    c->last_ns = now;
+    if (st == LG_EV_MORE) {
+        if (c->eof) {
+            /* The rest can never come. */
+            loop->stats.incomplete_eof++;
+            conn_close(loop, c);
+            return;
+        }
+        c->waiting = true;
+        c->waiting_avail = conn_unread(c);
+        if (!c->more_since_ns) {
+            c->more_since_ns = now;
+        }
+    } else {
+        c->waiting = false;
+        c->more_since_ns = 0;
+    }
+    if (!polled) {
+        struct epoll_event ev;
+
+        memset(&ev, 0, sizeof ev);
+        ev.events = conn_events(c);
+        ev.data.ptr = c;
+        epoll_ctl(loop->epfd, EPOLL_CTL_ADD, c->fd, &ev);
+    } else if (was_waiting != c->waiting) {
+        poll_set(loop, c, conn_events(c));
+    }
+}
+
 static void
 dispatch(struct lg_ev_loop *loop, struct lg_ev_conn *c)
 {
     loop->stats.dispatched[c->level]++;
     if (loop->have_worker && c->level >= loop->cfg.offload_level) {
-        /* Out of the poll set until the worker is done with it. */
+        /* Out of the poll set until the worker is done with it (deleted,
+         * not polled for nothing: a hang-up is reported regardless of
+         * the events asked for, and would wake the loop at once, again
+         * and again). */
         c->busy = true;
-        poll_set(loop, c, 0);
+        epoll_ctl(loop->epfd, EPOLL_CTL_DEL, c->fd, NULL);
         loop->stats.offloaded++;
         pthread_mutex_lock(&loop->mutex);
         queue_push(&loop->work, c);
         pthread_cond_signal(&loop->cond);
         pthread_mutex_unlock(&loop->mutex);
-    } else if (c->l->handler(c, c->l->aux) == LG_EV_CLOSE) {
-        conn_close(loop, c);
+    } else {
+        conn_after(loop, c, c->l->handler(c, c->l->aux), true);
     }
+}
+
+/* Closes the connections past their timeouts. */
+static void
+sweep(struct lg_ev_loop *loop, uint64_t now)
+{
+    uint64_t idle = loop->cfg.idle_timeout_ms * MS;
+    uint64_t request = loop->cfg.request_timeout_ms * MS;
+    struct lg_ev_conn *c, *next;
+
+    for (c = loop->all.all_next; c != &loop->all; c = next) {
+        next = c->all_next;
+        if (c->queued || c->busy) {
+            continue;
+        }
+        if (c->waiting) {
+            if (request && now - c->more_since_ns >= request) {
+                loop->stats.request_timeouts++;
+                conn_close(loop, c);
+            }
+        } else if (idle && now - c->last_ns >= idle && !conn_unread(c)) {
+            loop->stats.idle_closed++;
+            conn_close(loop, c);
+        }
+    }
+}
+
+/* How long the loop may block: until the next sweep of the timeouts or
+ * the end of an accept pause, at most 1 s. */
+static int
+poll_timeout(struct lg_ev_loop *loop, uint64_t now)
+{
+    uint64_t until = now + 1000 * MS;
+    uint32_t t = loop->cfg.idle_timeout_ms;
+
+    if (loop->cfg.request_timeout_ms
+        && (!t || loop->cfg.request_timeout_ms < t)) {
+        t = loop->cfg.request_timeout_ms;
+    }
+    if (t) {
+        if (now >= loop->sweep_ns) {
+            sweep(loop, now);
+            /* A quarter of the shortest timeout: a connection is closed
+             * at most 25% late. */
+            loop->sweep_ns = now + (t / 4 ? t / 4 : 1) * MS;
+        }
+        until = loop->sweep_ns < until ? loop->sweep_ns : until;
+    }
+    if (!loop->accepting) {
+        if (now >= loop->resume_ns) {
+            listeners_poll(loop, true);
+        } else if (loop->resume_ns < until) {
+            until = loop->resume_ns;
+        }
+    }
+    return (int) ((until - now + MS - 1) / MS);
 }
 
 /* Takes back the connections the worker is done with. */
@@ -479,11 +706,7 @@ collect_done(struct lg_ev_loop *loop)
     pthread_mutex_unlock(&loop->mutex);
     while ((c = queue_pop(&done)) != NULL) {
         c->busy = false;
-        if (c->status == LG_EV_CLOSE) {
-            conn_close(loop, c);
-        } else {
-            poll_set(loop, c, EPOLLIN);
-        }
+        conn_after(loop, c, c->status, false);
     }
 }
 
@@ -493,11 +716,14 @@ lg_ev_run(struct lg_ev_loop *loop)
     struct epoll_event evs[MAX_EVENTS];
 
     while (!atomic_load(&loop->stop)) {
+        struct lg_ev_listener *l;
         struct lg_ev_conn *c;
-        int i, n;
+        int i, n, timeout;
 
         /* Block only when nothing is waiting to be dispatched. */
-        n = epoll_wait(loop->epfd, evs, MAX_EVENTS, loop->n_ready ? 0 : 1000);
+        timeout = poll_timeout(loop, now_ns());
+        n = epoll_wait(loop->epfd, evs, MAX_EVENTS,
+                       loop->n_ready ? 0 : timeout);
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
@@ -510,13 +736,29 @@ lg_ev_run(struct lg_ev_loop *loop)
             if (!cookie) {
                 collect_done(loop);
             } else if (cookie & LISTENER_TAG) {
-                accept_all(loop, (struct lg_ev_listener *)
-                                 (uintptr_t) (cookie & ~(uint64_t) 1));
+                ((struct lg_ev_listener *)
+                 (uintptr_t) (cookie & ~(uint64_t) 1))->readable = true;
             } else {
                 c = evs[i].data.ptr;
+                if (evs[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+                    c->eof = true;
+                }
+                if (c->waiting && !c->eof
+                    && conn_unread(c) == c->waiting_avail) {
+                    continue;   /* Nothing new for the partial request. */
+                }
                 if (!c->queued && !c->busy) {
                     conn_ready(loop, c);
                 }
+            }
+        }
+        /* Accepted after this poll's events are handled: making room
+         * closes a connection, which a later event of the same poll may
+         * name. */
+        for (l = loop->listeners; l; l = l->next) {
+            if (l->readable) {
+                l->readable = false;
+                accept_all(loop, l);
             }
         }
         c = next_ready(loop);
@@ -562,4 +804,10 @@ void
 lg_ev_conn_set_mark(struct lg_ev_conn *c, uint8_t dscp)
 {
     c->mark = dscp;
+}
+
+bool
+lg_ev_conn_eof(const struct lg_ev_conn *c)
+{
+    return c->eof;
 }

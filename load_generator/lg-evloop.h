@@ -38,6 +38,19 @@
  * only ever raised (lowering it needs privilege), so N below the caller's
  * leaves the worker at the caller's.
  *
+ * Exposure.  A handler that finds only part of a request returns
+ * LG_EV_MORE: the loop then waits for more bytes without polling the ones
+ * already there (edge-triggered until the request is complete), closes
+ * the connection if its peer has shut down its side (the rest can never
+ * come: the half-closed connection that otherwise stays readable for
+ * ever), and closes it after 'request_timeout_ms' if the rest does not
+ * come.  A connection with no request under way for 'idle_timeout_ms' is
+ * closed.  At 'max_connections' open connections, or when accept() runs
+ * out of descriptors, the connection idle the longest makes room for the
+ * new one; with none idle, the new one is closed at max_connections,
+ * and the loop stops accepting for a while (50 ms, doubling to 1 s)
+ * instead of polling a listener that stays readable.
+ *
  * Threads: lg_ev_run() and the handlers of levels below 'offload_level' run
  * on the caller's thread, the other handlers on the worker.  lg_ev_stop()
  * may be called from a handler or a signal handler.
@@ -62,12 +75,17 @@ struct lg_ev_config {
     enum lg_ev_order order;
     uint8_t offload_level;  /* 0: none; L: levels >= L on the worker. */
     uint8_t worker_nice;    /* 0..19: the worker's nice value, at least. */
+    uint32_t idle_timeout_ms;       /* 0: never. */
+    uint32_t request_timeout_ms;    /* Part of a request: 0: never. */
+    uint32_t max_connections;       /* 0: as many as descriptors allow. */
 };
 
 /* What a handler leaves the connection as. */
 enum lg_ev_status {
     LG_EV_KEEP,         /* Keep it open (and polled). */
     LG_EV_CLOSE,        /* Close it (the loop closes the socket). */
+    LG_EV_MORE,         /* Part of a request: call again when more bytes
+                         * have come (consume nothing before that). */
 };
 
 struct lg_ev_conn;
@@ -78,6 +96,8 @@ struct lg_ev_loop;
  * socket is nonblocking; if the request is not complete yet, return
  * LG_EV_KEEP and handle it when the rest has arrived. */
 typedef enum lg_ev_status lg_ev_handler(struct lg_ev_conn *conn, void *aux);
+/* (A handler that returns LG_EV_KEEP without consuming anything is called
+ * again at once: return LG_EV_MORE for an incomplete request.) */
 
 struct lg_ev_stats {
     uint64_t accepted;
@@ -86,6 +106,15 @@ struct lg_ev_stats {
     uint64_t overtakes;     /* Dispatches that went ahead of a connection
                              * that had been ready longer. */
     uint64_t offloaded;     /* Handler calls on the worker. */
+    uint64_t idle_closed;       /* Idle past idle_timeout_ms. */
+    uint64_t request_timeouts;  /* Part of a request past
+                                 * request_timeout_ms. */
+    uint64_t incomplete_eof;    /* Part of a request, then the peer's
+                                 * FIN (or an error). */
+    uint64_t evicted;       /* Closed to make room for a new one. */
+    uint64_t refused;       /* New ones closed at max_connections with
+                             * none to make room. */
+    uint64_t accept_pauses; /* Times the listeners were paused. */
 };
 
 /* Returns NULL with a malloc()ed message in '*errp' on failure. */
@@ -114,10 +143,12 @@ void lg_ev_stats(struct lg_ev_loop *, struct lg_ev_stats *);
 
 /* The connection's socket, level (of the request being handled) and
  * classifier state; its mark, the DSCP the rule 'app' sees (0 unless the
- * application sets one). */
+ * application sets one); whether its peer has shut down its side (what
+ * is unread is all that will come). */
 int lg_ev_conn_fd(const struct lg_ev_conn *);
 uint8_t lg_ev_conn_level(const struct lg_ev_conn *);
 union panda_cls_state *lg_ev_conn_state(struct lg_ev_conn *);
 void lg_ev_conn_set_mark(struct lg_ev_conn *, uint8_t dscp);
+bool lg_ev_conn_eof(const struct lg_ev_conn *);
 
 #endif /* lg-evloop.h */

@@ -119,7 +119,9 @@ def _cpu_seconds(pid):
 
 
 def test_out_of_descriptors_pauses_accepting(lg_bin, tmp_path):
-    """With its descriptors used up, the server stops accepting for a while
+    """With its descriptors used up by connections that each have a
+    request under way (a large answer they do not read: none idle to make
+    room, test_lg_server_eof), the server stops accepting for a while
     (backing off) instead of spinning on the still-readable listener; when
     descriptors are free again it accepts the clients that waited."""
     limit = 24
@@ -137,8 +139,12 @@ def test_out_of_descriptors_pauses_accepting(lg_bin, tmp_path):
         port = int(port_file.read_text())
         # More clients than the server has descriptors: the kernel
         # completes their handshakes, the server cannot accept them all.
-        for _ in range(limit + 8):
-            held.append(socket.create_connection(("127.0.0.1", port)))
+        for _ in range(limit + 7):
+            c = socket.create_connection(("127.0.0.1", port))
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            c.sendall(request(1 << 30))
+            held.append(c)
+        held.append(socket.create_connection(("127.0.0.1", port)))
         wait_output(proc.stderr, "not accepting")
         cpu0, t0 = _cpu_seconds(proc.pid), time.monotonic()
         # The measurement window: the server must stay (nearly) idle.
