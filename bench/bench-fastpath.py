@@ -815,14 +815,23 @@ def print_instructions(res):
 # -- the run ---------------------------------------------------------------
 
 def machine():
-    model = None
+    """The CPU (as /proc/cpuinfo names it: a VM may show only the vendor's
+    family name, so its family, model and stepping too), the kernel and
+    the load average now."""
+    info = {}
     with open("/proc/cpuinfo") as f:
         for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return {"cpu_model": model, "cpus": os.cpu_count(),
-            "kernel": platform.release(), "loadavg": os.getloadavg()}
+            if not line.strip():
+                break               # The first CPU is enough.
+            k, _, v = line.partition(":")
+            info[k.strip()] = v.strip()
+    return {"cpu_model": info.get("model name"),
+            "cpu_family_model_stepping": "%s/%s/%s" % (
+                info.get("cpu family"), info.get("model"),
+                info.get("stepping")),
+            "hypervisor": "hypervisor" in info.get("flags", "").split(),
+            "cpus": os.cpu_count(), "kernel": platform.release(),
+            "loadavg": os.getloadavg()}
 
 
 def build_record(build):
@@ -1048,8 +1057,12 @@ def main():
     result["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %z")
     result["machine"]["loadavg_end"] = os.getloadavg()
     print()
-    print("CPU %s, kernel %s, load average at start %s, at end %s" % (
-        result["machine"]["cpu_model"], result["machine"]["kernel"],
+    print("CPU %s (family/model/stepping %s%s), kernel %s, load average at "
+          "start %s, at end %s" % (
+        result["machine"]["cpu_model"],
+        result["machine"]["cpu_family_model_stepping"],
+        ", virtual machine" if result["machine"]["hypervisor"] else "",
+        result["machine"]["kernel"],
         " ".join("%.2f" % x for x in result["machine"]["loadavg"]),
         " ".join("%.2f" % x for x in result["machine"]["loadavg_end"])))
     for p in result["points"]:
