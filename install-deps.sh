@@ -3,6 +3,9 @@
 # Debian 12 (bookworm).  Safe to run again; needs root.
 # libbpf-dev and libxdp-dev: Open vSwitch's configure finds them and builds
 # AF_XDP ports (type=afxdp), which the panda-sched system test uses.
+# libbpf-dev, bpftool and clang-14 also build the BPF programs in bpf/ (the
+# BPF DCTCP and its loader panda-cc; bpftool makes vmlinux.h from the
+# kernel's BTF).
 # dpdk-dev: DPDK 22.11 for the second OVS build with DPDK ports
 # (DPDK=1 ./build.sh, ./configure --with-dpdk; the default build does not
 # use it).
@@ -30,7 +33,7 @@ APT_PACKAGES="
   openvswitch-source libssl-dev libcap-ng-dev libunbound-dev libnuma-dev
   python3 python3-six python3-pytest python3-matplotlib python3-os-ken
   libcmocka-dev libpcap-dev libmemcached-dev memcached
-  libbpf-dev libxdp-dev dpdk-dev
+  libbpf-dev libxdp-dev dpdk-dev bpftool
   libns3-dev libgsl-dev libtcmalloc-minimal4
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps iperf3
   ansible ansible-lint

@@ -42,6 +42,8 @@ EXPECTED = {
         "/opt/panda-ovs/lib/panda-ovs/python/pandaovs/qos.py",
         "/opt/panda-ovs/share/panda-ovs/cdf/web-search.cdf",
         "/opt/panda-ovs/share/panda-ovs/cdf/memcached-values.cdf",
+        "/opt/panda-ovs/bin/panda-cc",
+        "/opt/panda-ovs/lib/panda-ovs/bpf/panda-dctcp.bpf.o",
     ],
 }
 
