@@ -6,7 +6,9 @@ The build tree is the one ./build.sh makes (default <repo>/_build), or the
 one named by $PANDA_BUILD_DIR (tests/run.sh sets it) or by an explicit
 argument (--build-dir).  Inside it: ovs/build/... (the patched OVS),
 load_generator/panda-*, tools/panda-model, sim/panda-sim (the ns-3
-simulator, when configure found ns-3; sim/ns3-status says why not).
+simulator, when configure found ns-3; sim/ns3-status says why not),
+bpf/panda-cc and bpf/*.bpf.o (the BPF programs, when configure found their
+toolchain; bpf/bpf-status says why not).
 """
 
 import os
@@ -51,6 +53,10 @@ class BuildTree:
     LOADGEN = ("panda-fg-server", "panda-fg-client", "panda-mc-client",
                "panda-adp-server", "panda-adp-client")
     SIM = "sim/panda-sim"
+    # The BPF programs and their loader (bpf/; built when configure found
+    # clang, bpftool, libbpf and kernel BTF, bpf/bpf-status says why not).
+    BPF_CC_LOADER = "bpf/panda-cc"
+    BPF_DCTCP = "bpf/panda-dctcp.bpf.o"
 
     def __init__(self, root=None):
         self.root = build_dir(root)
@@ -101,6 +107,28 @@ class BuildTree:
                     "make in %s" % (self.path(self.SIM), status, self.root),
                     True)
         return "simulator %s" % status, False
+
+
+    def bpf_missing(self):
+        """None if the BPF congestion control and its loader are built,
+        else why not: configure's reason from bpf/bpf-status, or that make
+        has not built them though configure could."""
+        if self.has(self.BPF_CC_LOADER) and os.path.isfile(
+                self.path(self.BPF_DCTCP)):
+            return None
+        try:
+            with open(self.path("bpf/bpf-status")) as f:
+                status = f.read().strip()
+        except OSError:
+            return ("%s: no bpf/bpf-status (a build tree configured before "
+                    "the BPF programs existed, or none: run ./build.sh)"
+                    % self.root)
+        if status.startswith("built"):
+            return ("%s and %s are missing though configure could build "
+                    "them (%s): run make in %s"
+                    % (self.BPF_CC_LOADER, self.BPF_DCTCP, status,
+                       self.root))
+        return "the BPF programs are %s" % status
 
 
 def module_env(env=None):
