@@ -155,7 +155,8 @@ class Bench:
         qos = QosConfig("panda-sched", RATE, 8, QUEUE_PKTS,
                         DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE)
         base = [kv for kv in qos.sched_settings("fifo") if kv[0] != "burst"]
-        with Testbed(build, qos, ports=ports) as tb:
+        # ECN-CUBIC (the egress marks), as these figures were measured.
+        with Testbed(build, qos, ports=ports, cc="ecn-cubic") as tb:
             print("%s ports: %s" % (port, ports.record()), flush=True)
             for rep in range(a.reps):
                 for v in variants:

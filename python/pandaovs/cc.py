@@ -17,8 +17,9 @@ says which ran:
 Sessions of several processes share one registration: each holds a shared
 lock on LOCK_DIR/<name>.lock while it runs, and the last one out
 unregisters the algorithm if a session registered it (a marker file says
-so; LOCK_DIR/<name>.mutex serialises registering and unregistering).  A registration made by an operator (panda-cc load, the Ansible
-roles) has no marker and is never unregistered here.  A session killed
+so; LOCK_DIR/<name>.mutex serialises registering and unregistering).  A
+registration made by an operator (panda-cc load, the Ansible roles) has
+no marker and is never unregistered here.  A session killed
 with SIGKILL leaves its registration and marker behind; the next session
 to end unregisters it.
 

@@ -4,12 +4,14 @@ checks, with trials that take fake time and return results that depend
 only on what they were asked (scheme, point, seed), so that a run made in
 pieces can be compared with one made in one go.  No root, no OVS."""
 
+import contextlib
 import json
 import os
 import struct
 
 import pytest
 
+from pandaovs import cc
 from pandaovs.testbed import config, model, resume, runner
 
 POLICY = {"panda": {"action": "id=1,threshold=1408,thresholds=1/2/3"},
@@ -62,6 +64,14 @@ def _empty_pcap(path):
         f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
 
 
+@contextlib.contextmanager
+def fake_cc_session(algorithm, build_dir, log):
+    """runner.cc_session on a kernel with cubic only."""
+    if algorithm != "cubic":
+        raise cc.CcUnavailable("kernel has no %s" % algorithm)
+    yield cc.Implementation(algorithm, algorithm, "kernel")
+
+
 class Lab:
     """The fake trials, the fake clock and the model calls of one test.
     'fail': {(scheme, concurrency, requests, rep): status} returned once;
@@ -78,9 +88,7 @@ class Lab:
         monkeypatch.setattr(runner, "run_trial", self.run_trial)
         monkeypatch.setattr(runner.model, "run_model", self.run_model)
         monkeypatch.setattr(runner.Run, "preflight", lambda self: None)
-        monkeypatch.setattr(runner, "cc_availability",
-                            lambda cc: None if cc == "cubic"
-                            else "unavailable: kernel has no %s" % cc)
+        monkeypatch.setattr(runner, "cc_session", fake_cc_session)
 
     def clock(self):
         return self.now

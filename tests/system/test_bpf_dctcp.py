@@ -27,7 +27,7 @@ import subprocess
 import pytest
 
 from pandaovs import cc, paths
-from pandaovs.lab import Lab, wait_until
+from pandaovs.lab import Lab
 
 BUILD = paths.BuildTree()
 FLOW = os.path.join(os.path.dirname(os.path.abspath(__file__)),

@@ -25,7 +25,10 @@ def calibrate(build, qos, rates_mbit, concurrency, requests, workdir, seed=1,
     for rate in rates_mbit:
         q = dataclasses.replace(qos, rate_bps=int(rate * 1e6),
                                 queue_pkts=queue_pkts_for(rate * 1e6))
-        with Testbed(build, q, ports=ports) as tb:
+        # CUBIC, ECN-capable where the egress marks: what the calibration
+        # was first measured with (no algorithm to register).
+        with Testbed(build, q, ports=ports,
+                     cc="ecn-cubic" if q.marks else "cubic") as tb:
             tb.set_scheme("prio")
             for conc in (0, concurrency):
                 t0 = time.time()

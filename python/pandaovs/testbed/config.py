@@ -12,6 +12,7 @@ from typing import Optional, Tuple
 
 from .. import paths
 from .. import workload as workloads
+from . import conditions
 from ..lab import PMD_MAXSLEEP_MAX_US, PORT_TYPES, PortConfig
 from .experiments import MODES
 from .model import THRESHOLD_UNITS
@@ -33,7 +34,8 @@ class RunConfig:
     reps: int
     policy: Optional[str]       # a saved policy.json: skip stages 1 and 2
     profile: str
-    ccs: Tuple[str, ...]        # congestion control algorithms asked for
+    ccs: Tuple[str, ...]        # congestion-control conditions asked
+                                # for (conditions.py)
     load: float                 # rho given to the model
     queue_pkts: int             # buffer: each HTB queue, the panda-sched
                                 # port
@@ -157,11 +159,12 @@ def parser(prog="testbed/run.py"):
                    "frames; 0 = the datapath's default, 10 ms at the rate)"
                    % SCHED_BURST)
     p.add_argument("--ecn-threshold", type=int, metavar="BYTES",
-                   help="panda-sched port ECN threshold, with ECN-capable "
-                   "senders (net.ipv4.tcp_ecn=1); 0 = drop-tail only "
-                   "(default: the profile's; 1g %d, the thesis's K; 10g 0, "
-                   "the thesis marks no 64 KB packets)"
-                   % DEFAULT_ECN_THRESHOLD)
+                   help="panda-sched port ECN threshold K: CE on ECN-"
+                   "capable packets (those of the --cc conditions that "
+                   "negotiate ECN) above it; 0 = drop-tail only (default: "
+                   "the profile's; 1g %d, the thesis's K kept in bytes, "
+                   "testbed/README.md says why; 10g 0, the thesis marks no "
+                   "64 KB packets)" % DEFAULT_ECN_THRESHOLD)
     p.add_argument("--guard", type=int, default=DEFAULT_GUARD_PERMILLE,
                    metavar="PERMILLE",
                    help="starvation guard of the fish and panda-guard "
@@ -184,10 +187,19 @@ def parser(prog="testbed/run.py"):
                    "stages 1 and 2)")
     p.add_argument("--profile", default="1g", choices=sorted(PROFILES))
     p.add_argument("--cc",
-                   help="congestion control algorithms to run (default: "
-                   "the profile's; 1g cubic,dctcp, 10g cubic as in the "
-                   "thesis; dctcp rows are reported unavailable when the "
-                   "kernel lacks it)")
+                   help="congestion-control conditions to run, comma-"
+                   "separated (default: full runs the profile's, the "
+                   "thesis's own, 1g cubic,dctcp, 10g cubic; quick runs "
+                   "one of them, dctcp where the egress marks ECN, else "
+                   "cubic): cubic = CUBIC senders that "
+                   "do not negotiate ECN (the thesis's CUBIC runs: drop-"
+                   "tail for them), dctcp = DCTCP with the port's ECN "
+                   "threshold (its DCTCP runs; the kernel's tcp_dctcp, else "
+                   "the project's BPF DCTCP registered for the run, else "
+                   "the rows are unavailable with the reason), ecn-NAME = "
+                   "NAME with ECN negotiated (e.g. ecn-cubic), any other "
+                   "NAME that algorithm without ECN (testbed/README.md, "
+                   "\"Congestion control\")")
     p.add_argument("--load", type=float, default=0.8,
                    help="load rho given to the model (thesis: 14 flows is "
                    "about 0.8)")
@@ -270,6 +282,18 @@ def parse_args(argv):
     return run_config(p, p.parse_args(argv), argv)
 
 
+def quick_cc(prof, a):
+    """A quick run's default condition: one of the profile's, so that it
+    takes as long as one (a full run runs them all): DCTCP where the
+    profile has it and the egress marks at the port's threshold - the
+    thesis's headline condition, and the one under which the quick run's
+    ECN-against-drop-tail ablation means anything - else the first (CUBIC
+    without ECN: drop-tail, as the thesis's CUBIC runs)."""
+    ccs = [c.strip() for c in prof["cc"].split(",") if c.strip()]
+    marks = a.qos == "panda-sched" and a.ecn_threshold > 0
+    return "dctcp" if "dctcp" in ccs and marks else ccs[0]
+
+
 def run_config(p, a, argv):
     """The RunConfig of 'a', what parser 'p' (parser() or one that adds
     options to it) parsed from 'argv'; p.error() on bad values."""
@@ -278,9 +302,17 @@ def run_config(p, a, argv):
     if a.ecn_threshold is None:
         a.ecn_threshold = prof["ecn_threshold"]
     if a.cc is None:
-        a.cc = prof["cc"]
+        a.cc = quick_cc(prof, a) if mode == "quick" else prof["cc"]
     if a.flt_level0 is None:
         a.flt_level0 = prof["flt_level0"]
+    ccs = tuple(c.strip() for c in a.cc.split(",") if c.strip())
+    try:
+        for c in ccs:
+            conditions.parse(c)
+    except conditions.ConditionError as e:
+        p.error("--cc: %s" % e)
+    if not ccs or len(set(ccs)) != len(ccs):
+        p.error("--cc %s: name each condition once" % a.cc)
     weights = PROFILES[a.profile]["weights"]
     units = a.threshold_units or PROFILES[a.profile]["threshold_units"]
     if a.threshold_units and not weights:
@@ -397,7 +429,7 @@ def run_config(p, a, argv):
         else os.path.abspath(a.build_dir),
         out=os.path.abspath(a.out), rate_mbit=rate, seed=a.seed, reps=reps,
         policy=a.policy, profile=a.profile,
-        ccs=tuple(c.strip() for c in a.cc.split(",") if c.strip()),
+        ccs=ccs,
         load=a.load, queue_pkts=queue_pkts, qos=qos, ports=ports,
         warmup_s=a.warmup or MODES[mode]["warmup_s"], fct_window_s=window,
         fct_grace_s=grace, run_id=a.run_id,
@@ -456,8 +488,11 @@ SETTINGS = (
     ("policy", "--policy", lambda c: c.policy),
 )
 
-# The format of metadata.config; --resume refuses any other.
-CONFIG_FORMAT = 1
+# The format of metadata.config; --resume refuses any other.  2: --cc
+# names conditions (conditions.py), and "cubic" no longer negotiates ECN
+# where the egress marks (format 1 ran ECN-CUBIC under that name), so a
+# format-1 run continued now would mix two conditions under one name.
+CONFIG_FORMAT = 2
 
 
 def settings(cfg):

@@ -1,9 +1,11 @@
-"""matplotlib figures shaped like the thesis's: Figs 5.1/5.2 (memcached
-p90/p99 vs requests, grouped bars per scheme), Figs 5.5/5.6 (p90/p99 vs
-concurrency, one panel per request count) and Fig 5.10 (mean FCT per size
-bucket vs concurrency); the 10g profile's run gives the same four under
-the thesis's 10 Gbit/s numbers, Figs 5.7, 5.8, 5.9 and 5.11.  Error bars
-are the spread (std) over repetitions."""
+"""matplotlib figures shaped like the thesis's: memcached p90/p99 vs
+requests (grouped bars per scheme; its Figs 5.1/5.2 under CUBIC, 5.3/5.4
+under DCTCP), p90/p99 vs concurrency (one panel per request count; Figs
+5.6, 5.5) and the mean FCT per size bucket vs concurrency (Fig 5.10, a
+DCTCP figure); the 10g profile's run gives the same under the thesis's 10
+Gbit/s numbers, Figs 5.7, 5.8, 5.9 and 5.11.  A file carries the thesis's
+number only when the run is the thesis's condition (conditions.py).
+Error bars are the spread (std) over repetitions."""
 
 import os
 import warnings
@@ -12,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from . import conditions  # noqa: E402
 from .report import rows_of  # noqa: E402
 from .schemes import ORDER  # noqa: E402
 
@@ -162,31 +165,30 @@ def fig_fct(rows, cc, path):
     return path
 
 
-# The thesis's figure numbers per profile: p90 and p99 vs requests,
-# latency vs concurrency, FCT.  At 1 Gbit/s it numbers CUBIC's and DCTCP's
-# figures apart (5.1/5.2 and 5.3/5.4, 5.6 and 5.5); here the file names
-# carry the congestion control instead, so one number serves both.
-FIGURE_NUMBERS = {"1g": ("5.1", "5.2", "5.5-5.6", "5.10"),
-                  "10g": ("5.7", "5.8", "5.9", "5.11")}
-
-
 def plot_all(result, outdir):
+    """Every figure of the run, per congestion-control condition; a file
+    carries the thesis's figure number only where the run is the thesis's
+    condition (conditions.figure_file), else a descriptive name."""
     warnings.filterwarnings("ignore", message="All-NaN")
     rows = rows_of(result)
-    profile = (result.get("metadata") or {}).get("profile", "1g")
-    n90, n99, nconc, nfct = FIGURE_NUMBERS.get(profile,
-                                               FIGURE_NUMBERS["1g"])
+    md = result.get("metadata") or {}
+    profile = md.get("profile", "1g")
+    marks = bool((md.get("qos") or {}).get("ecn_threshold_bytes")) \
+        and (md.get("qos") or {}).get("type") == "panda-sched"
     made = []
     for cc in sorted({r["cc"] for r in rows}):
-        def path(num, what):
-            return os.path.join(outdir, "fig%s-%s-%s.png" % (num, what, cc))
+        cond = conditions.parse(cc)
+
+        def path(plot):
+            return os.path.join(outdir, conditions.figure_file(
+                cond, profile, marks, plot))
         for f in (fig_vs_requests(rows, cc, "p90_ms", "p90",
-                                  path(n90, "p90-vs-requests")),
+                                  path("p90-vs-requests")),
                   fig_vs_requests(rows, cc, "p99_ms", "p99",
-                                  path(n99, "p99-vs-requests")),
+                                  path("p99-vs-requests")),
                   fig_vs_concurrency(rows, cc, path(
-                      nconc, "latency-vs-concurrency")),
-                  fig_fct(rows, cc, path(nfct, "fct-vs-concurrency"))):
+                      "latency-vs-concurrency")),
+                  fig_fct(rows, cc, path("fct-vs-concurrency"))):
             if f:
                 made.append(os.path.basename(f))
     return made

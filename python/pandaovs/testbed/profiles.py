@@ -29,6 +29,8 @@ PROFILES = {
         "weights": None,
         "threshold_units": None,    # no weights: the counter is bytes
         "ecn_threshold": DEFAULT_ECN_THRESHOLD,
+        # The thesis's two conditions at 1 Gbit/s (conditions.py); a
+        # quick run runs one (quick_cc).
         "cc": "cubic,dctcp",
         "flt_level0": 0.99,
         # Stage 1 on the plan's fifo trial: without TSO a packet is at most

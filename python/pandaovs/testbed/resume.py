@@ -35,11 +35,12 @@ class ResumeError(RuntimeError):
 
 # The sources a run's results depend on, by part: the policy, model and
 # scheduler (lib/panda), the OVS patch series and the NX action, the load
-# generator, panda-model and the testbed's own procedure (python/pandaovs).
+# generator, panda-model, the BPF DCTCP and the testbed's own procedure
+# (python/pandaovs).
 # Documentation (*.md) is left out: a commit that changes only text does
 # not change results.
 CODE_PARTS = ("lib/panda", "ovs-patches", "ofproto-ext", "load_generator",
-              "tools", "python/pandaovs")
+              "tools", "bpf", "python/pandaovs")
 
 
 def code_state(top=None):

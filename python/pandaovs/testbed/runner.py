@@ -2,6 +2,7 @@
 experiments), aggregation and output.  testbed/run.py launches main();
 testbed/README.md documents both."""
 
+import contextlib
 import dataclasses
 import datetime
 import fcntl
@@ -16,10 +17,12 @@ import subprocess
 import sys
 import time
 
+from .. import cc as ccs
 from .. import iperf3, paths
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import is_root
-from . import config, experiments, goodput, model, report, resume, targets
+from . import (conditions, config, experiments, goodput, model, report,
+               resume, targets)
 from .config import EXIT_STOPPED, TrialConfig
 from .profiles import PROFILES
 from .schemes import FRAME, SCHEMES
@@ -78,26 +81,12 @@ def read_sysctl(name):
         return None
 
 
-def cc_availability(cc):
-    """None if the kernel can run 'cc', else the reason why not."""
-    avail = (read_sysctl("net.ipv4.tcp_available_congestion_control")
-             or "").split()
-    if cc in avail:
-        return None
-    modprobe = shutil.which("modprobe") or "/sbin/modprobe"
-    try:
-        res = subprocess.run([modprobe, "tcp_%s" % cc], capture_output=True,
-                             text=True, timeout=30)
-        why = "modprobe tcp_%s: %s" % (cc, (res.stderr.strip() or "exit %d"
-                                            % res.returncode))
-    except (OSError, subprocess.TimeoutExpired) as e:
-        why = "modprobe tcp_%s: %s" % (cc, e)
-    avail = (read_sysctl("net.ipv4.tcp_available_congestion_control")
-             or "").split()
-    if cc in avail:
-        return None
-    return ("unavailable: kernel has no %s (tcp_available_congestion_control:"
-            " %s; %s)" % (cc, " ".join(avail), why))
+def cc_session(algorithm, build_dir, log):
+    """Makes TCP congestion control 'algorithm' runnable for the 'with'
+    block and yields its pandaovs.cc.Implementation: the kernel's, or the
+    BPF DCTCP of 'build_dir' registered for the block and unregistered
+    after it; pandaovs.cc.CcUnavailable says why neither can run."""
+    return ccs.session(algorithm, build=paths.BuildTree(build_dir), log=log)
 
 
 # -- the run ---------------------------------------------------------------
@@ -134,6 +123,12 @@ class Run:
         # The workload's checked bytes, copied into the run directory:
         # what the model and the load generator read (execute()).
         self.cdf = None
+        # The congestion controls in use: {condition: pandaovs.cc.
+        # Implementation}, registered for the run by 'cc_stack' (closed
+        # when execute() returns or raises, which unregisters what the run
+        # registered).
+        self.cc_impls = {}
+        self.cc_stack = None
 
     def preflight(self):
         if not is_root():
@@ -193,7 +188,9 @@ class Run:
             "congestion_control_host_default": read_sysctl(
                 "net.ipv4.tcp_congestion_control"),
             "congestion_control_method": "per-route congctl on "
-                                         "10.0.0.0/24 in PM1 and PM2",
+                                         "10.0.0.0/24 and net.ipv4.tcp_ecn "
+                                         "in PM1 and PM2 (conditions)",
+            "conditions": self.conditions_metadata(),
             "seed": c.seed,
             "reps": c.reps,
             "warmup_s": c.warmup_s,
@@ -220,12 +217,10 @@ class Run:
                       "the port's txqueuelen)" % q.queue_pkts,
                       ecn="none: linux-htb never marks; drop-tail")
         else:
-            ecn = ("port ECN threshold %d bytes with ECN-capable senders "
-                   "(net.ipv4.tcp_ecn=1 in PM1 and PM2) as the thesis's "
-                   "DCTCP substitute: this kernel has no DCTCP, so CUBIC "
-                   "answers a CE mark as a loss (RFC 3168: one window "
-                   "reduction per RTT), not in proportion to the marks as "
-                   "DCTCP would" % q.ecn_threshold if q.marks
+            ecn = ("port ECN threshold %d bytes: CE on ECN-capable packets "
+                   "that find more queued; which senders are ECN-capable is "
+                   "each condition's (metadata.conditions), the others see "
+                   "drop-tail" % q.ecn_threshold if q.marks
                    else "off (--ecn-threshold 0): drop-tail")
             md.update(buffer="%d packets / %d bytes for the port, shared by "
                       "the levels" % (q.queue_pkts, q.queue_pkts * FRAME),
@@ -238,7 +233,21 @@ class Run:
                       ecn_threshold_bytes=q.ecn_threshold,
                       guard_permille_of_guarded_schemes=q.guard_permille,
                       ecn=ecn)
+            if q.marks:
+                md["ecn_threshold_decision"] = \
+                    conditions.ecn_threshold_decision(
+                        q.ecn_threshold, q.rate_bps,
+                        {conc for conc, _ in
+                         experiments.points(self.cfg.mode)})
         return md
+
+    def conditions_metadata(self):
+        """{condition: its record (conditions.Condition.record)} of every
+        condition of the run, with the implementation of those that run."""
+        c = self.cfg
+        return {name: conditions.parse(name).record(
+                    c.profile, c.qos.marks, self.cc_impls.get(name))
+                for name in c.ccs}
 
     def save(self):
         os.makedirs(self.dir, exist_ok=True)
@@ -248,6 +257,13 @@ class Run:
         os.replace(tmp, os.path.join(self.dir, "result.json"))
 
     def execute(self):
+        """The run; whatever happens, the congestion controls it
+        registered are unregistered before this returns or raises."""
+        self.cc_stack = contextlib.ExitStack()
+        with self.cc_stack:
+            return self._execute()
+
+    def _execute(self):
         c = self.cfg
         self.preflight()
         os.makedirs(self.dir, exist_ok=True)
@@ -308,7 +324,7 @@ class Run:
                 self.segment["ovs_version"] = tb.ovs_version()
                 self.log("  kernel %s, %s, link %g Mbit/s, %s ports, "
                          "%s, %d levels, buffer %d %s %s, %s, "
-                         "offloads %s, cc %s" % (
+                         "offloads %s" % (
                              platform.release(), self.segment["ovs_version"],
                              c.rate_mbit, ports_str(c.ports),
                              c.qos.type, tb.levels,
@@ -322,11 +338,19 @@ class Run:
                              else "drop-tail",
                              "on (OVS userspace TSO; hosts' TSO, GSO, "
                              "GRO, tx checksum)" if c.ports.tso
-                             else "off", cc))
+                             else "off"))
                 if (md.get("ovs_version")
                         and md["ovs_version"] != self.segment["ovs_version"]):
                     self.log("  warning: the run began on %s"
                              % md["ovs_version"])
+            cond = conditions.parse(cc)
+            self.log("  cc %s: %s (%s)" % (
+                cc, self.cc_impls[cc].label if cc in self.cc_impls
+                else cc, cond.describe(c.qos.marks)))
+            md["conditions"] = self.conditions_metadata()
+            self.segment.setdefault("congestion_control", {})[cc] = (
+                self.cc_impls[cc].label if cc in self.cc_impls else None)
+            self.bpf_netns = self.bpf_namespaces(tb, cc)
             panda_ok = tb.panda_available()
             cpu0, t0 = tb.thread_cpu(), time.time()
 
@@ -433,31 +457,75 @@ class Run:
                               for s in md["segments"])
         md["loadavg_at_end"] = seg["loadavg_at_end"]
 
+    def use_cc(self, cc):
+        """Registers the algorithm of condition 'cc' for the rest of the
+        run (cc_session); None, or why it cannot run."""
+        try:
+            impl = self.cc_stack.enter_context(cc_session(
+                conditions.parse(cc).algorithm, self.cfg.build_dir,
+                self.log))
+        except ccs.CcUnavailable as e:
+            return "unavailable: %s" % e
+        self.cc_impls[cc] = impl
+        return None
+
     def runnable_ccs(self):
-        """The congestion controls to run.  A new run records those the
-        kernel lacks as unavailable; a resumed one runs the run's, and
-        needs each of them here."""
+        """The conditions to run, their algorithms registered for the run
+        (use_cc).  A new run records those that cannot run as
+        unavailable; a resumed one runs the run's, and needs each of them
+        here."""
         c = self.cfg
         if self.previous is not None:
             gone = {u["cc"] for u in self.result["unavailable"]}
             for cc in c.ccs:
-                why = None if cc in gone else cc_availability(cc)
+                why = None if cc in gone else self.use_cc(cc)
                 if why:
                     raise TestbedError("--resume: %s ran in this run's "
                                        "earlier sessions but is %s here"
                                        % (cc, why))
             return [cc for cc in c.ccs if cc not in gone]
-        ccs = []
+        runnable = []
         for cc in c.ccs:
-            why = cc_availability(cc)
+            why = self.use_cc(cc)
             if why:
                 self.log("  %s: %s" % (cc, why))
                 for s in c.schemes:
                     self.result["unavailable"].append(
                         {"cc": cc, "scheme": s, "status": why})
             else:
-                ccs.append(cc)
-        return ccs
+                runnable.append(cc)
+        return runnable
+
+    def bpf_namespaces(self, tb, cc):
+        """{"pm1", "pm2": network namespace cookie} when condition 'cc'
+        runs on the BPF DCTCP (whose counters are kept per namespace), else
+        None."""
+        impl = self.cc_impls.get(cc)
+        if impl is None or impl.kind != "bpf":
+            return None
+        try:
+            return {name: int(getattr(tb, name).run(*ccs.NETNS_COOKIE_CMD))
+                    for name in ("pm1", "pm2")}
+        except (RuntimeError, ValueError, AttributeError) as e:
+            self.log("  warning: no namespace cookies, so no BPF DCTCP "
+                     "counters per trial: %s" % e)
+            return None
+
+    def bpf_counters(self, cc):
+        """The BPF DCTCP's counters in PM1's and PM2's namespaces now, or
+        None (not the BPF DCTCP, or no counters)."""
+        impl = self.cc_impls.get(cc)
+        if not getattr(self, "bpf_netns", None) or impl is None \
+                or impl.kind != "bpf":
+            return None
+        try:
+            netns = ccs.Loader(paths.BuildTree(self.cfg.build_dir)).stats()[
+                "netns"]
+        except (ccs.CcUnavailable, ValueError) as e:
+            self.log("      warning: BPF DCTCP counters: %s" % e)
+            return None
+        return {name: netns.get(cookie, {})
+                for name, cookie in self.bpf_netns.items()}
 
     def check_deadline(self):
         """--stop-after: no trial starts once the session's time is up."""
@@ -797,12 +865,23 @@ class Run:
             # Experiment (c): a fixed FCT window, the same for every scheme.
             tcfg = dataclasses.replace(tcfg, fct_window_s=c.fct_window_s,
                                        fct_grace_s=c.fct_grace_s)
+        before = self.bpf_counters(t["cc"])
         res = run_trial(tb, tcfg, t["scheme"], t["concurrency"],
                         t["requests"], c.seed + t["rep"], wdir,
                         policy=policy, collect=t.get("collect", False),
                         log=self.log)
+        after = self.bpf_counters(t["cc"])
         if policy is not None:
             res["policy_action"] = policy.text()
+        impl = self.cc_impls.get(t["cc"])
+        res["congestion_control"] = impl.label if impl else None
+        if before and after:
+            # What the BPF DCTCP did over the trial: PM2 sends the data
+            # (its reductions), PM1 receives it (its CE echo).
+            res["bpf_dctcp"] = {
+                "sender_pm2": ccs.reaction(before["pm2"], after["pm2"]),
+                "receiver_pm1": ccs.reaction(before["pm1"],
+                                             after["pm1"])["counters"]}
         return res
 
 

@@ -332,7 +332,9 @@ class SwitchRun(Run):
                                                         % cfg.mode)
         self.dir = os.path.join(cfg.out, self.run_id)
 
-    def execute(self):
+    def _execute(self):
+        """(Run.execute registers and unregisters the congestion control
+        around this.)"""
         c, p = self.cfg, self.params
         self.preflight()
         os.makedirs(self.dir, exist_ok=True)
@@ -349,6 +351,9 @@ class SwitchRun(Run):
         to_cdf = to.write_copy(os.path.join(self.dir, "workload-to.cdf"))
         self.total = 1
         cc = c.ccs[0]
+        why = self.use_cc(cc)
+        if why:
+            raise TestbedError("--cc %s: %s" % (cc, why))
         self.log("panda testbed, workload switch: run %s -> %s"
                  % (self.run_id, self.dir))
         with self.testbed(c, cc, self.prof["mtu"]) as tb:

@@ -16,9 +16,11 @@ call twice and on a half-built testbed.
 
 import re
 
+from .. import cc as ccs
 from ..lab import (FG_PORT, MEMCACHED_PORT, Lab, LabError, PortConfig,
                    wait_until)
 from ..sandbox import run
+from . import conditions
 from .schemes import FRAME, SCHEMES
 
 PM1_IP = "10.0.0.1"
@@ -68,7 +70,10 @@ def parse_panda_show(text):
 class Testbed(Lab):
     """PM1 and PM2 joined through the patched OVS; the OVS port towards PM1
     is the bottleneck, with the egress of 'qos' (a schemes.QosConfig:
-    panda-sched or linux-htb, K levels, shaped to the link rate)."""
+    panda-sched or linux-htb, K levels, shaped to the link rate); 'cc' is
+    the congestion-control condition of every connection between PM1 and
+    PM2 (conditions.py), whose algorithm must be registered when the
+    testbed starts (pandaovs.cc.session does that for the BPF DCTCP)."""
 
     __test__ = False        # not a pytest class, whatever imports it
 
@@ -84,6 +89,11 @@ class Testbed(Lab):
         self.rate_bps = qos.rate_bps
         self.levels = qos.levels
         self.cc = cc
+        try:
+            self.condition = conditions.parse(cc)
+        except conditions.ConditionError as e:
+            raise TestbedError(str(e))
+        self.cc_impl = None         # pandaovs.cc.Implementation, at start
         self.queue_pkts = qos.queue_pkts
         self.scheme = None
         self.sched_applied = None   # panda-sched settings on the port
@@ -110,12 +120,6 @@ class Testbed(Lab):
             self.start_network()
             for h in (self.pm1, self.pm2):
                 self.set_cc(h)
-                if self.qos.marks:
-                    # ECN-capable senders: the thesis's DCTCP substitute
-                    # (this kernel has no DCTCP).  PM1 opens every
-                    # connection, so it must ask for ECN; PM2 sends the
-                    # data.  Per namespace, like the route below.
-                    h.run("sysctl", "-qw", "net.ipv4.tcp_ecn=1")
             if self.qos.type == "htb":
                 # --no-dscp: the panda action writes each level's DSCP
                 # itself.
@@ -138,16 +142,31 @@ class Testbed(Lab):
         return self
 
     def set_cc(self, host):
-        """Congestion control of every connection between PM1 and PM2.
-        A namespace may only make an algorithm of
-        net.ipv4.tcp_allowed_congestion_control its default (cubic is
-        usually not in that list), but a route's congctl attribute is not
-        restricted, so the algorithm goes on the subnet route."""
+        """The condition's congestion control and ECN setting for every
+        connection of 'host' to the other hosts.  A namespace may only
+        make an algorithm of net.ipv4.tcp_allowed_congestion_control its
+        default (cubic is usually not in that list), but a route's congctl
+        attribute is not restricted, so the algorithm goes on the subnet
+        route, under the name it is registered as (the BPF DCTCP's is
+        panda_dctcp).  ECN: net.ipv4.tcp_ecn per namespace, set explicitly
+        (conditions.Condition.tcp_ecn): PM1 opens every connection, so its
+        setting decides whether the connections are ECN-capable; DCTCP
+        asks by itself, and its route says so too."""
+        cond = self.condition
+        impl = ccs.resolve(cond.algorithm)
+        if impl is None:
+            raise TestbedError(
+                "congestion control %s is not registered (tcp_available_"
+                "congestion_control: %s); the runner registers it for the "
+                "run (pandaovs.cc.session)"
+                % (cond.algorithm, " ".join(ccs.available())))
+        self.cc_impl = impl
         args = ["ip", "route", "replace", "10.0.0.0/24", "dev", "eth0",
-                "congctl", self.cc]
-        if self.cc == "dctcp":
+                "congctl", impl.algorithm]
+        if cond.algorithm in conditions.ECN_NATIVE:
             args += ["features", "ecn"]
         host.run(*args)
+        host.run("sysctl", "-qw", "net.ipv4.tcp_ecn=%d" % cond.tcp_ecn)
 
     def check_servers(self):
         for name, p in (("memcached", self.memcached),

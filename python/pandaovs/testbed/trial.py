@@ -215,8 +215,8 @@ def observed_cc(host):
     text = host.run("ss", "-Htin", "state", "established", check=False)
     algos = collections.Counter()
     for line in text.splitlines():
-        m = re.match(r"\s+(reno|cubic|bbr|dctcp|vegas|htcp|bic|westwood)\b",
-                     line)
+        m = re.match(r"\s+(reno|cubic|bbr|dctcp|panda_dctcp|vegas|htcp|"
+                     r"bic|westwood)\b", line)
         if m:
             algos[m.group(1)] += 1
     return dict(algos)
