@@ -333,7 +333,7 @@ class Run:
                              "bytes" if c.qos.buffer_bytes
                              else "packets", "per level" if
                              c.qos.type == "htb" else "per port",
-                             "ECN at %d bytes, ECN-capable senders"
+                             "port ECN threshold %d bytes"
                              % c.qos.ecn_threshold if c.qos.marks
                              else "drop-tail",
                              "on (OVS userspace TSO; hosts' TSO, GSO, "
