@@ -7,6 +7,8 @@ collapses, whether an RTO happened, which packets a queue dropped), not
 of the machine's speed.  About 20 s on 2 idle cores.
 """
 
+import dataclasses
+import hashlib
 import json
 import os
 import subprocess
@@ -139,3 +141,37 @@ def test_summary_largest_n_and_ordering():
     assert rows["newreno"]["first_n_with_rto"] == 16
     (o,) = s["ordering"]
     assert o["paper_ordering_holds"] is True
+
+
+def test_hetero_networks_and_stable_names():
+    """§5.6's networks (Figs 13c/13d) are points of their own: the rate
+    and the 25 us links reach tsl-sim, their curves are apart from the
+    8 us ones and get the paper's ordering; points of the earlier kinds
+    keep their names (the new fields count in the digest only when set)."""
+    pts = incast.experiment("hetero", grid=(16,))
+    assert len(pts) == 2 * 6
+    for p in pts:
+        rate = "1Gbps" if p.tag == "1g-rtt100us" else "10Gbps"
+        assert "--edge-rate=" + rate in p.args()
+        assert "--link-delay-us=25" in p.args()
+    old = incast.TslPoint(workers=16)
+    before = {k: v for k, v in dataclasses.asdict(old).items()
+              if k not in ("edge_rate", "link_delay_us")}
+    assert old.name().endswith("-" + hashlib.sha1(json.dumps(
+        before, sort_keys=True).encode()).hexdigest()[:6])
+    assert incast.TslPoint(workers=16).name() != \
+        incast.TslPoint(workers=16, edge_rate="1Gbps").name()
+
+    def r(label, n, frac, tag):
+        d = _r(label, n, frac)
+        d["point"].update(tag=tag, edge_rate="1Gbps", link_delay_us=25.0)
+        return d
+    g = "1g-rtt100us"
+    rs = [r("tsl", 16, 0.95, g), r("tsl", 64, 0.9, g),
+          r("dctcp", 16, 0.9, g), r("dctcp", 64, 0.3, g),
+          r("newreno", 16, 0.1, g),
+          _r("tsl", 16, 0.95), _r("dctcp", 16, 0.95), _r("newreno", 16, 0.9)]
+    s = incast.summarize(rs)
+    by_tag = {o["tag"]: o for o in s["ordering"]}
+    assert by_tag["1g-rtt100us"]["paper_ordering_holds"] is True
+    assert by_tag[""]["paper_ordering_holds"] is False

@@ -12,7 +12,7 @@
   tsl-quick    TCP SkyLine: 64 senders through a 128 KB port, per scheme
                (the test suite runs it)
   tsl          TCP SkyLine's experiments: incast, rounds, wred, cawa,
-               ablation, timer, fairness (sim/TSL.md)
+               ablation, timer, hetero, fairness (sim/TSL.md)
 
 Every command writes OUT/<run-id>/: points/<name>/ (panda-sim's records
 and point.json), policies/, result.json, result.csv, PNG figures.
@@ -459,7 +459,7 @@ def cmd_tsl(args):
     for part in args.parts:
         if part != "fairness" and part not in incast.PART_SETTINGS:
             parser().error("--parts: unknown %r (incast, rounds, wred, "
-                           "cawa, ablation, timer, fairness)" % part)
+                           "cawa, ablation, timer, hetero, fairness)" % part)
         if part == "fairness":
             todo.append(incast.fairness_point(args.seed))
         else:
@@ -659,7 +659,7 @@ def parser():
     common(t, ())
     t.add_argument("--parts", type=_list(str), default=["incast"],
                    help="incast, rounds, wred, cawa, ablation, timer, "
-                   "fairness")
+                   "hetero, fairness")
     t.add_argument("--grid", type=_list(int), default=list(incast.N_GRID),
                    help="numbers of senders N")
     t.add_argument("--settings", type=_settings,

@@ -21,6 +21,9 @@ The experiments (paper figure in brackets), each a list of points:
   cawa      TSL with CAWA, without it, and without delayed ACKs [Fig 12]
   ablation  TSL with one mechanism off at a time
   timer     TSL with the host timer's accuracy t_minAcc 1 us .. 5 ms [Fig 11]
+  hetero    the incast schemes at 256 KB / 256 KB on the networks of §5.6:
+            1 Gbit/s and 10 Gbit/s, each with a 100 us base RTT
+            [Figs 13c, 13d]
   fairness  5 long flows joining and leaving [Fig 14]
 
 summarize() gives, per setting and scheme, the largest N that keeps at
@@ -71,6 +74,8 @@ class TslPoint:
     seed: int = 1
     max_time: float = 60
     tag: str = ""
+    edge_rate: str = None        # None: tsl-sim's 10 Gbit/s.
+    link_delay_us: float = None  # None: tsl-sim's 2 us (base RTT 8 us).
 
     def label(self):
         """The scheme as the figures name it (TSL variants, delayed ACK)."""
@@ -96,8 +101,11 @@ class TslPoint:
                  "r%d" % self.rounds, "s%d" % self.seed]
         if self.tag:
             parts.insert(-1, self.tag)
-        digest = hashlib.sha1(json.dumps(dataclasses.asdict(self),
-                                         sort_keys=True).encode())
+        # Fields added later count only when set, so that the points
+        # of earlier runs keep their names (and resume finds them).
+        fields = {k: v for k, v in dataclasses.asdict(self).items()
+                  if v is not None or k not in _LATER_FIELDS}
+        digest = hashlib.sha1(json.dumps(fields, sort_keys=True).encode())
         return "-".join(parts) + "-" + digest.hexdigest()[:6]
 
     def args(self):
@@ -111,11 +119,16 @@ class TslPoint:
             if v is not None:
                 a.append("--%s=%d" % (f.replace("_", "-"), int(v)))
         for f in ("min_th", "max_th_unlabel", "wred_prob", "timer_us",
-                  "init_cwnd", "stagger", "hold", "sample"):
+                  "init_cwnd", "stagger", "hold", "sample", "link_delay_us"):
             v = getattr(self, f)
             if v is not None:
                 a.append("--%s=%g" % (f.replace("_", "-"), v))
+        if self.edge_rate is not None:
+            a.append("--edge-rate=" + self.edge_rate)
         return a
+
+
+_LATER_FIELDS = ("edge_rate", "link_delay_us")
 
 
 class TslContext(pts.Context):
@@ -190,7 +203,14 @@ PART_SETTINGS = {
     "cawa": ((256 * KB, 256 * KB),),
     "ablation": ((128 * KB, 256 * KB),),
     "timer": ((256 * KB, 256 * KB),),
+    "hetero": ((256 * KB, 256 * KB),),
 }
+
+# §5.6's networks (Figs 13c, 13d): the rate, the delay per link (a base
+# RTT crosses four links: 25 us gives the paper's 100 us) and the tag that
+# names their curves.
+HETERO = (("1Gbps", 25.0, "1g-rtt100us"), ("10Gbps", 25.0, "10g-rtt100us"))
+HETERO_TAGS = tuple(t for _, _, t in HETERO)
 
 
 def experiment(part, grid=N_GRID, settings=None, seed=1):
@@ -219,6 +239,12 @@ def experiment(part, grid=N_GRID, settings=None, seed=1):
             elif part == "timer":
                 out += [TslPoint(workers=n, timer_us=t, tag="timer", **kw)
                         for t in (1, 5, 50, 500, 5000)]
+            elif part == "hetero":
+                for rate, delay, tag in HETERO:
+                    net = dict(kw, edge_rate=rate, link_delay_us=delay,
+                               tag=tag)
+                    out += [TslPoint(workers=n, **net)] + baselines(
+                        workers=n, **net)
             elif part == "ablation":
                 out += [TslPoint(workers=n, tag="ablation", **kw)] + [
                     TslPoint(workers=n, tag="ablation", **{f: False}, **kw)
@@ -313,13 +339,15 @@ def summarize(results):
     ordering = []
     for (rounds, buf, sru, tag), rs in sorted(by_setting.items()):
         need = ("tsl", "dctcp", "newreno")
-        if tag or not all(s in rs for s in need):
+        if (tag and tag not in HETERO_TAGS) or \
+                not all(s in rs for s in need):
             continue
         n = {s: rs[s]["n_max_80pct"] or 0 for s in need}
         tcp_best = max(rs[s]["n_max_80pct"] or 0 for s in rs
                        if s.startswith(("newreno", "cubic")))
         ordering.append({
             "rounds": rounds, "buffer_kb": buf // KB, "sru_kb": sru // KB,
+            "tag": tag,
             "n_max_80pct": {s: rs[s]["n_max_80pct"] for s in rs},
             "tsl_gt_dctcp": n["tsl"] > n["dctcp"],
             "dctcp_gt_tcp": n["dctcp"] > tcp_best,
@@ -338,9 +366,10 @@ def table(summary):
             r["scheme"] + ("/" + r["tag"] if r["tag"] else ""),
             r["n_max_80pct"], r["n_any_80pct"], r["first_n_with_rto"]))
     for o in summary["ordering"]:
-        lines.append("ordering %dK/%dK, %d round(s): TSL > DCTCP > TCP: %s "
+        lines.append("ordering %dK/%dK, %d round(s)%s: TSL > DCTCP > TCP: %s "
                      "(N@80%%: %s)" % (
                          o["buffer_kb"], o["sru_kb"], o["rounds"],
+                         ", " + o["tag"] if o.get("tag") else "",
                          "yes" if o["paper_ordering_holds"] else "NO",
                          ", ".join("%s %s" % kv for kv in
                                    sorted(o["n_max_80pct"].items()))))
@@ -456,7 +485,13 @@ def figures(results, out_dir):
                      "TSL: host timer accuracy t_minAcc (Fig. 11)", gp,
                      "goodput, Gbit/s", tag="timer", hline=line),
         _plot_fairness(results, os.path.join(out_dir, "fairness.png")),
-    ]
+    ] + [
+        _plot_panels(results, os.path.join(out_dir, "%s-goodput.png" % tag),
+                     "goodput vs senders, %s, base RTT %g us (Fig. 13%s)"
+                     % (rate, 4 * delay, "c" if rate == "1Gbps" else "d"),
+                     gp, "goodput, Gbit/s", tag=tag,
+                     hline=TARGET * (1 if rate == "1Gbps" else 10))
+        for rate, delay, tag in HETERO]
     return [m for m in made if m]
 
 
