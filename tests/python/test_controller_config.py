@@ -386,3 +386,38 @@ def test_run_option_errors(tmp_path):
             capture_output=True, text=True, timeout=60)
         assert r.returncode != 0, (argv, r.stderr)
         assert msg in r.stderr, (argv, r.stderr)
+
+
+# ---- Bounded reads: no file makes the controller read without end. ----
+
+def test_bounded_reads(tmp_path, monkeypatch):
+    """A configuration or policy file is read only if it is a regular file
+    of at most MAX_FILE_BYTES: a file over it (written here), a FIFO
+    (refused without blocking on it) and a character device are refused
+    naming the file.  /dev/null, not /dev/zero, so that a broken check
+    reads nothing rather than for ever; the REST token file likewise."""
+    monkeypatch.setattr(config, "MAX_FILE_BYTES", 1000)
+    pol = tmp_path / "p.json"
+    pol.write_text('{"id": 1, "comment": "%s"}' % ("x" * 1000))
+    c = write(tmp_path / "c.json", {"rules": [
+        {"name": "a", "policy": "p.json"}]})
+    with pytest.raises(config.ConfigError) as e:
+        config.load_checked(c)
+    assert "%s: 1024 bytes, above the limit of 1000 bytes for a " \
+        "configuration or policy file" % pol in str(e.value)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(str(fifo))
+    for path, kind in ((fifo, "a FIFO"), ("/dev/null",
+                                          "a character device")):
+        write(c, {"rules": [{"name": "a", "policy": str(path)}]})
+        t0 = time.monotonic()
+        with pytest.raises(config.ConfigError) as e:
+            config.load_checked(c)
+        assert "%s: not a regular file (%s): refused" % (path, kind) \
+            in str(e.value)
+        assert time.monotonic() - t0 < 10
+    with pytest.raises(config.ConfigError, match="not a regular file"):
+        config.read_token(str(fifo))
+    # The configuration itself.
+    with pytest.raises(config.ConfigError, match="not a regular file"):
+        config.load_checked("/dev/null")

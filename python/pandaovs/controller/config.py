@@ -47,10 +47,11 @@ controller checks every bridge's plan once more before it sends it
 (diff.forwarding_removed), which also covers a controller restarted with
 a new configuration.
 
-Robustness: whatever is wrong with the files (invalid UTF-8, NaN or
-Infinity, numbers beyond a double, nesting deeper than the parser's stack,
-an ovs-ofctl that hangs), load_checked() raises ConfigError with the file
-and the problem, never another exception; ConfigWatcher tries a given
+Robustness: whatever is wrong with the files (not a regular file, larger
+than MAX_FILE_BYTES, invalid UTF-8, NaN or Infinity, numbers beyond a
+double, nesting deeper than the parser's stack, an ovs-ofctl that hangs),
+load_checked() raises ConfigError with the file and the problem, never
+another exception; ConfigWatcher tries a given
 version of the files once, so a bad file is reported once, not every poll.
 
 Policy files: panda-model's JSON, read by pandaovs.policy.Policy.from_json:
@@ -105,6 +106,10 @@ CONFIG_KEYS = {"cookie", "rules", "comment", CONFIRM_KEY}
 # ovs-ofctl parse-actions answers in milliseconds; a hung one must not hang
 # the controller's reload.
 OFCTL_TIMEOUT = 30.0
+# The largest configuration or policy file read: a policy is about 1 KB, a
+# configuration of thousands of rules a few MB.  Regular files only, so that
+# no name (/dev/zero, a FIFO) makes the controller read without end.
+MAX_FILE_BYTES = 16 << 20
 
 
 # How 'panda_controller.py run' hands its options to the os-ken
@@ -179,6 +184,52 @@ def parse_listen(s, default_port=6653):
     return proto, host, port
 
 
+def read_file(path, limit=None, what="file"):
+    """The bytes of 'path', a regular file of at most 'limit' bytes
+    (default MAX_FILE_BYTES).  Raises ConfigError naming the file: not a
+    regular file (a FIFO, a device, a directory: refused without reading
+    or blocking on it), over the limit, or unreadable."""
+    limit = MAX_FILE_BYTES if limit is None else limit
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise ConfigError("%s: cannot read: %s" % (path, e.strerror))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError("%s: not a regular file (%s): refused as a %s"
+                              % (path, _file_kind(st.st_mode), what))
+        if st.st_size > limit:
+            raise ConfigError("%s: %d bytes, above the limit of %d bytes for "
+                              "a %s" % (path, st.st_size, limit, what))
+        chunks, n = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            n += len(chunk)
+            if n > limit:       # it grew while read
+                raise ConfigError("%s: more than %d bytes, the limit for a "
+                                  "%s" % (path, limit, what))
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as e:
+        raise ConfigError("%s: cannot read: %s" % (path, e.strerror))
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode):
+    for test, name in ((stat.S_ISDIR, "a directory"),
+                       (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
 def read_token(path, create=False):
     """The REST interface's bearer token: the first line of 'path'.  With
     'create', a missing file is made with a random token, readable by its
@@ -195,8 +246,8 @@ def read_token(path, create=False):
             with os.fdopen(fd, "w") as f:
                 f.write(secrets.token_hex(32) + "\n")
     try:
-        with open(path) as f:
-            token = f.readline().strip()
+        token = read_file(path, 4096, "REST token file").decode()
+        token = token.splitlines()[0].strip() if token else ""
         mode = os.stat(path).st_mode
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError("%s: cannot read the REST token: %s"
@@ -365,13 +416,10 @@ def _finite_float(text):
 
 
 def _read_json(path):
-    """The JSON document in 'path', strictly: UTF-8, no NaN or Infinity, no
-    number beyond a double, no nesting deeper than the parser can go."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise ConfigError("%s: cannot read: %s" % (path, e.strerror))
+    """The JSON document in 'path', strictly: a regular file of at most
+    MAX_FILE_BYTES (read_file()), UTF-8, no NaN or Infinity, no number
+    beyond a double, no nesting deeper than the parser can go."""
+    data = read_file(path, what="configuration or policy file")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
