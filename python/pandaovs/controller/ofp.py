@@ -56,6 +56,25 @@ assert (OFPAT_VENDOR, NX_VENDOR_ID, NX_ACTION_LEN - NX_HEADER_LEN) == (
     OFP.OFPAT_EXPERIMENTER, 0x00002320, 150)
 
 
+class ExperimenterMultipart(parser.OFPExperimenterMultipart):
+    """The body of an experimenter multipart reply, all of it.  os-ken's
+    own parser (OFPExperimenterMultipart) says every body is 16 bytes long
+    and parses the rest again as more bodies, so a reply whose length is
+    not a multiple of 16 plus 8 to 15 (an NXST_PANDA_HISTOGRAM text of
+    any other length) failed to parse: an exception in os-ken, the reply
+    dropped, the request timing out.  The body is one struct, what
+    follows the experimenter header is its data."""
+
+    @classmethod
+    def parser(cls, buf, offset):
+        stats = super(ExperimenterMultipart, cls).parser(buf, offset)
+        stats.length = len(buf) - offset
+        return stats
+
+
+parser.OFPExperimenterStatsReply.cls_stats_body_cls = ExperimenterMultipart
+
+
 def encode_action(policy):
     """The action's bytes as os-ken puts them in a flow-mod."""
     buf = bytearray()
