@@ -64,7 +64,7 @@ def main():
                             "tcp_dst": 5000 + i},
                   "policy": "policy.json"} for i in range(args.rules)]
         rules.append({"name": "default", "priority": 0, "policy": None})
-        write_json(lab.config, {"rules": rules})
+        write_json(lab.config, {"switches": "*", "rules": rules})
         write_json(lab.policy_file, policy((50000, 500000)).to_json())
         t0 = time.monotonic()
         lab.start_controller()

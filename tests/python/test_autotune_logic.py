@@ -119,19 +119,21 @@ def test_settings_checked():
 
 @needs_model
 def test_window_waits_for_packets_and_moves():
-    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.5, min_packets=10)
+    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.5, min_packets=10,
+                          source_cap=1)
     t = autotune.Tuner(1, s, clock=Clock())
-    w, flt, fht, _ = t.window({"a": hist(1, {24: 5}, {1448: 20})})
-    assert w is None and (flt, fht) == (5, 20)
-    # The window grows until each class has 10 packets; two bridges add up.
-    w, flt, fht, _ = t.window({"a": hist(1, {24: 8}, {1448: 20}),
-                               "b": hist(1, {24: 3}, {})})
-    assert (flt, fht) == (11, 20)
-    assert w.payload == {0: {24: 11}, 1: {1448: 20}}
+    w = t.window({"a": hist(1, {24: 5}, {1448: 20})})
+    assert w.hist is None and (w.flt, w.fht) == (5, 20)
+    # The window grows until each class has 10 packets; two bridges add up
+    # (no source cap here: test_source_cap).
+    w = t.window({"a": hist(1, {24: 8}, {1448: 20}),
+                  "b": hist(1, {24: 3}, {})})
+    assert (w.flt, w.fht) == (11, 20)
+    assert w.hist.payload == {0: {24: 11}, 1: {1448: 20}}
     # The next window starts there.
-    w, flt, fht, flows = t.window({"a": hist(1, {24: 9}, {1448: 25}),
-                                   "b": hist(1, {24: 3}, {})})
-    assert (w, flt, fht, flows) == (None, 1, 5, 0)
+    w = t.window({"a": hist(1, {24: 9}, {1448: 25}),
+                  "b": hist(1, {24: 3}, {})})
+    assert (w.hist, w.flt, w.fht, w.flows) == (None, 1, 5, 0)
 
 
 @needs_model
@@ -164,7 +166,7 @@ def test_decide_margin_hysteresis_min_interval():
 def test_model_run_is_panda_model(tmp_path):
     """The policy auto-tune derives is what panda-model writes for the same
     "size count" files, DSCP and queues of the policy in force kept."""
-    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.6)
+    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.6, trim=0)
     cur = Policy(id=9, threshold=1000, thresholds=(10000, 100000),
                  dscp=(46, 26, 10), queues=(0, 1, 2))
     w = hist(9, {24: 500, 96: 100}, {1448: 3000, 512: 50})
@@ -213,7 +215,8 @@ def test_live_flows_set_the_thresholds(tmp_path):
     from their sizes: what panda-model gives for the CDF written from the
     buckets; small flows give small thresholds, large ones large; fewer
     flows than min_flows: the CDF file; no file: the window waits."""
-    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.6, min_flows=50)
+    s = autotune.Settings(model=MODEL, cdf=CDF, load=0.6, min_flows=50,
+                          trim=0)
     cur = Policy(id=9, threshold=1000, thresholds=(10000, 100000),
                  dscp=(46, 26, 10), queues=(0, 1, 2))
     # Mostly 5-10 KB flows, a few of 1-2 MB.
@@ -251,10 +254,10 @@ def test_live_flows_set_the_thresholds(tmp_path):
     s2 = autotune.Settings(model=MODEL, cdf=None, load=0.6, min_flows=50,
                            min_packets=1)
     t = autotune.Tuner(9, s2, clock=Clock())
-    w, _, _, flows = t.window({"a": few})
-    assert w is None and flows == 49
-    w, _, _, flows = t.window({"a": flows_hist(9, {5120: 60})})
-    assert w is not None and flows == 60
+    w = t.window({"a": few})
+    assert w.hist is None and w.flows == 49
+    w = t.window({"a": flows_hist(9, {5120: 60})})
+    assert w.hist is not None and w.flows == 60
     with pytest.raises(autotune.AutoTuneError) as e:
         autotune.Settings(model=MODEL, cdf=None, load=0.6, min_flows=0)
     assert "min_flows 0" in str(e.value)

@@ -32,7 +32,8 @@ def test_imports_without_os_ken():
 
 def test_policy_file_is_a_configuration(tmp_path):
     p = write(tmp_path / "p.json", {"id": 4, "thresholds": [10, 20],
-                                    "controller": {"priority": 7}})
+                                    "controller": {"priority": 7,
+                                                   "switches": ["0xb1"]}})
     cfg = config.load(p)
     assert len(cfg.rules) == 1
     r = cfg.rules[0]
@@ -43,12 +44,14 @@ def test_policy_file_is_a_configuration(tmp_path):
     assert cfg.files == [p]
     assert cfg.summary()[0]["policy"] == "id=4,threshold=0,thresholds=" \
         "10/20,dscp=1/2/3,queues=0/1/2"
+    assert cfg.switches.allows(0xb1) and not cfg.switches.allows(0xb2)
 
 
 def test_rules_files_and_conflicts(tmp_path):
     write(tmp_path / "a.json", {"id": 1, "thresholds": [100]})
     cfg_path = tmp_path / "c.json"
-    write(cfg_path, {"cookie": "0x1234567800000000", "rules": [
+    write(cfg_path, {"cookie": "0x1234567800000000", "switches": "*",
+                     "rules": [
         {"name": "a", "policy": "a.json", "dpids": ["0xb1", 5]},
         {"name": "b", "priority": 5, "policy": None, "next": "goto_table:3"},
         {"name": "c", "priority": 6, "policy": {"id": 2, "kind": "pias"}}]})
@@ -63,13 +66,14 @@ def test_rules_files_and_conflicts(tmp_path):
     assert str(tmp_path / "a.json") in cfg.files
 
     # One id, two policies: refused (counters are kept per id).
-    write(cfg_path, {"rules": [
+    write(cfg_path, {"switches": "*", "rules": [
         {"name": "a", "policy": {"id": 1, "thresholds": [100]}},
         {"name": "b", "priority": 5, "policy": {"id": 1}}]})
     with pytest.raises(config.ConfigError, match="policy id 1 has two"):
         config.load(str(cfg_path))
     # Two rules, one flow.
-    write(cfg_path, {"rules": [{"name": "a", "policy": None},
+    write(cfg_path, {"switches": "*",
+                     "rules": [{"name": "a", "policy": None},
                                {"name": "b", "policy": None}]})
     with pytest.raises(config.ConfigError, match="install the same flow"):
         config.load(str(cfg_path))
@@ -117,7 +121,8 @@ def fake_ofctl(tmp_path, stdout, stderr="", rc=0):
 
 def test_check_with_ofctl(tmp_path):
     """--ofctl: the switch build's verdict on each encoded action."""
-    cfg = config.load(write(tmp_path / "p.json", {"id": 3}))
+    cfg = config.load(write(tmp_path / "p.json", {
+        "id": 3, "controller": {"switches": "*"}}))
     config.check_with_ofctl(cfg, fake_ofctl(tmp_path, "actions=panda(id=3)"))
     with pytest.raises(config.ConfigError,
                        match="policy id 3 refused by lib/panda: panda: "
@@ -194,7 +199,7 @@ def test_empty_rules_need_confirmation(tmp_path):
                        match="rules: empty: this would delete every flow.*"
                              "confirm_no_forwarding"):
         config.load(p)
-    write(p, {"rules": [], "confirm_no_forwarding": True})
+    write(p, {"rules": [], "confirm_no_forwarding": True, "switches": "*"})
     cfg = config.load(p)
     assert cfg.rules == [] and cfg.confirm_no_forwarding
     write(p, {"rules": [], "confirm_no_forwarding": "yes"})
@@ -203,7 +208,9 @@ def test_empty_rules_need_confirmation(tmp_path):
 
 
 def _cfg(tmp_path, rules, **top):
-    return config.load(write(tmp_path / "c.json", dict(rules=rules, **top)))
+    return config.load(write(tmp_path / "c.json", dict(rules=rules,
+                                                       switches=[1, 2],
+                                                       **top)))
 
 
 def test_transition_that_drops_a_catch_all_is_refused(tmp_path):
@@ -285,7 +292,8 @@ def test_ofctl_that_hangs(tmp_path, monkeypatch):
     ofctl.write_text("#!/bin/sh\nexec sleep 60\n")
     ofctl.chmod(0o755)
     monkeypatch.setattr(config, "OFCTL_TIMEOUT", 0.3)
-    p = write(tmp_path / "c.json", {"id": 3})
+    p = write(tmp_path / "c.json", {"id": 3,
+                                    "controller": {"switches": "*"}})
     with pytest.raises(config.ConfigError,
                        match="--ofctl .*: no answer within 0.3 s while "
                              "checking policy id 3"):
@@ -297,7 +305,7 @@ def test_watcher_reports_a_bad_version_once(tmp_path, monkeypatch, caplog):
     often the watcher polls; a fix of a policy file that only the refused
     configuration names is noticed."""
     good = write(tmp_path / "p1.json", {"id": 1})
-    cfg = write(tmp_path / "c.json", {"rules": [
+    cfg = write(tmp_path / "c.json", {"switches": "*", "rules": [
         {"name": "a", "policy": "p1.json"}]})
     calls = []
     real = config.load_checked
@@ -312,7 +320,8 @@ def test_watcher_reports_a_bad_version_once(tmp_path, monkeypatch, caplog):
     # The configuration now names p2.json, which is broken.
     (tmp_path / "p2.json").write_bytes(b'{"id": 2, "floor": NaN}')
     time.sleep(0.01)
-    write(cfg, {"rules": [{"name": "a", "policy": "p2.json"}]})
+    write(cfg, {"switches": "*",
+                "rules": [{"name": "a", "policy": "p2.json"}]})
     caplog.clear()
     for _ in range(5):
         if w.changed():
@@ -370,7 +379,7 @@ def test_rest_token_file(tmp_path, caplog):
 
 def test_run_option_errors(tmp_path):
     """'run' refuses bad listening options before starting os-ken."""
-    p = write(tmp_path / "c.json", {"id": 1})
+    p = write(tmp_path / "c.json", {"id": 1, "controller": {"switches": "*"}})
     for argv, msg in [
             (["--listen", "ssl:127.0.0.1:6653"], "needs --private-key"),
             (["--listen", "tcp:127.0.0.1:6653", "--ca-cert", p],
@@ -388,6 +397,100 @@ def test_run_option_errors(tmp_path):
         assert msg in r.stderr, (argv, r.stderr)
 
 
+# ---- Which switches: the allow-list (pandaovs.controller.switches). ----
+
+def _pem(tmp_path, name, seed):
+    """A self-signed certificate made with openssl (a switch's own)."""
+    key, cert = tmp_path / (name + ".key"), tmp_path / (name + ".pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                    "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=%s-%d" % (name, seed)],
+                   check=True, capture_output=True, timeout=120)
+    return cert
+
+
+def test_switches_allow_list(tmp_path):
+    """Only the configuration's switches are admitted: listed, derived
+    from rules that all name their bridges, or "*" on purpose; a rule for
+    every bridge needs the list; a rule's dpids must be among them."""
+    def load(obj):
+        return config.load(write(tmp_path / "c.json", obj))
+    rule = {"name": "a", "policy": None}
+    cfg = load({"switches": ["0xb1", 5], "rules": [rule]})
+    sw = cfg.switches
+    assert sw.allows(0xb1) and sw.allows(5) and not sw.allows(6)
+    assert sw.admit(6) == "datapath id 0x0000000000000006 is not among " \
+        "the configuration's switches"
+    assert sw.admit(0xb1) is None
+    # Every rule names its bridges: those are the switches.
+    cfg = load({"rules": [dict(rule, dpids=[1]),
+                          {"name": "b", "dpids": [2], "policy": None}]})
+    assert cfg.switches.allows(2) and not cfg.switches.allows(3)
+    assert "from the rules' dpids" in cfg.switches.admit(3)
+    # "*" on purpose: anyone.
+    assert load({"switches": "*", "rules": [rule]}).switches.allows(12345)
+    for obj, msg in [
+            ({"rules": [rule]}, "switches: missing, and rule 'a' is for "
+             "every bridge"),
+            ({"rules": [], "confirm_no_forwarding": True},
+             "no rule names a bridge"),
+            ({"switches": [1], "rules": [dict(rule, dpids=[2])]},
+             "rule 'a': dpids 0x2 not among the configuration's switches"),
+            ({"switches": [], "rules": [rule]}, "a non-empty list"),
+            ({"switches": [1, "0x1"], "rules": [rule]}, "listed twice"),
+            ({"switches": [{"dpid": 1, "cert": "x"}], "rules": [rule]},
+             "unknown key cert"),
+            ({"switches": [{"name": "x"}], "rules": [rule]},
+             "dpid: missing"),
+            ({"switches": [{"dpid": 1, "certificate_sha256": "ab"}],
+              "rules": [rule]}, "not a SHA-256 fingerprint")]:
+        with pytest.raises(config.ConfigError) as e:
+            load(obj)
+        assert msg in str(e.value), (obj, str(e.value))
+
+
+def test_switch_certificates(tmp_path):
+    """Over TLS (certificate identity) a switch is admitted only with the
+    certificate its entry binds: a file or a fingerprint; an entry without
+    one, or "*", refuses the configuration."""
+    import hashlib
+    import ssl
+    c1, c2 = _pem(tmp_path, "sw1", 1), _pem(tmp_path, "sw2", 2)
+    der1 = ssl.PEM_cert_to_DER_cert(c1.read_text())
+    der2 = ssl.PEM_cert_to_DER_cert(c2.read_text())
+    fp2 = ":".join("%02X" % b for b in hashlib.sha256(der2).digest())
+    obj = {"switches": [{"dpid": 1, "name": "hv1", "certificate": "sw1.pem"},
+                        {"dpid": 2, "certificate_sha256": fp2}],
+           "rules": [{"name": "a", "policy": None}]}
+    p = write(tmp_path / "c.json", obj)
+    cfg = config.load(p, require_certificates=True)
+    sw = cfg.switches
+    assert str(c1) in cfg.files         # watched: a new certificate reloads
+    assert sw.admit(1, der1, tls=True) is None
+    assert sw.admit(2, der2, tls=True) is None
+    # Switch 2's certificate presenting switch 1's id: refused.
+    why = sw.admit(1, der2, tls=True)
+    assert "is not the one bound to 0x0000000000000001 (hv1)" in why
+    assert sw.admit(1, None, tls=True) == "no client certificate presented"
+    # --ssl-switch-identity ca: the CA's word (os-ken's check) is enough.
+    assert sw.admit(1, der2, tls=True, by_certificate=False) is None
+    assert sw.summary()[0]["name"] == "hv1"
+    # Entries without certificates, or "*": refused over TLS.
+    for switches, msg in [([1, {"dpid": 2, "certificate_sha256": fp2}],
+                           "no certificate bound to 0x0000000000000001"),
+                          ("*", "\"*\" cannot bind certificates")]:
+        write(tmp_path / "c.json", dict(obj, switches=switches))
+        with pytest.raises(config.ConfigError, match=msg):
+            config.load(p, require_certificates=True)
+        config.load(p)                  # fine without TLS
+    write(tmp_path / "bad.pem", "not a certificate\n")
+    write(tmp_path / "c.json", dict(obj, switches=[
+        {"dpid": 1, "certificate": "bad.pem"}]))
+    with pytest.raises(config.ConfigError, match="bad.pem: not a PEM "
+                       "certificate"):
+        config.load(p)
+
+
 # ---- Bounded reads: no file makes the controller read without end. ----
 
 def test_bounded_reads(tmp_path, monkeypatch):
@@ -399,7 +502,7 @@ def test_bounded_reads(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "MAX_FILE_BYTES", 1000)
     pol = tmp_path / "p.json"
     pol.write_text('{"id": 1, "comment": "%s"}' % ("x" * 1000))
-    c = write(tmp_path / "c.json", {"rules": [
+    c = write(tmp_path / "c.json", {"switches": "*", "rules": [
         {"name": "a", "policy": "p.json"}]})
     with pytest.raises(config.ConfigError) as e:
         config.load_checked(c)
@@ -409,7 +512,8 @@ def test_bounded_reads(tmp_path, monkeypatch):
     os.mkfifo(str(fifo))
     for path, kind in ((fifo, "a FIFO"), ("/dev/null",
                                           "a character device")):
-        write(c, {"rules": [{"name": "a", "policy": str(path)}]})
+        write(c, {"switches": "*", "rules": [
+            {"name": "a", "policy": str(path)}]})
         t0 = time.monotonic()
         with pytest.raises(config.ConfigError) as e:
             config.load_checked(c)

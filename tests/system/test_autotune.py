@@ -84,12 +84,16 @@ def test_auto_tune_pushes_the_model_of_the_histogram(lab, tmp_path):
     want = model_of(text, 7, str(tmp_path), "46/26/10", "0/1/2", 3)
     assert want.threshold != p1["threshold"]
 
+    # The pipeline alone: no trimming, a step and bounds wide enough for
+    # any proposal (tests/python/test_autotune_attacks.py tests those).
     lab.kill_controller()
     lab.start_controller(
         "--auto-tune", "--auto-tune-cdf", CDF, "--auto-tune-load", "0.5",
         "--auto-tune-interval", "0.3", "--auto-tune-min-interval", "0",
         "--auto-tune-confirm", "1", "--auto-tune-min-packets", "1",
-        "--auto-tune-margin", "0.1", "--auto-tune-model", MODEL)
+        "--auto-tune-margin", "0.1", "--auto-tune-model", MODEL,
+        "--auto-tune-trim", "0", "--auto-tune-max-step", "100",
+        "--auto-tune-bound-factor", "1000")
 
     def pushed():
         fl = lab.flows()
@@ -112,6 +116,11 @@ def test_auto_tune_pushes_the_model_of_the_histogram(lab, tmp_path):
     assert len(pushes) == 1
     d = pushes[0]
     assert d["policy_id"] == 7 and d["proposed"] == want.text()
+    assert d["limited"] == [] and d["model_proposed"] == want.text()
+    assert d["sources"] == {"0x%016x" % int(
+        lab.status()["switches"][0]["dpid"], 16): {
+        "flt_packets": h.packets((0,)), "fht_packets": h.packets(range(1, 8)),
+        "flows": h.flows()}}
     assert d["policy"] == text_of(p1)
     assert d["flt_packets"] == h.packets((0,))
     assert d["fht_packets"] == h.packets(range(1, 8))
@@ -125,7 +134,8 @@ def test_auto_tune_options_checked(tmp_path):
     """Bad --auto-tune options are refused before the controller starts."""
     cfg = tmp_path / "c.json"
     write_json(str(tmp_path / "policy.json"), policy())
-    write_json(str(cfg), {"rules": [{"name": "r", "priority": 0,
+    write_json(str(cfg), {"switches": "*",
+                          "rules": [{"name": "r", "priority": 0,
                                      "policy": "policy.json"}]})
     launcher = os.path.join(paths.TOP, "ofproto-ext", "controller",
                             "panda_controller.py")

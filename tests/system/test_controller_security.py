@@ -1,7 +1,8 @@
-"""The controller's exposure (issue 14, item 6), against the patched OVS in
-namespaces (pandaovs.controller.harness): OpenFlow over TLS with OVS's PKI,
-a second connection for a connected datapath id, the REST token, and
-configurations that would remove a bridge's forwarding.
+"""The controller's exposure, against the patched OVS in namespaces
+(pandaovs.controller.harness): OpenFlow over TLS with OVS's PKI and a
+certificate per switch, a second connection for a connected datapath id,
+the REST token, and configurations that would remove a bridge's
+forwarding.  test_controller_peers.py has the peers that are not switches.
 """
 
 import json
@@ -16,12 +17,18 @@ from pandaovs.controller.harness import (OF_PORT, REST_PORT, ControllerLab,
                                          write_json)
 from pandaovs.sandbox import is_root
 
+FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                    "fake_switch.py")
+
 BUILD = paths.build_dir()
 OVS = os.path.join(BUILD, "ovs", "build")
 OVS_PKI = os.path.join(OVS, "utilities", "ovs-pki")
 PY = paths.PY
 
 DEFAULT_RULE = {"name": "default", "priority": 0, "policy": None}
+# Any switch: these tests are about other things (test_controller_peers.py
+# and test_openflow_over_tls are about which switches).
+ANY = {"switches": "*"}
 TCP_RULE = {"name": "tcp4", "priority": 100,
             "match": {"eth_type": "0x0800", "ip_proto": 6},
             "policy": {"id": 7, "thresholds": [50000]}}
@@ -75,7 +82,8 @@ def our_switches(lab):
 
 def make_pki(tmp):
     """A PKI as an operator makes one with ovs-pki: the controller CA signs
-    the controller's certificate, the switch CA the switch's."""
+    the controller's certificate, the switch CA the switches' (sw, and
+    sw2: another switch's)."""
     pki = os.path.join(tmp, "pki")
 
     def pki_run(*args):
@@ -86,29 +94,60 @@ def make_pki(tmp):
     pki_run("init")
     pki_run("req+sign", "ctl", "controller")
     pki_run("req+sign", "sw", "switch")
+    pki_run("req+sign", "sw2", "switch")
     return pki
 
 
 def test_openflow_over_tls(lab, tmp_path):
-    """ssl: with OVS's PKI: a switch with a certificate of the switch CA
-    connects and is synced; a peer without a certificate, or speaking plain
-    OpenFlow, gets no OpenFlow session."""
+    """ssl: with OVS's PKI and the switch's own certificate bound to its
+    datapath id in the configuration: the switch connects and is synced; a
+    peer without a certificate, or speaking plain OpenFlow, gets no
+    OpenFlow session; another switch's certificate (signed by the same
+    CA) presenting the bridge's id is refused; a configuration that binds
+    no certificate is refused at startup."""
     if not os.access(OVS_PKI, os.X_OK):
         pytest.skip("no ovs-pki in the build")
     tmp = str(tmp_path)
     pki = make_pki(tmp)
-    write_json(lab.config, {"rules": [TCP_RULE, DEFAULT_RULE]})
+    listen = ["--listen", "ssl:127.0.0.1:%d" % OF_PORT,
+              "--private-key", os.path.join(tmp, "ctl-privkey.pem"),
+              "--certificate", os.path.join(tmp, "ctl-cert.pem"),
+              "--ca-cert", os.path.join(pki, "switchca", "cacert.pem")]
+    # No certificate bound to the switch: refused before starting.
+    write_json(lab.config, {"switches": ["0xb1"],
+                            "rules": [TCP_RULE, DEFAULT_RULE]})
+    p = lab.start_controller(*listen)
+    assert p.wait(timeout=60) == 1
+    lab.ctl = None
+    assert "no certificate bound to 0x00000000000000b1" in p.stderr.read()
+    write_json(lab.config, {
+        "switches": [{"dpid": "0xb1", "name": "br0",
+                      "certificate": os.path.join(tmp, "sw-cert.pem")}],
+        "rules": [TCP_RULE, DEFAULT_RULE]})
     lab.sb.vsctl("set-ssl", os.path.join(tmp, "sw-privkey.pem"),
                  os.path.join(tmp, "sw-cert.pem"),
                  os.path.join(pki, "controllerca", "cacert.pem"))
-    lab.add_bridge("br0", target="ssl:127.0.0.1:%d" % OF_PORT)
-    lab.start_controller(
-        "--listen", "ssl:127.0.0.1:%d" % OF_PORT,
-        "--private-key", os.path.join(tmp, "ctl-privkey.pem"),
-        "--certificate", os.path.join(tmp, "ctl-cert.pem"),
-        "--ca-cert", os.path.join(pki, "switchca", "cacert.pem"))
+    lab.add_bridge("br0", target="ssl:127.0.0.1:%d" % OF_PORT, settings=[
+        "other-config:datapath-id=00000000000000b1"])
+    lab.start_controller(*listen)
     st = lab.wait_synced(1)
     assert st["switches"][0]["state"] == "synced"
+    assert st["switches"][0]["name"] == "br0"
+    assert st["config"]["tls_switch_identity"] == "certificate"
+    # sw2's certificate (the same CA) presenting br0's id: refused.
+    fake = subprocess.run(lab.sb.ns.cmd(
+        paths.PY, FAKE, "--dpid", "0xb1", "--port", str(OF_PORT), "--tls",
+        os.path.join(tmp, "sw2-cert.pem"),
+        os.path.join(tmp, "sw2-privkey.pem"),
+        os.path.join(pki, "controllerca", "cacert.pem")),
+        capture_output=True, text=True, timeout=60)
+    assert "features 0xb1" in fake.stdout and "closed" in fake.stdout, \
+        fake.stdout + fake.stderr
+    refused = wait_for(lambda: (lab.status() or {}).get("refused_peers"),
+                       "the refusal of sw2's certificate")
+    assert "is not the one bound to 0x00000000000000b1 (br0)" in \
+        refused[0]["reason"]
+    assert our_switches(lab)[0]["connected"]
     assert {f["priority"] for f in lab.our_flows("br0")} == {0, 100}
     # Plain OpenFlow HELLO on the TLS port: no OpenFlow answer.
     plain = in_ns(lab, """
@@ -148,7 +187,7 @@ def test_second_connection_for_a_dpid_is_refused(lab):
     """Another bridge (or a peer) presenting br0's datapath id neither
     takes br0's session nor gets its flows; br0 stays connected and
     synced."""
-    write_json(lab.config, {"rules": [TCP_RULE, DEFAULT_RULE]})
+    write_json(lab.config, dict(ANY, rules=[TCP_RULE, DEFAULT_RULE]))
     dpid = ["other-config:datapath-id=00000000000000b1"]
     lab.add_bridge("br0", settings=dpid)
     lab.start_controller()
@@ -166,9 +205,9 @@ def test_second_connection_for_a_dpid_is_refused(lab):
     assert lab.our_flows("br1") == []
     assert {f["priority"] for f in lab.our_flows("br0")} == {0, 100}
     # The first session still works: a change reaches br0.
-    write_json(lab.config, {"rules": [
+    write_json(lab.config, dict(ANY, rules=[
         dict(TCP_RULE, policy={"id": 7, "thresholds": [60000]}),
-        DEFAULT_RULE]})
+        DEFAULT_RULE]))
     wait_for(lambda: any("thresholds=60000" in (f["panda"] or "")
                          for f in lab.our_flows("br0")),
              "the new policy on br0")
@@ -178,7 +217,7 @@ def test_second_connection_for_a_dpid_is_refused(lab):
 # ---- REST authentication. ----------------------------------------------------
 
 def test_rest_needs_the_token(lab):
-    write_json(lab.config, {"rules": [TCP_RULE, DEFAULT_RULE]})
+    write_json(lab.config, dict(ANY, rules=[TCP_RULE, DEFAULT_RULE]))
     lab.start_controller()
     wait_for(lab.status, "the REST interface")
     code = """
@@ -206,19 +245,19 @@ def test_configuration_removing_forwarding_is_refused(lab):
     the controller runs (flows kept); after a restart on such a
     configuration the bridge's plan is refused (nothing deleted); a
     confirmed one is applied."""
-    write_json(lab.config, {"rules": [TCP_RULE, DEFAULT_RULE]})
+    write_json(lab.config, dict(ANY, rules=[TCP_RULE, DEFAULT_RULE]))
     lab.add_bridge("br0")
     lab.start_controller()
     gen = lab.wait_synced(1)["config"]["generation"]
     before = sorted(f["priority"] for f in lab.our_flows("br0"))
     assert before == [0, 100]
 
-    write_json(lab.config, {"rules": []})
+    write_json(lab.config, dict(ANY, rules=[]))
     st = wait_for(lambda: (lab.status() or {}).get("config", {})
                   .get("error"), "the empty configuration's refusal")
     assert "rules: empty" in st and "confirm_no_forwarding" in st
 
-    write_json(lab.config, {"rules": [TCP_RULE]})
+    write_json(lab.config, dict(ANY, rules=[TCP_RULE]))
     st = wait_for(lambda: "would remove forwarding" in (
         (lab.status() or {}).get("config", {}).get("error") or "")
         and lab.status(), "the refusal of the change")
@@ -231,14 +270,14 @@ def test_configuration_removing_forwarding_is_refused(lab):
     lab.kill_controller()
     lab.start_controller()
     sw = wait_for(lambda: [s for s in our_switches(lab)
-                           if s["state"] == "error"], "the bridge refusal")
+                           if s["state"] == "refused"], "the bridge refusal")
     assert "would remove forwarding" in sw[0]["last_error"]
     assert "priority=0" in sw[0]["last_error"]
     assert sorted(f["priority"] for f in lab.our_flows("br0")) == before
 
     # Confirmed: applied.
-    write_json(lab.config, {"rules": [TCP_RULE],
-                            "confirm_no_forwarding": True})
+    write_json(lab.config, dict(ANY, rules=[TCP_RULE],
+                                confirm_no_forwarding=True))
     rc, body = lab.rest("sync", check=False)
     assert rc == 0, body
     assert [f["priority"] for f in lab.our_flows("br0")] == [100]

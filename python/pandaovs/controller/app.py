@@ -23,6 +23,15 @@ How a bridge is synchronised (one at a time per bridge):
 The panda action carries its policy id; the switch keeps the per-connection
 counters per id, so a policy change with the same id keeps them.
 
+Which peers are switches (pandaovs.controller.switches): a connection is
+accepted only for a datapath id the configuration allows (and, over TLS,
+by default only with the certificate the configuration binds to it);
+others are closed and counted in status ("refused_peers").  A switch that
+refuses its bundle fails alone: its flows stay as they were (the bundle
+is atomic), its status says "refused" with the switch's message, and the
+other switches keep the new generation; it is tried again when the
+configuration changes, on reconnect or on 'sync'.
+
 With --auto-tune (pandaovs.controller.autotune) the controller also pulls
 every bridge's histograms (NXST_PANDA_HISTOGRAM) periodically, runs
 panda-model on them and, when T or the thresholds move by more than the
@@ -54,8 +63,6 @@ from . import autotune
 from . import config as config_mod
 from . import diff
 from .. import sizehist
-from ..modeltool import ModelToolError
-from ..policy import PolicyError
 from .config import RUN_ENV, is_loopback, read_token, split_hostport
 from .ofp import ERROR_FIELDS, OFP, Desired, Existing, error_text
 
@@ -65,6 +72,13 @@ REQUEST_TIMEOUT = 10.0
 # A second connection for a connected datapath id: the first must answer an
 # echo request within this many seconds to keep its place.
 ECHO_TIMEOUT = 3.0
+# The most a reply (all parts of a multipart reply) may hold: a switch
+# cannot make the controller buffer without end.
+MAX_REPLY_BYTES = 64 << 20
+# Refused peers kept in status (the most recent), and how often the same
+# peer's refusal is logged again.
+MAX_REFUSED_PEERS = 64
+REFUSED_LOG_INTERVAL = 60.0
 
 
 class OpenFlowError(Exception):
@@ -72,10 +86,12 @@ class OpenFlowError(Exception):
 
 
 class ConfigRefused(OpenFlowError):
-    """The switch refused what the configuration says, in a way every
-    switch would: a panda action's policy (OFPBAC_BAD_ARGUMENT) or a match
-    (OFPET_BAD_MATCH), as opposed to this switch's own limits (table full,
-    no such table, a datapath without the action)."""
+    """The switch refused what the configuration says: a panda action's
+    policy (OFPBAC_BAD_ARGUMENT) or a match (OFPET_BAD_MATCH), or the plan
+    would remove its forwarding; as opposed to this switch's own limits
+    (table full, no such table, a datapath without the action).  Either
+    way only this switch fails: a switch's word never decides for the
+    others."""
 
 
 class Session(object):
@@ -100,6 +116,7 @@ class Session(object):
         self.bundle_id = 0
         self.refused = 0            # second connections refused
         self.last_refused = None    # address of the last one
+        self.refused_generation = None  # the generation it refused
 
     @property
     def name(self):
@@ -107,6 +124,8 @@ class Session(object):
 
     def status(self):
         return {"dpid": self.name, "address": self.addr,
+                "name": self.app.switch_name(self.dpid),
+                "refused_generation": self.refused_generation,
                 "connected": self.connected, "state": self.state,
                 "synced_generation": self.synced_generation,
                 "last_sync": self.last_sync, "syncs": self.syncs,
@@ -154,7 +173,13 @@ class Session(object):
         w = self.waiters.get(msg.xid)
         if w is None:
             return False
-        w.replies.append(msg)
+        w.size += getattr(msg, "msg_len", 0) or 0
+        if w.size > MAX_REPLY_BYTES:
+            w.error = "reply over %d bytes: refused" % MAX_REPLY_BYTES
+            w.replies = []
+            more = False
+        else:
+            w.replies.append(msg)
         if not more:
             w.done = True
             w.event.set()
@@ -289,6 +314,12 @@ class Session(object):
                 return False
             if not self.connected:
                 return False
+            if self.refused_generation == gen:
+                # Refused already (by the audit's or the change's sync,
+                # whichever came first): asked again with the next
+                # generation (a change, 'sync', SIGHUP) or on a reconnect
+                # (a new session), not at every audit.
+                return False
             self.state = "syncing"
             self.syncs += 1
             # Labels and errors of earlier syncs are of no further use.
@@ -326,13 +357,18 @@ class Session(object):
                             "delete %d, add %d)" % tuple(
                                 len(x) for x in left))
             except OpenFlowError as e:
-                self.state = "error" if self.connected \
-                    else "disconnected"
-                self.last_error = "%s (%s)" % (e, reason)
-                LOG.error("switch %s: sync (%s) failed: %s", self.name,
-                          reason, e)
-                if isinstance(e, ConfigRefused):
-                    self.app.config_refused(gen, self, e)
+                refused = isinstance(e, ConfigRefused) and self.connected
+                self.state = "refused" if refused else "error" \
+                    if self.connected else "disconnected"
+                self.last_error = "%s%s (%s)" % (
+                    "generation %d refused by switch %s: " % (gen, self.name)
+                    if refused else "", e, reason)
+                if refused:
+                    self.refused_generation = gen
+                LOG.error("switch %s: sync (%s) failed: %s%s", self.name,
+                          reason, e, "; its flows stay as they were, the "
+                          "other switches keep generation %d" % gen
+                          if refused else "")
                 return False
             except Exception as e:     # a bug: report it, stay usable
                 self.state = "error"
@@ -342,6 +378,7 @@ class Session(object):
                 return False
             self.state = "synced"
             self.synced_generation = gen
+            self.refused_generation = None
             self.last_error = None
             self.last_sync = time.time()
             self.last_changes = changes
@@ -363,6 +400,7 @@ class Waiter(object):
     def __init__(self):
         self.event = hub.Event()
         self.replies = []
+        self.size = 0
         self.error = None
         self.done = False
 
@@ -388,7 +426,14 @@ class PandaController(app_manager.OSKenApp):
         self.audit = float(os.environ.get(RUN_ENV["audit"]) or 0)
         self.rest = os.environ.get(RUN_ENV["rest"]) or None
         self.sessions = {}
-        self.cw = config_mod.ConfigWatcher(self.config_path, self.ofctl, LOG)
+        self.tls = os.environ.get(RUN_ENV["tls"]) == "1"
+        self.by_certificate = (os.environ.get(RUN_ENV["switch_identity"])
+                               or "certificate") == "certificate"
+        self.refused_peers = {}     # (dpid, host) -> record (status)
+        self.ignored_histograms = {}    # switch -> ids not its own
+        self.cw = config_mod.ConfigWatcher(
+            self.config_path, self.ofctl, LOG,
+            require_certificates=self.tls and self.by_certificate)
         self.tuned = {}         # policy id -> the auto-tuned Policy in force
         self.tuners = {}        # policy id -> autotune.Tuner
         self.decisions = []     # the last auto-tune decisions (REST)
@@ -461,7 +506,56 @@ class PandaController(app_manager.OSKenApp):
                      ", ".join(str(i) for i in sorted(self.tuned)))
             self.tuned.clear()
             self.tuners.clear()
+        if new:
+            # A switch the new configuration no longer allows leaves.
+            for sess in list(self.sessions.values()):
+                why = self.admission(sess.dp) if sess.connected else None
+                if why:
+                    LOG.error("switch %s: disconnecting: %s", sess.name, why)
+                    sess.disconnected()
+                    sess.dp.close()
         return new
+
+    def switch_name(self, dpid):
+        cfg = self.config
+        s = cfg.switches.switches.get(dpid) if cfg else None
+        return s.name if s else None
+
+    def admission(self, dp):
+        """None if 'dp' (a connection that presented its datapath id) is
+        one of the configuration's switches; else why not."""
+        cfg = self.config
+        if cfg is None:
+            return "no configuration in force names the switches"
+        der = None
+        if self.tls:
+            try:
+                der = dp.socket.getpeercert(binary_form=True)
+            except (AttributeError, ValueError, OSError):
+                der = None
+        return cfg.switches.admit(dp.id, der, self.tls, self.by_certificate)
+
+    def refuse_peer(self, dp, why):
+        """Closes 'dp', a peer that is not one of the switches; counted
+        in status, logged once per REFUSED_LOG_INTERVAL per peer."""
+        addr = "%s:%s" % dp.address[:2] if dp.address else "?"
+        host = dp.address[0] if dp.address else "?"
+        key = (dp.id, host)
+        now = time.time()
+        rec = self.refused_peers.pop(key, None) or {
+            "dpid": "0x%016x" % dp.id if dp.id is not None else None,
+            "count": 0, "logged": 0}
+        rec.update(count=rec["count"] + 1, address=addr, reason=why,
+                   last=now)
+        self.refused_peers[key] = rec
+        while len(self.refused_peers) > MAX_REFUSED_PEERS:
+            self.refused_peers.pop(next(iter(self.refused_peers)))
+        if now - rec["logged"] >= REFUSED_LOG_INTERVAL:
+            rec["logged"] = now
+            LOG.error("refusing the OpenFlow peer %s presenting datapath id "
+                      "%s: %s (%d time%s)", addr, rec["dpid"], why,
+                      rec["count"], "s" if rec["count"] > 1 else "")
+        dp.close()
 
     def policy_for(self, rule):
         """The policy a rule's flow carries: the auto-tuned one of its id,
@@ -487,8 +581,9 @@ class PandaController(app_manager.OSKenApp):
                  reason, json.dumps(inputs, sort_keys=True))
 
     def autotune_round(self):
-        """One pull -> model -> decision round over every connected
-        bridge and every panda policy id of the configuration."""
+        """One pull -> model -> decision round over the connected bridges
+        the configuration allows and every panda policy id of it; of each
+        bridge, only the histograms of the ids its rules give it."""
         cfg = self.config
         if cfg is None:
             return
@@ -497,67 +592,54 @@ class PandaController(app_manager.OSKenApp):
             if r.policy is not None and r.policy.kind == "panda":
                 configured.setdefault(r.policy.id, r.policy)
         sessions = [s for s in list(self.sessions.values())
-                    if s.connected and s.state == "synced"]
+                    if s.connected and s.state == "synced"
+                    and cfg.switches.allows(s.dpid)]
         if not configured or not sessions:
             return
-        snaps = {}
+        snaps, ignored = {}, {}
         for s in sessions:
+            own = {r.policy.id for r in cfg.rules_for(s.dpid)
+                   if r.policy is not None and r.policy.kind == "panda"}
+            if not own:
+                continue
             try:
                 hists = s.histograms()
             except OpenFlowError as e:
                 LOG.warning("auto-tune: switch %s: %s", s.name, e)
                 continue
             for pid, h in hists.items():
-                if pid in configured:
+                if pid in own and not h.shared:
                     snaps.setdefault(pid, {})[s.name] = h
+                elif h.packets() or h.flows():
+                    ignored.setdefault(s.name, []).append(
+                        "%d%s" % (pid, " (shared)" if h.shared else ""))
+        if ignored != self.ignored_histograms:
+            for name, ids in sorted(ignored.items()):
+                LOG.warning("auto-tune: switch %s: histograms of ids %s not "
+                            "used (not ids its rules give it, or shared "
+                            "between ids)", name, ", ".join(ids))
+            self.ignored_histograms = ignored
         pushed = False
         for pid in sorted(configured):
-            current = self.tuned.get(pid, configured[pid])
-            tuner = self.tuners.get(pid)
-            if tuner is None:
-                tuner = self.tuners[pid] = autotune.Tuner(pid, self.autotune)
-            window, flt, fht, flows = tuner.window(snaps.get(pid, {}))
-            inputs = {"bridges": sorted(snaps.get(pid, {})),
-                      "flt_packets": flt, "fht_packets": fht,
-                      "flows": flows, "policy": current.text()}
-            if window is None:
-                self._decision(pid, "wait", "fewer than %d packets in a "
-                               "class%s" % (
-                                   self.autotune.min_packets,
-                                   "" if self.autotune.cdf else
-                                   " or %d finished flows"
-                                   % self.autotune.min_flows), **inputs)
-                continue
-            try:
-                proposed, model, cmd, source = autotune.run_model(
-                    self.autotune, current, window,
-                    excursion=tuner.flt_excursion(current))
-            except (ModelToolError, PolicyError, OSError) as e:
-                self._decision(pid, "keep", "model failed: %s" % e,
-                               **inputs)
-                continue
-            push, change, reason = tuner.decide(current, proposed)
-            inputs.update({"proposed": proposed.text(), "change": change,
-                           "margin": self.autotune.margin,
-                           "flow_sizes": source, "model_command": cmd})
-            self._decision(pid, "push" if push else "keep", reason,
-                           **inputs)
-            if push:
-                self.tuned[pid] = proposed
-                pushed = True
+            pushed |= self._autotune_id(cfg, pid, configured[pid],
+                                        snaps.get(pid, {}))
         if pushed:
             self.sync_all("auto-tune", wait=True)
 
-    def config_refused(self, gen, session, error):
-        """A switch refused generation 'gen' because of what it says (a
-        policy lib/panda refuses, a match OpenFlow refuses, a plan that
-        removes a bridge's forwarding).  Every switch applies the same
-        rules, so the generation is refused as a whole: back to the
-        previous one, on every bridge (also those that connect later),
-        until the files change again."""
-        if self.cw.refuse_generation(gen, "by switch %s: %s"
-                                     % (session.name, error)):
-            hub.spawn(self.sync_all, "revert after refusal")
+    def _autotune_id(self, cfg, pid, configured, snaps):
+        """The decision for policy id 'pid' on this round's histograms
+        'snaps' ({switch: Histogram}); True if it pushes."""
+        current = self.tuned.get(pid, configured)
+        tuner = self.tuners.get(pid)
+        if tuner is None:
+            tuner = self.tuners[pid] = autotune.Tuner(pid, self.autotune)
+        bounds = autotune.effective_bounds(configured, cfg.bounds.get(pid),
+                                           self.autotune.bound_factor)
+        action, reason, proposed, inputs = tuner.step(current, snaps, bounds)
+        self._decision(pid, action, reason, **inputs)
+        if proposed is not None:
+            self.tuned[pid] = proposed
+        return proposed is not None
 
     def _watch(self):
         last_audit = time.monotonic()
@@ -592,6 +674,10 @@ class PandaController(app_manager.OSKenApp):
     def _state_change(self, ev):
         dp = ev.datapath
         if ev.state == MAIN_DISPATCHER:
+            why = self.admission(dp)
+            if why:
+                self.refuse_peer(dp, why)
+                return
             old = self.sessions.get(dp.id)
             if old is not None and old.dp is not dp and old.connected:
                 # Never let a second connection take a connected bridge's
@@ -697,13 +783,27 @@ class PandaController(app_manager.OSKenApp):
                 "error": self.config_error,
                 "warnings": cfg.warnings if cfg else [],
                 "rules": cfg.summary() if cfg else [],
+                "allowed_switches": cfg.switches.summary() if cfg else [],
+                "tls_switch_identity": (("certificate" if self.by_certificate
+                                         else "ca") if self.tls else None),
             },
             "switches": [s.status() for _, s in
                          sorted(self.sessions.items())],
+            "refused_peers": [dict((k, v) for k, v in r.items()
+                                   if k != "logged")
+                              for r in self.refused_peers.values()],
             "auto_tune": None if self.autotune is None else {
                 "settings": json.loads(self.autotune.to_json()),
                 "tuned": {str(k): v.text() for k, v in
                           sorted(self.tuned.items())},
+                "bounds": {str(p.id): autotune.effective_bounds(
+                    p, cfg.bounds.get(p.id),
+                    self.autotune.bound_factor).summary()
+                    for p in {r.policy.id: r.policy for r in cfg.rules
+                              if r.policy is not None
+                              and r.policy.kind == "panda"}.values()}
+                if cfg else {},
+                "ignored_histograms": self.ignored_histograms,
                 "decisions": self.decisions,
             },
         }

@@ -4,7 +4,8 @@
 
     panda_controller.py run --config panda.json \\
         [--listen tcp:127.0.0.1:6653 | --listen ssl:HOST:6653 \\
-         --private-key K --certificate C --ca-cert CA] \\
+         --private-key K --certificate C --ca-cert CA \\
+         [--ssl-switch-identity certificate|ca]] \\
         [--rest 127.0.0.1:8181 --rest-token-file FILE] \\
         [--ofctl /usr/bin/ovs-ofctl] [--poll 1.0] [--audit 60] \\
         [--log-file FILE] [--pid-file FILE] \
@@ -12,7 +13,9 @@
          [--auto-tune-interval 10] [--auto-tune-min-interval 60] \
          [--auto-tune-margin 0.1] [--auto-tune-confirm 2] \
          [--auto-tune-min-packets 1000] [--auto-tune-min-flows 100] \
-         [--auto-tune-flt-levels 0] \
+         [--auto-tune-flt-levels 0] [--auto-tune-trim 0.01] \
+         [--auto-tune-source-cap 0.5] [--auto-tune-max-step 0.5] \
+         [--auto-tune-bound-factor 4] \
          [--auto-tune-model PANDA_MODEL]]
     panda_controller.py check --config panda.json [--ofctl P]
     panda_controller.py status|sync --rest 127.0.0.1:8181 \\
@@ -34,11 +37,12 @@ from .config import (RUN_ENV, is_loopback, parse_listen, read_token,
                      split_hostport)
 
 
-def _load(args):
+def _load(args, require_certificates=False):
     """The configuration of --config (and --ofctl), or None after saying
     why it cannot be used."""
     try:
-        return config.load_checked(args.config, args.ofctl)
+        return config.load_checked(args.config, args.ofctl,
+                                   require_certificates)
     except config.ConfigError as e:
         print("panda_controller: %s" % e, file=sys.stderr)
         return None
@@ -92,13 +96,17 @@ def cmd_run(args):
               "install Debian's python3-os-ken and run /usr/bin/python3)"
               % (sys.executable, e), file=sys.stderr)
         return 2
-    # Refuse to start on a configuration that does not load: starting
-    # would push nothing, and an operator expects the policy they named.
-    if _load(args) is None:
-        return 1
     osken_args = _listen_args(args)
     if osken_args is None:
         return 1
+    tls = "--ofp-ssl-listen-port" in osken_args
+    # Refuse to start on a configuration that does not load: starting
+    # would push nothing, and an operator expects the policy they named.
+    if _load(args, tls and args.ssl_switch_identity == "certificate") \
+            is None:
+        return 1
+    os.environ[RUN_ENV["tls"]] = "1" if tls else "0"
+    os.environ[RUN_ENV["switch_identity"]] = args.ssl_switch_identity
     os.environ[RUN_ENV["config"]] = os.path.abspath(args.config)
     if args.rest:
         if not args.rest_token_file:
@@ -165,7 +173,10 @@ def _autotune_settings(args):
             margin=args.auto_tune_margin, confirm=args.auto_tune_confirm,
             min_packets=args.auto_tune_min_packets,
             min_flows=args.auto_tune_min_flows, flt_levels=levels,
-            cdf_unit=args.auto_tune_cdf_unit)
+            cdf_unit=args.auto_tune_cdf_unit, trim=args.auto_tune_trim,
+            source_cap=args.auto_tune_source_cap,
+            max_step=args.auto_tune_max_step,
+            bound_factor=args.auto_tune_bound_factor)
     except autotune.AutoTuneError as e:
         print("panda_controller: --auto-tune-%s" % str(e).replace("_", "-"),
               file=sys.stderr)
@@ -186,9 +197,10 @@ def _listen_args(args):
         return None
     tls = (args.private_key, args.certificate, args.ca_cert)
     if proto == "tcp":
-        if any(tls):
-            print("panda_controller: --private-key, --certificate and "
-                  "--ca-cert need --listen ssl:HOST:PORT", file=sys.stderr)
+        if any(tls) or args.ssl_switch_identity != "certificate":
+            print("panda_controller: --private-key, --certificate, "
+                  "--ca-cert and --ssl-switch-identity need --listen "
+                  "ssl:HOST:PORT", file=sys.stderr)
             return None
         if not is_loopback(host):
             logging.getLogger("panda_controller").warning(
@@ -246,6 +258,13 @@ def main(argv=None):
     run.add_argument("--ca-cert", default=None,
                      help="ssl: CA certificate that signed the switches' "
                           "certificates (ovs-pki: switchca/cacert.pem)")
+    run.add_argument("--ssl-switch-identity", default="certificate",
+                     choices=("certificate", "ca"),
+                     help="ssl: what identifies a switch: 'certificate' "
+                          "(default): the certificate its entry in the "
+                          "configuration's \"switches\" names; 'ca': any "
+                          "certificate of the switch CA, for any allowed "
+                          "datapath id")
     run.add_argument("--rest", default=None,
                      help="[HOST:]PORT of the REST interface (off by "
                           "default; HOST defaults to 127.0.0.1)")
@@ -292,6 +311,20 @@ def main(argv=None):
     at.add_argument("--auto-tune-flt-levels", default="0",
                     help="levels whose packets are the FLT sample, e.g. 0 "
                          "or 0,1 (default 0)")
+    at.add_argument("--auto-tune-trim", type=float, default=0.01,
+                    help="share of each payload class's packets left out "
+                         "at each end of its sizes (default 0.01)")
+    at.add_argument("--auto-tune-source-cap", type=float, default=0.5,
+                    help="largest share of a class (FLT packets, FHT "
+                         "packets, flows) one bridge gives a window, with "
+                         "two bridges or more (default 0.5)")
+    at.add_argument("--auto-tune-max-step", type=float, default=0.5,
+                    help="a push moves T and each threshold at most this "
+                         "factor of its value (x 1.5 or / 1.5 by default)")
+    at.add_argument("--auto-tune-bound-factor", type=float, default=4.0,
+                    help="bounds of T and each threshold of a policy id "
+                         "that \"auto_tune_bounds\" does not give: its "
+                         "configured value / and x this (default 4)")
     at.add_argument("--auto-tune-model", default=None,
                     help="panda-model (default: the build's)")
     run.add_argument("--log-file", default=None)

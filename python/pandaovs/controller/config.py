@@ -94,6 +94,8 @@ import subprocess
 import time
 import zlib
 
+from . import autotune
+from . import switches as switches_mod
 from ..policy import Policy, PolicyError, json_int
 
 DEFAULT_COOKIE = 0x50414e4400000000     # "PAND"
@@ -102,7 +104,10 @@ U16, U64 = 0xffff, 0xffffffffffffffff
 RULE_KEYS = {"name", "dpids", "table", "priority", "match", "policy",
              "next"}
 CONFIRM_KEY = "confirm_no_forwarding"
-CONFIG_KEYS = {"cookie", "rules", "comment", CONFIRM_KEY}
+SWITCHES_KEY = "switches"           # pandaovs.controller.switches
+BOUNDS_KEY = "auto_tune_bounds"     # pandaovs.controller.autotune
+CONFIG_KEYS = {"cookie", "rules", "comment", CONFIRM_KEY, SWITCHES_KEY,
+               BOUNDS_KEY}
 # ovs-ofctl parse-actions answers in milliseconds; a hung one must not hang
 # the controller's reload.
 OFCTL_TIMEOUT = 30.0
@@ -123,6 +128,8 @@ RUN_ENV = {
     "logfmt": "PANDA_CONTROLLER_LOG_FORMAT",
     "rest_token_file": "PANDA_CONTROLLER_REST_TOKEN_FILE",
     "autotune": "PANDA_CONTROLLER_AUTOTUNE",   # autotune.Settings, JSON
+    "tls": "PANDA_CONTROLLER_TLS",             # "1": --listen ssl:
+    "switch_identity": "PANDA_CONTROLLER_SWITCH_IDENTITY",
 }
 
 
@@ -186,9 +193,10 @@ def parse_listen(s, default_port=6653):
 
 def read_file(path, limit=None, what="file"):
     """The bytes of 'path', a regular file of at most 'limit' bytes
-    (default MAX_FILE_BYTES).  Raises ConfigError naming the file: not a
-    regular file (a FIFO, a device, a directory: refused without reading
-    or blocking on it), over the limit, or unreadable."""
+    (default MAX_FILE_BYTES).
+    Raises ConfigError naming the file: not a regular file (a FIFO, a
+    device, a directory: refused without reading or blocking on it), over
+    the limit, or unreadable."""
     limit = MAX_FILE_BYTES if limit is None else limit
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -381,13 +389,15 @@ class Rule(object):
 
 class Config(object):
     def __init__(self, path, cookie, rules, files, warnings,
-                 confirm_no_forwarding=False):
+                 confirm_no_forwarding=False, switches=None, bounds=None):
         self.path = path
         self.cookie = cookie
         self.rules = rules
         self.files = files          # every file read, for change detection
         self.warnings = warnings
         self.confirm_no_forwarding = confirm_no_forwarding
+        self.switches = switches    # switches.AllowList
+        self.bounds = bounds or {}  # policy id -> autotune.Bounds
 
     def rules_for(self, dpid):
         return [r for r in self.rules if r.applies_to(dpid)]
@@ -503,20 +513,21 @@ def _parse_rule(src, i, obj, base_dir, cookie_base, files, warnings,
                 cookie)
 
 
-def load(path):
+def load(path, require_certificates=False):
     """Reads and checks a configuration (or a bare policy file).  Raises
     ConfigError with a message naming the file and field (and, in .files,
-    the files read so far)."""
+    the files read so far).  'require_certificates': every switch must
+    name its certificate (switches.parse())."""
     path = os.path.abspath(path)
     files = [path]
     try:
-        return _load(path, files)
+        return _load(path, files, require_certificates)
     except ConfigError as e:
         e.files = list(files)
         raise
 
 
-def _load(path, files):
+def _load(path, files, require_certificates=False):
     base = os.path.dirname(path)
     warnings = []
     obj = _read_json(path)
@@ -558,29 +569,39 @@ def _load(path, files):
         rules = [_parse_rule(path, i, r, base, cookie, files, warnings)
                  for i, r in enumerate(obj["rules"])]
     elif "id" in obj:
-        ctl = obj.get("controller", {})
-        if not isinstance(ctl, dict) or "policy" in ctl:
+        ctl = dict(obj.get("controller", {})) \
+            if isinstance(obj.get("controller", {}), dict) else None
+        if ctl is None or "policy" in ctl:
             raise ConfigError("%s: controller: expected an object of rule "
                               "fields (no 'policy': the file is the policy)"
                               % path)
+        # The bare policy file's "controller" object also carries the
+        # configuration-wide keys that name switches and bounds.
+        extra = {k: ctl.pop(k) for k in (SWITCHES_KEY, BOUNDS_KEY)
+                 if k in ctl}
         rules = [_parse_rule(path, 0, dict(ctl, name=ctl.get("name", "panda")),
                              base, cookie, files, warnings,
                              inline_policy=(obj, path))]
+        obj = dict(obj, **extra)
     else:
         raise ConfigError("%s: neither a controller configuration (\"rules\")"
                           " nor a policy file (\"id\")" % path)
     _check_conflicts(path, rules)
-    return Config(path, cookie, rules, files, warnings, confirm)
+    allow = switches_mod.parse(path, obj.get(SWITCHES_KEY), rules, base,
+                               files, require_certificates)
+    bounds = autotune.parse_bounds(path, obj.get(BOUNDS_KEY), rules)
+    return Config(path, cookie, rules, files, warnings, confirm, allow,
+                  bounds)
 
 
-def load_checked(path, ofctl=None):
+def load_checked(path, ofctl=None, require_certificates=False):
     """load(), then, with 'ofctl' (the patched ovs-ofctl), every policy
     through the switch build's own decoder (check_with_ofctl).  Raises
     ConfigError, and only ConfigError, for anything that makes the files
     unusable."""
     files = [os.path.abspath(path)]
     try:
-        cfg = load(path)
+        cfg = load(path, require_certificates)
         files = cfg.files
         if ofctl:
             check_with_ofctl(cfg, ofctl)
@@ -705,12 +726,13 @@ class ConfigWatcher(object):
     refusal, those the refused attempt read (a newly named policy file is
     watched for its fix)."""
 
-    def __init__(self, path, ofctl=None, log=None):
+    def __init__(self, path, ofctl=None, log=None,
+                 require_certificates=False):
         self.path = path
         self.ofctl = ofctl
+        self.require_certificates = require_certificates
         self.log = log or logging.getLogger("panda_controller")
         self.config = None
-        self.prev_config = None
         self.generation = 0
         self.error = None
         self.loaded = None
@@ -732,7 +754,8 @@ class ConfigWatcher(object):
         if not force and sig == self.tried:
             return False
         try:
-            cfg = load_checked(self.path, self.ofctl)
+            cfg = load_checked(self.path, self.ofctl,
+                               self.require_certificates)
             check_transition(self.config, cfg, dpids)
         except ConfigError as e:
             self.tried_files = e.files or [self.path]
@@ -750,8 +773,11 @@ class ConfigWatcher(object):
         if not cfg.rules or cfg.confirm_no_forwarding:
             self.log.warning("%s: %s is set: bridges may be left without "
                              "forwarding", cfg.path, CONFIRM_KEY)
+        if cfg.switches.any:
+            self.log.warning("%s: \"%s\": \"*\": any peer that reaches the "
+                             "OpenFlow port is accepted as a switch",
+                             cfg.path, SWITCHES_KEY)
         self.error = None
-        self.prev_config = self.config
         self.config = cfg
         self.generation += 1
         self.loaded = time.time()
@@ -760,19 +786,4 @@ class ConfigWatcher(object):
                       "; ".join("%s: %s" % (r.name, r.policy.text()
                                             if r.policy else "no policy")
                                 for r in cfg.rules))
-        return True
-
-    def refuse_generation(self, gen, why):
-        """Generation 'gen' is refused after the fact (a switch refused
-        it, or a bridge's plan would remove its forwarding): back to the
-        previous configuration as a new generation.  Returns True if it
-        reverted."""
-        if gen != self.generation or self.prev_config is None:
-            return False
-        self.error = "generation %d refused %s" % (gen, why)
-        self.config = self.prev_config
-        self.prev_config = None
-        self.generation += 1
-        self.log.error("%s; reverting to the previous configuration as "
-                       "generation %d", self.error, self.generation)
         return True

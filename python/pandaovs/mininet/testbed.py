@@ -202,6 +202,9 @@ class MininetTestbed(Testbed):
         rule): table 0's rules but the DSCP flows (module docstring)."""
         rules = [{"name": "fabric", "dpids": "*", "table": 0, "priority": 0,
                   "match": {}, "policy": None, "next": "goto_table:1"}]
+        # The topology's switches are the only ones the controller takes.
+        switches = ["0x" + self.topo.nodeInfo(sw)["dpid"]
+                    for sw in self.topo.switches()]
         for sw in self.topo.switches():
             dpid = "0x" + self.topo.nodeInfo(sw)["dpid"]
             for prio, port, pol in self.host_rules(sw, policy):
@@ -215,7 +218,7 @@ class MininetTestbed(Testbed):
                     "match": match,
                     "policy": pol.to_json() if pol else None,
                     "next": "goto_table:1"})
-        return {"rules": rules}
+        return {"switches": switches, "rules": rules}
 
     def replace_flows(self, br, flows):
         """Replaces our (cookie 0) flows of table 0 of 'br': forwarding

@@ -44,8 +44,7 @@ from .. import loadgen, sizehist
 from .. import workload as workloads
 from ..controller import autotune
 from ..lab import FG_PORT, MEMCACHED_PORT
-from ..modeltool import ModelToolError
-from ..policy import PolicyError
+from ..policy import Policy
 from . import model as tbmodel
 from .config import parse_args
 from .runner import Run, execute, handle_signals
@@ -69,6 +68,8 @@ class SwitchParams:
     confirm: int = 1
     min_packets: int = 1000
     min_flows: int = 30
+    max_step: float = 0.5       # the controller's defaults (autotune)
+    bound_factor: float = 4.0
     bin_s: float = 5.0          # time series bins
 
     def record(self):
@@ -181,6 +182,9 @@ class TuneLoop(threading.Thread):
         self.push = push
         self.log = log
         self.tuner = autotune.Tuner(policy.id, settings)
+        # The bounds a configuration without "auto_tune_bounds" gets.
+        self.bounds = autotune.effective_bounds(policy, None,
+                                                settings.bound_factor)
         self.decisions = []
         self.stop_ev = threading.Event()
 
@@ -207,38 +211,23 @@ class TuneLoop(threading.Thread):
                                        "reason": str(e)})
 
     def round(self):
-        window, flt, fht, flows = self.tuner.window(self.snapshot())
-        d = {"t": time.time(), "flt_packets": flt, "fht_packets": fht,
-             "flows": flows, "policy": self.current.text()}
-        if window is None:
-            d.update(action="wait", reason="window not full")
-        else:
-            try:
-                proposed, _, cmd, source = autotune.run_model(
-                    self.settings, self.current, window,
-                    excursion=self.tuner.flt_excursion(self.current))
-            except (ModelToolError, PolicyError) as e:
-                d.update(action="keep", reason="model failed: %s" % e)
-                self.decisions.append(d)
-                return
-            push, change, reason = self.tuner.decide(self.current, proposed)
-            d.update(proposed=proposed.text(), change=change,
-                     flow_sizes=source, model_command=cmd,
-                     threshold=proposed.threshold,
-                     thresholds=list(proposed.thresholds),
-                     floor=proposed.floor)
-            if push and self.push:
-                self.tb.sb.ofctl("--strict", "mod-flows", "br0",
-                                 panda_flow(proposed))
-                self.current = proposed
-                d.update(action="push", reason=reason)
-                self.log("      auto-tune push: T %d, thresholds %s (%s)"
-                         % (proposed.threshold,
-                            "/".join(map(str, proposed.thresholds)),
-                            source))
-            else:
-                d.update(action="would push" if push else "keep",
-                         reason=reason)
+        action, reason, proposed, inputs = self.tuner.step(
+            self.current, self.snapshot(), self.bounds)
+        d = dict(inputs, t=time.time(), action=action, reason=reason)
+        if "proposed" in inputs:
+            p = Policy.from_text(inputs["proposed"])
+            d.update(threshold=p.threshold, thresholds=list(p.thresholds),
+                     floor=p.floor)
+        if proposed is not None and self.push:
+            self.tb.sb.ofctl("--strict", "mod-flows", "br0",
+                             panda_flow(proposed))
+            self.current = proposed
+            self.log("      auto-tune push: T %d, thresholds %s (%s)"
+                     % (proposed.threshold,
+                        "/".join(map(str, proposed.thresholds)),
+                        inputs["flow_sizes"]))
+        elif proposed is not None:
+            d["action"] = "would push"
         self.decisions.append(d)
 
     def stop(self):
@@ -257,7 +246,8 @@ def switch_trial(run, tb, variant, policy, to_cdf, p, workdir):
         model=run.build.bin("tools/panda-model"), cdf=None, load=cfg.load,
         interval=p.interval_s, min_interval=p.min_interval_s,
         margin=p.margin, confirm=p.confirm, min_packets=p.min_packets,
-        min_flows=p.min_flows)
+        min_flows=p.min_flows, max_step=p.max_step,
+        bound_factor=p.bound_factor)
     total = p.phase_s + p.after_s
     path = lambda n: os.path.join(workdir, n)       # noqa: E731
     mc = fg = loop = None
