@@ -203,9 +203,10 @@ def test_args_errors(capsys):
             == config.parse_args(["--qos", "panda-sched"]))
     assert a.qos.marks
     assert a.qos.ecn_threshold == 30000 and a.qos.guard_permille == 50
-    assert a.schemes == ("fifo", "pias", "fish", "fq", "panda",
-                         "panda-guard", "panda-droptail")
-    assert a.modeled_schemes == ["pias", "fish", "panda", "panda-guard",
+    assert a.schemes == ("fifo", "pias", "fish", "fq", "panda", "pias-pf",
+                         "panda-pf", "panda-guard", "panda-droptail")
+    assert a.modeled_schemes == ["pias", "fish", "panda", "pias-pf",
+                                 "panda-pf", "panda-guard",
                                  "panda-droptail"]
     # HTB: today's three schemes; fish and fq cannot run on it.
     a = config.parse_args(["--qos", "htb"])
@@ -224,6 +225,11 @@ def test_args_errors(capsys):
     # Without ECN there is nothing to compare drop-tail with.
     a = config.parse_args(["--qos", "panda-sched", "--ecn-threshold", "0"])
     assert "panda-droptail" not in a.schemes and not a.qos.marks
+    assert "panda-guard" in a.schemes and "panda-pf" in a.schemes
+    # Full runs: the five schemes; the ablations and the per-flow factor
+    # on request.
+    assert config.parse_args(["--full"]).schemes == (
+        "fifo", "pias", "fish", "fq", "panda")
     a = config.parse_args(["--full", "--rate-mbit", "100", "--no-plots",
                            "--calibrate", "25,50", "--schemes", "panda,fifo"])
     assert a.reps == 10 and a.queue_pkts == 100 and not a.plots
@@ -243,9 +249,9 @@ def test_scheme_egress_settings():
     s = {n: dict(q.sched_settings(n)) for n in schemes.SCHEMES}
     for d in s.values():
         assert d["limit-packets"] == "50" and d["limit-bytes"] == "75700"
-    assert s["fifo"]["per-flow"] == s["pias"]["per-flow"] == "false"
-    assert s["fish"]["per-flow"] == s["fq"]["per-flow"] == "true"
-    assert s["panda"]["per-flow"] == "true"
+    assert [n for n in s if s[n]["per-flow"] == "true"] == [
+        "fish", "fq", "pias-pf", "panda-pf"]
+    assert s["pias"] == s["panda"]
     assert [n for n in s if s[n]["guard"] != "0"] == ["fish", "panda-guard"]
     assert [n for n in s if s[n]["ecn-threshold"] == "0"] == [
         "panda-droptail"]
@@ -253,6 +259,46 @@ def test_scheme_egress_settings():
     h = config.parse_args(["--qos", "htb"]).qos
     assert h.record("panda")["type"] == "linux-htb"
     assert h.record("panda")["ecn_threshold_bytes"] is None
+
+
+def test_scheme_table_one_variable_at_a_time():
+    """pias and panda differ in the policy only (the same strict-priority
+    FIFO levels, ECN and buffer), and every scheme differs from its base
+    in exactly one of the fields that make a scheme: each comparison of a
+    scheme with its base changes one thing."""
+    assert schemes.differences("pias", "panda") == ["policy"]
+    assert schemes.differences("pias-pf", "panda-pf") == ["policy"]
+    roots = [n for n, s in schemes.SCHEMES.items() if s.base is None]
+    assert roots == ["fifo"]
+    for name, s in schemes.SCHEMES.items():
+        if s.base is None:
+            continue
+        assert s.base in schemes.SCHEMES, name
+        assert len(schemes.differences(name, s.base)) == 1, (
+            name, s.base, schemes.differences(name, s.base))
+        # The chain of bases ends at fifo (no cycle).
+        seen, b = {name}, s.base
+        while b is not None:
+            assert b not in seen, (name, b)
+            seen.add(b)
+            b = schemes.SCHEMES[b].base
+    # Each factor as its own pair.
+    assert schemes.SCHEMES["panda-pf"].base == "panda"
+    assert schemes.SCHEMES["pias-pf"].base == "pias"
+    assert schemes.differences("fish", "pias-pf") == ["guard"]
+    for ablation, field in (("panda-guard", "guard"),
+                            ("panda-droptail", "ecn"),
+                            ("panda-w1", "policy")):
+        assert schemes.SCHEMES[ablation].base == "panda"
+        assert schemes.differences(ablation, "panda") == [field]
+    assert schemes.change("pias", "panda") == "policy: pias -> panda"
+    assert schemes.change("panda", "panda-pf") == "per_flow: no -> yes"
+    # A scheme on linux-htb must be what it is on panda-sched: htb has one
+    # FIFO per level, no guard and no marking.
+    for name in schemes.ORDER:
+        s = schemes.SCHEMES[name]
+        if not s.sched_only:
+            assert not s.per_flow and not s.guard, name
 
 
 def _trial(scheme, rep, p99, status="ok"):

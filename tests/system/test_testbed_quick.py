@@ -4,8 +4,9 @@ panda-sched --cc ecn-cubic), end to end, checked for the robust facts only
 the port), the condition these checks were made for; the thesis's DCTCP
 condition (the quick run's default) is tests/system/test_bpf_dctcp.py's:
 
-* every scheme (fifo, pias, fish, fq, panda and the ablations panda-guard
-  and panda-droptail) finished its trial, with the memcached window inside
+* every scheme (fifo, pias, fish, fq, panda, the per-flow factor pias-pf
+  and panda-pf, and the ablations panda-guard and panda-droptail) finished
+  its trial, with the memcached window inside
   the load window, and says what egress it ran on (its "qos", as the
   datapath reports it in effect);
 * the floor trial ran unloaded, and summary.floor_ms is its p99 plus one
@@ -55,10 +56,12 @@ def levels_share(t):
     return lv, n
 
 
-SCHEMES = ("fifo", "pias", "fish", "fq", "panda", "panda-guard",
-           "panda-droptail")
-PER_FLOW = {"fifo": "false", "pias": "false", "fish": "true", "fq": "true",
-            "panda": "true", "panda-guard": "true", "panda-droptail": "true"}
+SCHEMES = ("fifo", "pias", "fish", "fq", "panda", "pias-pf", "panda-pf",
+           "panda-guard", "panda-droptail")
+# pias and panda on the same FIFO levels; per-flow queues where the
+# scheme adds them (schemes.py).
+PER_FLOW = {s: "true" if s in ("fish", "fq", "pias-pf", "panda-pf")
+            else "false" for s in SCHEMES}
 
 
 def level_sum(t, counter):
@@ -79,7 +82,7 @@ def test_every_scheme_finished(quick):
         mc = t["memcached"]
         assert mc["requests_ok"] + mc["requests_timed_out"] == 10000, mc
         assert mc["requests_failed"] == mc["requests_timed_out"], mc
-        if s in ("panda", "panda-guard"):
+        if s in ("panda", "panda-pf", "panda-guard"):
             # Panda keeps memcached at the top level: nothing starves it.
             assert mc["requests_timed_out"] == 0, mc
         assert t["overlap"]["ok"], t["overlap"]

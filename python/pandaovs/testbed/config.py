@@ -18,9 +18,9 @@ from .experiments import MODES
 from .model import THRESHOLD_UNITS
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
-                      DEFAULT_SCHEMES, FRAME, ORDER, SCHED_BURST,
-                      QOS_TYPES, SCHEMES, WEIGHTS_ABLATION, QosConfig,
-                      unavailable)
+                      DEFAULT_SCHEMES, FRAME, ORDER, PER_FLOW_FACTOR,
+                      SCHED_BURST, QOS_TYPES, SCHEMES, WEIGHTS_ABLATION,
+                      QosConfig, unavailable)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +116,8 @@ def parser(prog="testbed/run.py"):
                    "panda-sched, quick runs adding %s; %s on htb)"
                    % (",".join(ORDER),
                       ",".join(DEFAULT_SCHEMES["panda-sched"]),
-                      ",".join(ABLATIONS), ",".join(DEFAULT_SCHEMES["htb"])))
+                      ",".join(ABLATIONS + PER_FLOW_FACTOR),
+                      ",".join(DEFAULT_SCHEMES["htb"])))
     # panda-sched is the default since it meets the issue-13 bar on every
     # port type: panda's loaded memcached p99 0.93-1.00x the floor on
     # system ports (three trials, 2026-11-24, testbed/README.md
@@ -320,8 +321,10 @@ def run_config(p, a, argv):
                 "weights, its counter is bytes" % a.profile)
     if a.schemes is None:
         schemes = DEFAULT_SCHEMES[a.qos]
-        if a.qos == "panda-sched" and mode == "quick" and a.ecn_threshold:
-            schemes += ABLATIONS
+        if a.qos == "panda-sched" and MODES[mode]["ablations"]:
+            # Without ECN there is nothing for drop-tail to differ from.
+            schemes += tuple(s for s in ABLATIONS if a.ecn_threshold
+                             or SCHEMES[s].ecn) + PER_FLOW_FACTOR
         if weights:
             # The weights against all ones in the same run (issue 18), in
             # full runs too: all ones is the thesis's own 10 Gbit/s setup

@@ -37,6 +37,7 @@ MODES = {
         "fct_window_s": 20.0,
         "fct_grace_s": 10.0,
         "goodput_check_s": 10.0,
+        "ablations": True,
     },
     "full": {
         "a_requests": [100, 500, 1000, 2000, 5000, 10000],
@@ -51,6 +52,7 @@ MODES = {
         "fct_window_s": 60.0,
         "fct_grace_s": 30.0,
         "goodput_check_s": 30.0,
+        "ablations": False,
     },
 }
 

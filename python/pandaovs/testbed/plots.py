@@ -21,7 +21,8 @@ from .schemes import ORDER  # noqa: E402
 # One colour per scheme of schemes.SCHEMES (a unit test holds them equal:
 # a scheme without one made every 10g run's plots fail).
 COLORS = {"fifo": "#7f7f7f", "pias": "#d62728", "fish": "#ff7f0e",
-          "fq": "#2ca02c", "panda": "#1f77b4", "panda-guard": "#9467bd",
+          "fq": "#2ca02c", "panda": "#1f77b4", "pias-pf": "#ff9896",
+          "panda-pf": "#aec7e8", "panda-guard": "#9467bd",
           "panda-droptail": "#8c564b", "panda-w1": "#17becf"}
 
 

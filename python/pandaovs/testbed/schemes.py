@@ -46,49 +46,92 @@ SCHED_BURST = 2 * FRAME
 @dataclasses.dataclass(frozen=True)
 class Scheme:
     name: str
-    policy: Optional[str]   # None (plain forwarding, queue 0), "pias" or
-                            # "panda": the model policy the action runs
+    policy: Optional[str]   # None (plain forwarding, queue 0), "pias",
+                            # "panda" or "panda-w1": the model policy the
+                            # action runs
     per_flow: bool          # per-flow queues (DRR) in each level
     guard: bool             # FISH's starvation guard
     ecn: bool               # the port ECN threshold, when the run has one
     sched_only: bool        # needs panda-sched (not on linux-htb)
+    base: Optional[str]     # the scheme this one differs from in exactly
+                            # one of EGRESS_FIELDS (None: fifo, the root)
     description: str
 
 
+# What a scheme is made of: how packets get their level and what the
+# egress does with them.  Two schemes are compared on one of these at a
+# time (differences()).
+EGRESS_FIELDS = ("policy", "per_flow", "guard", "ecn")
+
+# Every scheme is one step from its base, so that each comparison the
+# targets and figures make changes one thing.  pias and panda run on the
+# same egress, the thesis's strict-priority FIFO levels (§4.2: the levels
+# are the switch's priority queues), and differ only in the policy; the
+# per-flow queues of FISH are their own factor: pias-pf and panda-pf add
+# them to each classifier, and fish is pias-pf with the starvation guard.
 SCHEMES = {s.name: s for s in (
-    Scheme("fifo", None, False, False, True, False,
+    Scheme("fifo", None, False, False, True, False, None,
            "no flow scheduling: everything in level 0, one FIFO"),
-    Scheme("pias", "pias", False, False, True, False,
+    Scheme("pias", "pias", False, False, True, False, "fifo",
            "PIAS: levels by bytes sent (model's PIAS thresholds), one "
            "FIFO per level"),
-    Scheme("fish", "pias", True, True, True, True,
+    Scheme("fish", "pias", True, True, True, True, "pias-pf",
            "FISH: PIAS levels, per-flow queues in each level, "
            "starvation guard"),
-    Scheme("fq", None, True, False, True, True,
+    Scheme("fq", None, True, False, True, True, "fifo",
            "flow isolation without priorities: one level of per-flow "
            "queues (what fq_codel would give an operator)"),
-    Scheme("panda", "panda", True, False, True, False,
-           "Panda: levels by the model's Panda policy; per-flow queues "
-           "in each level on panda-sched (its default), FIFO on htb"),
-    Scheme("panda-guard", "panda", True, True, True, True,
+    Scheme("panda", "panda", False, False, True, False, "pias",
+           "Panda: levels by the model's Panda policy, one FIFO per "
+           "level (pias's egress)"),
+    Scheme("pias-pf", "pias", True, False, True, True, "pias",
+           "pias with per-flow queues in each level (fish without the "
+           "guard)"),
+    Scheme("panda-pf", "panda", True, False, True, True, "panda",
+           "panda with per-flow queues in each level"),
+    Scheme("panda-guard", "panda", False, True, True, True, "panda",
            "panda with FISH's starvation guard"),
-    Scheme("panda-droptail", "panda", True, False, False, True,
+    Scheme("panda-droptail", "panda", False, False, False, True, "panda",
            "panda without port ECN: drop-tail at the same buffer"),
-    Scheme("panda-w1", "panda-w1", True, False, True, False,
+    Scheme("panda-w1", "panda-w1", False, False, True, False, "panda",
            "panda with every size-interval weight 1 (the thesis's "
            "evaluation): the model run again without --weight-values; "
            "profiles with weights only"),
 )}
 
+
+def differences(a, b):
+    """The EGRESS_FIELDS in which schemes 'a' and 'b' differ (names)."""
+    return [f for f in EGRESS_FIELDS
+            if getattr(SCHEMES[a], f) != getattr(SCHEMES[b], f)]
+
+
+def change(a, b):
+    """'a' against 'b' in words, e.g. "policy: pias -> panda"."""
+    diff = differences(a, b)
+    return ", ".join("%s: %s -> %s" % (f, _word(getattr(SCHEMES[a], f)),
+                                       _word(getattr(SCHEMES[b], f)))
+                     for f in diff) or "nothing"
+
+
+def _word(v):
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return "none" if v is None else v
+
+
 # The order of tables and figures; --schemes defaults.
 ORDER = tuple(SCHEMES)
 DEFAULT_SCHEMES = {"panda-sched": ("fifo", "pias", "fish", "fq", "panda"),
                    "htb": ("fifo", "pias", "panda")}
-# Quick runs on panda-sched add the two ablations the targets need (large
-# flows with and without the guard, ECN against drop-tail).
+# Runs of one point (quick, headline) on panda-sched add the ablations the
+# targets need (the guard for the large flows, ECN against drop-tail) and
+# the per-flow queues as a factor of their own (each classifier with and
+# without them).  Full runs leave them to --schemes: 27 more points each.
 ABLATIONS = ("panda-guard", "panda-droptail")
-# Quick runs of a profile with size-interval weights add this one: the
-# weights against all ones in the same run (issue 18).
+PER_FLOW_FACTOR = ("pias-pf", "panda-pf")
+# Runs of a profile with size-interval weights add this one: the weights
+# against all ones in the same run.
 WEIGHTS_ABLATION = "panda-w1"
 
 
