@@ -248,9 +248,11 @@ def test_reps_increase_adds_exactly_the_new_repetitions(lab):
     assert strip(r) == strip(whole)
     assert r["metadata"]["reps"] == r["metadata"]["config"]["reps"] == 3
     assert r["summary"]["rows"] == whole["summary"]["rows"]
-    # With 3 repetitions min and max are dropped, as in one go.
+    # All 3 repetitions in the mean and its interval, as in one go.
     row = next(x for x in r["summary"]["rows"] if x["scheme"] == "panda")
-    assert row["reps_ok"] == 3 and row["memcached"]["p99_ms"]["n_used"] == 1
+    assert row["reps_ok"] == 3 and row["memcached"]["p99_ms"]["n_used"] == 3
+    assert row["memcached"]["p99_ms"]["reps"] == [0, 1, 2]
+    assert row["memcached"]["p99_ms"]["ci95"] is not None
     # Later sessions keep 3 repetitions without being told again; fewer
     # are refused.
     assert lab.run("--resume", run_dir)[0] == 0
@@ -485,7 +487,7 @@ def test_full_run_in_sessions(lab):
     --reps 3 --stop-after M, then --resume until done), on the full plan
     (two schemes to keep it quick; fake trials of 60 s, so 30 trials a
     30-minute session): exactly the plan, each trial once, one model, 3
-    repetitions per point with min and max dropped."""
+    repetitions per point, each with its interval."""
     from pandaovs.testbed import experiments
     argv = ["--full", "--qos", "panda-sched", "--schemes", "pias,panda",
             "--cc", "cubic", "--reps", "3", "--goodput-check", "0",
@@ -510,5 +512,5 @@ def test_full_run_in_sessions(lab):
     assert sessions == 6 and [s["trials_run"] for s in r["metadata"][
         "segments"]] == [29] + [30] * 4 + [16]
     assert all(row["reps_ok"] == 3 and row["memcached"]["p99_ms"]["n_used"]
-               == 1 for row in r["summary"]["rows"]
-               if row["concurrency"] > 0)
+               == 3 and row["memcached"]["p99_ms"]["ci95"]
+               for row in r["summary"]["rows"] if row["concurrency"] > 0)

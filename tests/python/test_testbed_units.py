@@ -8,6 +8,7 @@ import json
 import os
 import struct
 
+import numpy
 import pytest
 
 from pandaovs import paths
@@ -24,12 +25,29 @@ from pandaovs.testbed.trial import (class_delta, dscp_levels, fct_summary,
                                     overlap)
 
 
-def test_trimmed_drops_min_and_max():
+def test_trimmed_mean_and_interval():
+    """Below 10 repetitions the plain mean and Student's t interval; at
+    10 the thesis's 8 of 10 (min and max dropped) and Yuen's interval."""
     s = stats.trimmed([5, 1, 3, 100, 4])
-    assert s["n"] == 5 and s["n_used"] == 3
-    assert s["mean"] == pytest.approx(4.0)
+    assert s["n"] == 5 and s["n_used"] == 5
+    assert s["mean"] == pytest.approx(22.6)
     assert s["min"] == 1 and s["max"] == 100
-    assert s["std"] == pytest.approx(1.0)
+    # mean +- t(0.975, 4) * sd / sqrt(5)
+    sd = numpy.std([5, 1, 3, 100, 4], ddof=1)
+    hw = 2.7764451 * sd / 5 ** 0.5
+    assert s["ci95"] == pytest.approx([22.6 - hw, 22.6 + hw])
+    ten = [1, 2, 3, 4, 5, 6, 7, 8, 9, 1000]
+    s = stats.trimmed(ten)
+    assert s["n_used"] == 8 and s["mean"] == pytest.approx(5.5)
+    # Yuen: winsorized [2, 2, 3, ..., 9, 9], t with 7 degrees of freedom.
+    w = [2, 2, 3, 4, 5, 6, 7, 8, 9, 9]
+    se = (9 * numpy.var(w, ddof=1) / (8 * 7)) ** 0.5
+    assert s["ci95"] == pytest.approx([5.5 - 2.3646243 * se,
+                                       5.5 + 2.3646243 * se])
+    assert s["ci95"][1] < 10        # the outlier is out of it
+    # Repetitions are kept with their values, for pairing.
+    s = stats.trimmed([2.0, None, 4.0], reps=[0, 1, 2])
+    assert s["reps"] == [0, 2] and stats.by_rep(s) == {0: 2.0, 2: 4.0}
 
 
 def test_trimmed_small_and_empty():
@@ -37,7 +55,86 @@ def test_trimmed_small_and_empty():
     assert stats.trimmed([None, None]) is None
     s = stats.trimmed([2.0, None, 4.0])
     assert s["n_used"] == 2 and s["mean"] == 3.0
-    assert stats.trimmed([7])["std"] == 0.0
+    one = stats.trimmed([7])
+    assert one["std"] == 0.0 and one["ci95"] is None
+
+
+def test_decisions_on_synthetic_repetitions():
+    """A ratio whose interval straddles the bound is undecided, a clear
+    one met or NOT met; one repetition decides only far from the bound,
+    never a +-5% band."""
+    band = dict(lo=0.95, hi=1.05)
+    # Paired repetitions: the seed scales both schemes alike, the ratio
+    # stays put.
+    def pairs(ratios, scales=(1, 3, 0.5, 2, 0.8)):
+        return [(r * s, s) for r, s in zip(ratios, scales)]
+    clear = stats.ratio(pairs([1.01, 0.99, 1.00, 1.02, 0.995]))
+    assert clear["n"] == 5 and clear["estimate"] == pytest.approx(1.003, 1e-3)
+    assert 0.95 < clear["ci95"][0] < 1 < clear["ci95"][1] < 1.05
+    assert stats.verdict(clear, **band) == stats.MET
+    straddle = stats.ratio(pairs([1.06, 1.01, 1.09, 1.03, 1.08]))
+    assert straddle["ci95"][0] < 1.05 < straddle["ci95"][1]
+    assert stats.verdict(straddle, **band) == stats.UNDECIDED
+    out = stats.ratio(pairs([1.20, 1.22, 1.18, 1.21, 1.19]))
+    assert stats.verdict(out, **band) == stats.NOT_MET
+    # Unpaired, the seed's scale would hide what pairing shows.
+    assert stats.ratio([(1.2, 1.0)] * 5)["ci95"] == pytest.approx([1.2, 1.2])
+    # The quick run's case: one repetition at 1.0503 decides nothing.
+    one = stats.ratio([(1.0503, 1.0)])
+    assert one["n"] == 1 and one["ci95"] == pytest.approx(
+        [1.0503 / 3, 1.0503 * 3])
+    assert stats.verdict(one, **band) == stats.UNDECIDED
+    assert stats.verdict(stats.ratio([(1.0, 1.0)]), **band) == \
+        stats.UNDECIDED
+    assert not stats.one_rep_can_decide(**band)
+    # ... but a factor of 10 below a "< 1" bound it does decide, and 10
+    # above it decides against; 2 below it does not.
+    assert stats.verdict(stats.ratio([(1, 10)]), hi=1, strict=True) == \
+        stats.MET
+    assert stats.verdict(stats.ratio([(10, 1)]), hi=1, strict=True) == \
+        stats.NOT_MET
+    assert stats.verdict(stats.ratio([(1, 2)]), hi=1) == stats.UNDECIDED
+    # Equal schemes: "<" is not met, "<=" is.
+    same = stats.ratio([(2.0, 2.0)] * 3)
+    assert stats.verdict(same, hi=1, strict=True) == stats.NOT_MET
+    assert stats.verdict(same, hi=1) == stats.MET
+    # Two repetitions: t with one degree of freedom, undecided unless
+    # they agree closely.
+    two = stats.ratio([(1.1, 1), (0.9, 1)])
+    assert stats.verdict(two, hi=1.5) == stats.UNDECIDED
+    assert stats.combine([stats.MET, stats.UNDECIDED]) == stats.UNDECIDED
+    assert stats.combine([stats.MET, stats.NOT_MET]) == stats.NOT_MET
+    assert stats.combine([stats.MET, stats.MET]) == stats.MET
+
+
+def test_ratio_with_zeros_fieller():
+    """Counts can be zero: the ratio of the paired means, Fieller's
+    interval."""
+    r = stats.ratio([(0, 100), (2, 120), (1, 90), (0, 110), (1, 100)])
+    assert r["method"].startswith("ratio of paired means")
+    assert r["estimate"] == pytest.approx(4 / 520)
+    assert r["ci95"][0] == 0.0 and r["ci95"][1] < 0.05
+    assert stats.verdict(r, hi=1, strict=True) == stats.MET
+    # The denominator indistinguishable from zero: unbounded, undecided.
+    r = stats.ratio([(5, 0), (5, 1), (5, 0)])
+    assert r["ci95"][1] == float("inf")
+    assert stats.verdict(r, hi=1) == stats.UNDECIDED
+    assert stats.ratio([(0, 0)])["estimate"] is None
+    assert stats.verdict(stats.ratio([(0, 0)]), hi=1) == stats.UNDECIDED
+    assert stats.verdict(stats.ratio([(0, 5)]), hi=1, strict=True) == \
+        stats.MET
+
+
+def test_decisive_digits():
+    """Ratios are printed with the digits that decide them."""
+    assert stats.fmt(1.0503, [0.95, 1.05]) == "1.0503"
+    assert stats.fmt(1.05, [0.95, 1.05]) == "1.050"
+    assert stats.fmt(1.0499999, [1.05]) == "1.0499999"
+    assert stats.fmt(0.9388, [0.95, 1.05]) == "0.939"
+    assert stats.fmt(0.00481) == "0.00481"
+    assert stats.fmt(None) == "-" and stats.fmt(float("inf")) == "inf"
+    assert stats.fmt_ci([0.99912, 1.05004], [0.95, 1.05]) == \
+        "[0.999, 1.05004]"
 
 
 SHOW = """\
@@ -318,7 +415,7 @@ def _trial(scheme, rep, p99, status="ok"):
 
 
 def test_aggregate_table_csv(tmp_path):
-    trials = [_trial("panda", r, p) for r, p in enumerate((1, 2, 3, 100))]
+    trials = [_trial("panda", r, p) for r, p in enumerate((1, 2, 3, 4))]
     trials.append(_trial("pias", 0, 30.0))
     trials.append(_trial("pias", 1, None, status="failed: boom"))
     rows = report.aggregate(trials)
@@ -333,7 +430,9 @@ def test_aggregate_table_csv(tmp_path):
          "status": "unavailable: kernel has no dctcp"}],
         "policy": {"panda": {"action": "id=1"}}}
     text = report.table(result)
-    assert "2.50" in text and "FAILED" in text and "no dctcp" in text
+    # The mean and its 95% interval's half-width, t with 3 degrees of
+    # freedom: 3.182 * sd / 2.
+    assert "2.50±2.05" in text and "FAILED" in text and "no dctcp" in text
     path = str(tmp_path / "r.csv")
     report.write_csv(result, path)
     with open(path) as f:
@@ -341,6 +440,9 @@ def test_aggregate_table_csv(tmp_path):
     assert len(rows) == 3
     assert rows[-1]["status"].startswith("unavailable")
     assert float(rows[0]["mc_p99_ms_mean"]) == pytest.approx(2.5)
+    assert float(rows[0]["mc_p99_ms_ci95_hi"]) == pytest.approx(
+        2.5 + 3.182446 * numpy.std([1, 2, 3, 4], ddof=1) / 2, abs=1e-4)
+    assert rows[1]["mc_p99_ms_ci95_lo"] == ""       # pias: one repetition
 
 
 def test_patch_hash_is_stable():
@@ -451,68 +553,184 @@ def test_plots_of_a_10g_run_with_every_scheme(tmp_path):
     assert sorted(made) == sorted([
         "fig5.7-p90-vs-requests-cubic.png",
         "fig5.8-p99-vs-requests-cubic.png",
-        "fig5.11-fct-vs-concurrency-cubic.png"])
+        "fig5.11-fct-vs-concurrency-cubic.png",
+        "factors-cubic.png"])
+
+
+def test_plots_error_bars_and_factors(tmp_path):
+    """Error bars are the 95% interval from 3 repetitions, none below;
+    the per-flow factor and the ablations go to their own figure, the
+    thesis's figures keep the schemes on the same FIFO levels."""
+    from pandaovs.testbed import plots
+    rows = report.aggregate([_trial("panda", r, p)
+                             for r, p in enumerate((1.0, 2.0, 3.0))])
+    st = rows[0]["memcached"]["p99_ms"]
+    hw = (st["ci95"][1] - st["ci95"][0]) / 2
+    assert hw > 2 * st["std"]        # t(2) = 4.3, n = 3
+    # Cut at 0 below (the interval's lower end is negative here).
+    assert st["ci95"][0] < 0
+    assert plots._val(st) == (2.0, (2.0, pytest.approx(hw)))
+    two = report.aggregate([_trial("panda", r, p)
+                            for r, p in enumerate((1.0, 2.0))])
+    assert plots._val(two[0]["memcached"]["p99_ms"]) == (1.5, (0.0, 0.0))
+    assert plots._bars_note(two) == "2 repetitions: no error bars"
+    trials = [_trial(s, rep, 1.0 + rep) for rep in range(3)
+              for s in ("fifo", "pias", "fish", "fq", "panda", "pias-pf",
+                        "panda-pf", "panda-guard", "panda-droptail")]
+    rows = report.aggregate(trials)
+    assert plots._schemes(rows) == ["fifo", "pias", "fish", "fq", "panda"]
+    made = plots.plot_all({"summary": {"rows": rows}}, str(tmp_path))
+    assert "factors-cubic.png" in made
+    assert (tmp_path / "factors-cubic.png").stat().st_size > 10000
+
+
+def _target_trials(reps, p99=None, scale=(1.0, 2.0, 0.5, 1.5, 0.8)):
+    """A floor and every default quick scheme per repetition; each
+    repetition's seed scales every scheme's memcached p99 alike (as the
+    request sequence's tail does), the ratios stay."""
+    p99 = p99 or {"fifo": 200.0, "pias": 20.0, "fish": 5.0, "fq": 4.0,
+                  "panda": 2.3, "pias-pf": 19.0, "panda-pf": 2.2,
+                  "panda-guard": 2.5, "panda-droptail": 30.0}
+    trials = []
+    for rep in range(reps):
+        k = scale[rep]
+        floor = _trial("fifo", rep, 2.0 * k)
+        floor.update(concurrency=0, experiments=["floor"])
+        trials.append(floor)
+        for s, v in p99.items():
+            t = _trial(s, rep, v * k * (1 + 0.01 * (rep % 2)))
+            marks = 500 if s != "panda-droptail" else 0
+            drops = 0 if s != "panda-droptail" else 300
+            t["sched_levels"] = [{"mark-ecn": marks, "drop-limit": drops,
+                                  "guard": 40 if s == "panda-guard"
+                                  else 0}] * 2
+            t["tcp_sender"] = {"TcpRetransSegs": drops + 3 + rep,
+                               "TcpExtTCPTimeouts": 1, "TcpOutSegs": 1000}
+            t["fct"]["small"]["p99_ms"] = (50.0 if s == "panda-droptail"
+                                           else 9.0 + 0.1 * rep)
+            t["fct"]["large"]["unfinished"] = 2
+            if s == "panda":
+                # 97% of panda's memcached packets at level 0 (the others
+                # keep _trial()'s 90%); small FCT 2-4% above pias's
+                # (inside the band), medium 10% (outside).
+                t["memcached_levels"] = {"0": 97, "1": 3}
+                t["fct"]["small"]["mean_ms"] = 10.0 * (1.02 + 0.005 * rep)
+                t["fct"]["medium"]["mean_ms"] = 22.0 + 0.1 * rep
+            trials.append(t)
+    return trials
 
 
 def test_floor_and_targets():
     """summary.floor_ms = the unloaded trial's p99 + one 1514-byte frame at
-    the link rate; each target compares the schemes' rows of the run."""
+    the link rate; each target compares schemes that differ in one thing
+    (but the design comparison with fq), pairs them by repetition and
+    decides on the 95% interval."""
     cfg = config.parse_args([])         # 50 Mbit/s: a frame is 0.24224 ms
-    floor = _trial("fifo", 0, 2.0)
-    floor.update(concurrency=0, experiments=["floor"])
-    trials = [floor]
-    p99 = {"fifo": 200.0, "pias": 20.0, "fish": 5.0, "fq": 4.0,
-           "panda": 2.3, "panda-guard": 2.5, "panda-droptail": 30.0}
-    for s, v in p99.items():
-        t = _trial(s, 0, v)
-        marks = 500 if s != "panda-droptail" else 0
-        drops = 0 if s != "panda-droptail" else 300
-        t["sched_levels"] = [{"mark-ecn": marks, "drop-limit": drops,
-                              "guard": 40 if s == "panda-guard" else 0}] * 2
-        t["tcp_sender"] = {"TcpRetransSegs": drops + 3,
-                           "TcpExtTCPTimeouts": 1, "TcpOutSegs": 1000}
-        t["fct"]["small"]["p99_ms"] = 50.0 if s == "panda-droptail" else 9.0
-        t["fct"]["large"]["unfinished"] = 2
-        trials.append(t)
-    # 97% of panda's memcached packets at level 0 (met; the others keep
-    # _trial()'s 90%).
-    trials[-3]["memcached_levels"] = {"0": 97, "1": 3}
-    # Small FCT 3% above pias's (met), medium 10% (not met).
-    trials[-3]["fct"]["small"]["mean_ms"] = 10.3
-    trials[-3]["fct"]["medium"]["mean_ms"] = 22.0
+    frame = 1514 * 8 / 50e6 * 1000
+    trials = _target_trials(5)
     summ = runner.summarize(trials, cfg)
-    assert summ["floor_ms"] == pytest.approx(2.0 + 1514 * 8 / 50e6 * 1000)
-    assert summ["floor"]["cubic"]["frame_ms"] == pytest.approx(0.24224)
+    fl = summ["floor"]["cubic"]
+    assert fl["frame_ms"] == pytest.approx(0.24224)
+    assert summ["floor_ms"] == pytest.approx(2.0 * 1.16 + frame)
+    assert fl["floor_ms_reps"]["1"] == pytest.approx(4.0 + frame)
     t = {x["id"]: x for x in summ["targets"]}
-    assert t["panda_p99_vs_floor"]["met"]
-    assert t["panda_p99_vs_floor"]["ratio"] == pytest.approx(
-        2.3 / summ["floor_ms"])
-    assert t["panda_p99_vs_fq"]["met"] and t["p99_order"]["met"]
-    assert t["fct_small_vs_pias"]["met"]
-    assert t["fct_small_vs_pias"]["ratio"] == pytest.approx(1.03)
-    assert t["panda_mc_level0"]["met"]
-    assert t["panda_mc_level0"]["share"] == pytest.approx(0.97)
-    assert t["fct_medium_vs_pias"]["met"] is False
-    assert t["ecn_vs_droptail"]["met"]
+    assert {x["verdict"] for x in t.values()} <= {
+        "met", "NOT met", "undecided", "reported", "not run"}
+    # Each target names what it changes, from the scheme table.
+    for tid in ("fct_small_vs_pias", "fct_medium_vs_pias",
+                "panda_p99_vs_pias"):
+        assert t[tid]["compares"] == ["pias", "panda"]
+        assert t[tid]["differs_in"] == ["policy"]
+    assert t["ecn_vs_droptail"]["differs_in"] == ["ecn"]
+    assert t["large_flows_guard"]["differs_in"] == ["guard"]
+    assert t["panda_p99_vs_fq"]["differs_in"] == ["policy", "per_flow"]
+    assert "two alternatives" in t["panda_p99_vs_fq"]["variable"]
+    # panda/floor: 2.3k (x1.01 on odd reps) over 2k + a frame, paired by
+    # seed: 0.93 to 1.10, an interval across the 1.1 bound.
+    f = t["panda_p99_vs_floor"]
+    ratios = [2.3 * k * (1 + 0.01 * (r % 2)) / (2 * k + frame)
+              for r, k in enumerate((1.0, 2.0, 0.5, 1.5, 0.8))]
+    assert f["ratio"] == pytest.approx(numpy.exp(numpy.mean(numpy.log(
+        ratios))))
+    assert f["verdict"] == "undecided" and f["met"] is None
+    assert f["check"]["reps"] == 5 and "straddles" in f["check"]["why"]
+    assert f["check"]["ci95"][0] < 1.1 < f["check"]["ci95"][1]
+    assert t["panda_p99_vs_fq"]["verdict"] == "met"
+    assert t["p99_order"]["verdict"] == "met"
+    assert t["p99_order"]["checks"]["pias/panda"]["estimate"] == \
+        pytest.approx(20 / 2.3, rel=1e-3)
+    # The schemes' own intervals (wide: the seeds' scale) are recorded
+    # beside the paired verdict, and whether they overlap.
+    cis = t["p99_order"]["p99_ci95"]
+    assert cis["panda"][1] < cis["pias"][0] and cis["pias"][1] < \
+        cis["fifo"][0]
+    assert t["p99_order"]["intervals_overlap"] is False
+    s = t["fct_small_vs_pias"]
+    assert s["verdict"] == "met" and s["met"] is True
+    assert 0.95 < s["check"]["ci95"][0] < s["check"]["ci95"][1] < 1.05
+    assert t["fct_medium_vs_pias"]["verdict"] == "NOT met"
+    lv = t["panda_mc_level0"]
+    assert lv["verdict"] == "met" and lv["share"] == pytest.approx(0.97)
+    assert t["ecn_vs_droptail"]["verdict"] == "met"
     e = t["ecn_vs_droptail"]["schemes"]
     assert e["panda"]["marks"] == 1000 and e["panda-droptail"]["drops"] == 600
-    assert e["panda-droptail"]["retrans_segs"] == 303
+    assert e["panda-droptail"]["retrans_segs"] == 305
     g = t["large_flows_guard"]
-    assert g["met"] is None and g["schemes"]["panda-guard"][
-        "guard_packets"] == 80
-    assert g["schemes"]["panda"]["large_unfinished"] == 2
-    # Worse than the floor allows, and a scheme missing: no verdict.
-    trials = [x for x in trials if x["scheme"] != "fq"]
-    trials[-3]["memcached"]["p99_ms"] = 3.0
-    trials[-3]["memcached_levels"] = {"0": 94, "1": 6}
+    assert g["verdict"] == "reported" and g["met"] is None
+    assert g["schemes"]["panda-guard"]["guard_packets"] == 80
+    assert g["schemes"]["panda"]["large_unfinished"] == 10
+    pf = t["per_flow_factor"]["ratios"]
+    assert set(pf) == {"pias-pf/pias", "panda-pf/panda", "panda-pf/pias-pf"}
+    assert pf["panda-pf/panda"]["memcached_p99"]["estimate"] == \
+        pytest.approx(2.2 / 2.3, rel=1e-3)
+    assert pf["pias-pf/pias"]["variable"] == "per_flow: no -> yes"
+
+    # Small FCT whose interval straddles the band's edge: undecided.
+    for x in trials:
+        if x["scheme"] == "panda":
+            x["fct"]["small"]["mean_ms"] = 10.0 * (1.05 + (
+                0.04 if x["rep"] % 2 else -0.04))
     t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
-    assert t["panda_mc_level0"]["met"] is False
-    assert t["panda_p99_vs_floor"]["met"] is False
-    assert t["panda_p99_vs_fq"]["met"] is None
-    text = "\n".join(targets.lines(runner.summarize(trials, cfg)))
+    s = t["fct_small_vs_pias"]
+    assert s["verdict"] == "undecided" and s["met"] is None
+    assert s["check"]["ci95"][0] < 1.05 < s["check"]["ci95"][1]
+    assert "straddles" in s["check"]["why"]
+
+    # One repetition: the +-5% targets cannot be decided, the orderings
+    # far from their bounds can.
+    trials = _target_trials(1)
+    summ = runner.summarize(trials, cfg)
+    t = {x["id"]: x for x in summ["targets"]}
+    assert t["fct_small_vs_pias"]["verdict"] == "undecided"
+    assert t["fct_small_vs_pias"]["check"]["why"] == \
+        "one repetition: cannot decide a +-5% target"
+    assert t["fct_medium_vs_pias"]["verdict"] == "undecided"
+    assert t["panda_p99_vs_floor"]["verdict"] == "undecided"
+    assert t["p99_order"]["verdict"] == "met"
+    assert t["panda_p99_vs_pias"]["verdict"] == "met"
+    assert t["panda_p99_vs_fq"]["verdict"] == "undecided"   # 2.3 vs 4
+    text = "\n".join(targets.lines(summ))
     assert "floor (cubic): 2.24 ms = unloaded memcached p99 2.00 ms" in text
-    assert "NOT met" in text
-    assert "94.0% at level 0 (packets per level: 0:94 1:6)" in text
+    assert "one repetition: cannot decide a +-5% target" in text
+    assert "[policy: pias -> panda]" in text
+    assert "97.0% at level 0 (packets per level: 0:97 1:3)" in text
+
+    # A scheme missing: not run.
+    trials = [x for x in _target_trials(3) if x["scheme"] != "fq"]
+    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+    assert t["panda_p99_vs_fq"]["verdict"] == "not run"
+    assert t["panda_p99_vs_fq"]["met"] is None
+    # Worse than the floor allows and off level 0: NOT met.
+    for x in trials:
+        if x["scheme"] == "panda":
+            x["memcached_levels"] = {"0": 80, "1": 20}
+            x["memcached"]["p99_ms"] *= 2
+    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+    assert t["panda_mc_level0"]["verdict"] == "NOT met"
+    assert t["panda_p99_vs_floor"]["verdict"] == "NOT met"
+    assert t["panda_p99_vs_floor"]["met"] is False
+    text = "\n".join(targets.lines(runner.summarize(trials, cfg)))
+    assert "NOT met" in text and "fq did not run" in text
 
 
 def test_compare_runs(tmp_path):
@@ -704,34 +922,48 @@ def test_weights_target():
     assert targets.sinking([0, 0]) is None
 
     cfg = config.parse_args(["--profile", "10g"])
-    floor = _trial("fifo", 0, 2.0)
-    floor.update(concurrency=0, experiments=["floor"])
-    trials = [floor]
-    for s, lv, mc in (("panda", [10, 30, 60], {"0": 50}),
-                      ("panda-w1", [30, 30, 40], {"0": 50}),
-                      ("pias", [50, 50, 0], {"0": 40, "1": 10})):
-        t = _trial(s, 0, 3.0)
-        t["sched_levels"] = [{"sent_b": b} for b in lv]
-        t["memcached_levels"] = mc
-        trials.append(t)
-    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+
+    def run(reps, panda_mc=None, w1_mc=None, panda_lv=(10, 30, 60)):
+        trials = []
+        for rep in range(reps):
+            floor = _trial("fifo", rep, 2.0)
+            floor.update(concurrency=0, experiments=["floor"])
+            trials.append(floor)
+            j = 1 + 0.02 * rep          # the seed moves the bytes a little
+            for s, lv, mc in (
+                    ("panda", panda_lv, panda_mc or {"0": 50}),
+                    ("panda-w1", (30, 30, 40), w1_mc or {"0": 50}),
+                    ("pias", (50, 50, 0), {"0": 40, "1": 10})):
+                t = _trial(s, rep, 3.0)
+                t["sched_levels"] = [{"sent_b": b * (j if i else 1)}
+                                     for i, b in enumerate(lv)]
+                t["memcached_levels"] = mc
+                trials.append(t)
+        return {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
+    t = run(5)
     w = t["weights_vs_all_ones"]
-    assert w["met"] is True
-    assert w["schemes"]["panda"]["level0_share"] == pytest.approx(0.1)
-    assert w["schemes"]["panda-w1"]["mean_level"] == pytest.approx(1.1)
-    assert t["panda_p99_vs_pias"]["met"] is False       # 3.0 vs 3.0
+    assert w["verdict"] == "met" and w["met"] is True
+    assert w["differs_in"] == ["policy"]
+    assert w["schemes"]["panda"]["level0_share"] == pytest.approx(
+        10 / (10 + 90 * 1.04), rel=1e-3)
+    assert len(w["checks"]) == 4
+    assert all(c["verdict"] == "met" for c in w["checks"].values())
+    # Equal p99s: "<" is not met (3.0 vs 3.0 every repetition).
+    assert t["panda_p99_vs_pias"]["verdict"] == "NOT met"
     # The memcached connection leaving level 0 more often than without
     # weights fails it.
-    trials[1]["memcached_levels"] = {"0": 49, "1": 1}
-    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
-    assert t["weights_vs_all_ones"]["met"] is False
+    t = run(5, panda_mc={"0": 45, "1": 5})
+    assert t["weights_vs_all_ones"]["verdict"] == "NOT met"
     # The same few packets off level 0 under both: the weights added none.
-    trials[1]["memcached_levels"] = {"0": 10736, "1": 6}
-    trials[2]["memcached_levels"] = {"0": 10747, "1": 6}
-    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
-    assert t["weights_vs_all_ones"]["met"] is True
+    t = run(5, panda_mc={"0": 10736, "1": 6}, w1_mc={"0": 10747, "1": 6})
+    assert t["weights_vs_all_ones"]["verdict"] == "met"
     # Both far off level 0: not "stays at level 0", however equal.
-    trials[1]["memcached_levels"] = {"0": 90, "1": 10}
-    trials[2]["memcached_levels"] = {"0": 90, "1": 10}
-    t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
-    assert t["weights_vs_all_ones"]["met"] is False
+    t = run(5, panda_mc={"0": 90, "1": 10}, w1_mc={"0": 90, "1": 10})
+    assert t["weights_vs_all_ones"]["verdict"] == "NOT met"
+    # Bytes that sink as fast with weights as without: the ratios sit on
+    # their bounds, and one repetition decides nothing near them.
+    t = run(1, panda_lv=(30, 30, 40))
+    w = t["weights_vs_all_ones"]
+    assert w["verdict"] == "undecided"
+    assert "one repetition" in w["checks"][
+        "bytes at level 0, panda/panda-w1 <= 1"]["why"]

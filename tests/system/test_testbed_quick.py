@@ -149,14 +149,24 @@ def test_floor_and_targets(quick):
         "panda_p99_vs_floor", "panda_p99_vs_fq", "p99_order",
         "panda_mc_level0", "panda_p99_vs_pias",
         "fct_small_vs_pias", "fct_medium_vs_pias", "large_flows_guard",
-        "ecn_vs_droptail"}
+        "ecn_vs_droptail", "per_flow_factor"}
     # Every scheme a target needs ran, so each has a verdict (or, for the
-    # large flows, figures).
+    # reported records, figures); one repetition cannot decide the +-5%
+    # targets, and says so.
     for t in summ["targets"]:
         if t["id"] == "large_flows_guard":
             assert set(t["schemes"]) == {"panda", "panda-guard"}
+        elif t["id"] == "per_flow_factor":
+            assert set(t["ratios"]) == {"pias-pf/pias", "panda-pf/panda",
+                                        "panda-pf/pias-pf"}
         else:
-            assert t["met"] in (True, False), t
+            assert t["verdict"] in ("met", "NOT met", "undecided"), t
+            assert t["met"] == {"met": True, "NOT met": False}.get(
+                t["verdict"]), t
+        if t["id"].startswith("fct_"):
+            assert t["verdict"] == "undecided", t
+            assert t["check"]["why"] == \
+                "one repetition: cannot decide a +-5% target", t
     assert result["policy"]["panda"]["action"]
     assert "kind=pias" in result["policy"]["pias"]["action"]
 

@@ -96,7 +96,11 @@ def test_panda_keeps_memcached_at_level0(mining):
     assert t["memcached_level0_share"] == lv.get(0, 0) / n
     assert t["memcached_level0_share"] >= 0.95, lv
     target = {x["id"]: x for x in result["summary"]["targets"]}
-    assert target["panda_mc_level0"]["met"] is True
+    # One repetition decides the 95% bound only when the packets off
+    # level 0 are a third of the 5% it allows or less (stats.py).
+    off = 1 - t["memcached_level0_share"]
+    assert target["panda_mc_level0"]["verdict"] == (
+        "met" if off <= 0.05 / 3 else "undecided"), target
 
 
 def test_iperf3_background_and_cross_check(mining):

@@ -5,7 +5,11 @@ under DCTCP), p90/p99 vs concurrency (one panel per request count; Figs
 DCTCP figure); the 10g profile's run gives the same under the thesis's 10
 Gbit/s numbers, Figs 5.7, 5.8, 5.9 and 5.11.  A file carries the thesis's
 number only when the run is the thesis's condition (conditions.py).
-Error bars are the spread (std) over repetitions."""
+Error bars are the 95% confidence interval of the mean over the
+repetitions (stats.py), drawn from 3 repetitions up (fewer: none, and the
+title says so).  The thesis's figures show the schemes compared on the
+same FIFO levels; the per-flow queues and the ablations, each one change
+to one scheme, have a figure of their own (factors-<cc>.png)."""
 
 import os
 import warnings
@@ -16,7 +20,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from . import conditions  # noqa: E402
 from .report import rows_of  # noqa: E402
-from .schemes import ORDER  # noqa: E402
+from .schemes import (ABLATIONS, ORDER, PER_FLOW_FACTOR,  # noqa: E402
+                      change)
+
+# Error bars from this many repetitions: with two, a 95% interval (t with
+# one degree of freedom) is too wide to show anything but the noise.
+MIN_REPS_FOR_BARS = 3
+# The schemes the thesis-shaped figures leave to the factors figure.
+FACTOR_SCHEMES = PER_FLOW_FACTOR + ABLATIONS
 
 # One colour per scheme of schemes.SCHEMES (a unit test holds them equal:
 # a scheme without one made every 10g run's plots fail).
@@ -27,12 +38,33 @@ COLORS = {"fifo": "#7f7f7f", "pias": "#d62728", "fish": "#ff7f0e",
 
 
 def _val(s):
-    return (s["mean"], s["std"]) if s else (float("nan"), 0.0)
+    """(mean, (below, above)): the error bar, the 95% interval from
+    MIN_REPS_FOR_BARS repetitions (cut at 0: the figures' quantities
+    are not negative, and their axes often logarithmic), else none."""
+    if not s:
+        return float("nan"), (0.0, 0.0)
+    if s["n"] >= MIN_REPS_FOR_BARS and s.get("ci95"):
+        lo, hi = s["ci95"]
+        return s["mean"], (s["mean"] - max(lo, 0.0), hi - s["mean"])
+    return s["mean"], (0.0, 0.0)
+
+
+def _yerr(errs):
+    """matplotlib's yerr of a list of _val() bars."""
+    return [[e[0] for e in errs], [e[1] for e in errs]]
+
+
+def _bars_note(rows):
+    """What the error bars are, for a figure's title."""
+    n = min((r["reps_ok"] for r in rows), default=0)
+    if n >= MIN_REPS_FOR_BARS:
+        return "error bars: 95%% CI, %d+ repetitions" % n
+    return "%d repetition%s: no error bars" % (n, "" if n == 1 else "s")
 
 
 def _schemes(rows):
     present = {r["scheme"] for r in rows}
-    return [s for s in ORDER if s in present]
+    return [s for s in ORDER if s in present and s not in FACTOR_SCHEMES]
 
 
 def fig_vs_requests(rows, cc, metric, label, path):
@@ -52,7 +84,8 @@ def fig_vs_requests(rows, cc, metric, label, path):
             ys.append(y)
             es.append(e)
         xs = [j + (i - (len(schemes) - 1) / 2) * w for j in range(len(reqs))]
-        ax.bar(xs, ys, w, yerr=es, capsize=3, label=s.upper() if s != "fifo"
+        ax.bar(xs, ys, w, yerr=_yerr(es), capsize=3,
+               label=s.upper() if s != "fifo"
                else "FIFO", color=COLORS[s])
     ax.set_xticks(range(len(reqs)))
     ax.set_xticklabels([str(q) for q in reqs])
@@ -60,8 +93,9 @@ def fig_vs_requests(rows, cc, metric, label, path):
     ax.set_xlabel("memcached requests")
     ax.set_ylabel("%s request latency (ms)" % label)
     ax.set_yscale("log")
-    ax.set_title("memcached %s latency, %s, %d web-search flows"
-                 % (label, cc, rows[0]["concurrency"]))
+    ax.set_title("memcached %s latency, %s, %d web-search flows\n(%s)"
+                 % (label, cc, rows[0]["concurrency"], _bars_note(rows)),
+                 fontsize=10)
     ax.legend()
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
@@ -88,7 +122,7 @@ def fig_vs_concurrency(rows, cc, path):
                 xs = [c for c, _ in pts]
                 vals = [_val(r["memcached"][metric]) for _, r in pts]
                 ax.errorbar(xs, [v[0] for v in vals],
-                            yerr=[v[1] for v in vals], marker="o",
+                            yerr=_yerr([v[1] for v in vals]), marker="o",
                             capsize=3, label=s, color=COLORS[s])
             ax.set_yscale("log")
             ax.set_title("%d requests" % q)
@@ -96,7 +130,8 @@ def fig_vs_concurrency(rows, cc, path):
             ax.set_ylabel("%s latency (ms)" % label)
             ax.grid(alpha=0.3)
     axes[0][0].legend()
-    fig.suptitle("memcached latency vs load, %s" % cc)
+    fig.suptitle("memcached latency vs load, %s (%s)" % (cc,
+                                                          _bars_note(rows)))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -146,7 +181,8 @@ def fig_fct(rows, cc, path):
                 es.append(e)
             xs = [k + (j - (len(schemes) - 1) / 2) * w
                   for k in range(len(concs))]
-            ax.bar(xs, ys, w, yerr=es, capsize=3, label=s, color=COLORS[s])
+            ax.bar(xs, ys, w, yerr=_yerr(es), capsize=3, label=s,
+                   color=COLORS[s])
             for x, y in zip(xs, ys):
                 if y != y:      # NaN: no flow of this bucket completed
                     ax.text(x, 0, "n/a", ha="center", va="bottom",
@@ -159,7 +195,56 @@ def fig_fct(rows, cc, path):
         ax.set_title(title)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].legend()
-    fig.suptitle("web-search mean flow completion time, %s" % cc)
+    fig.suptitle("web-search mean flow completion time, %s (%s)"
+                 % (cc, _bars_note(rows)))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# Each factor: the scheme and the one change made to it (schemes.py).
+FACTORS = (("pias", "pias-pf"), ("panda", "panda-pf"),
+           ("panda", "panda-guard"), ("panda", "panda-droptail"),
+           ("panda", "panda-w1"))
+
+
+def fig_factors(rows, cc, path):
+    """The per-flow queues and the ablations at the targets' point (the
+    (a) concurrency, most requests): each scheme beside its variant,
+    memcached p99 and the small and medium flows' mean FCT."""
+    pts = [r for r in rows if r["cc"] == cc and "a" in r["experiments"]]
+    if not pts:
+        return None
+    req = max(r["requests"] for r in pts)
+    at = {r["scheme"]: r for r in pts if r["requests"] == req}
+    pairs = [(a, b) for a, b in FACTORS if a in at and b in at]
+    if not pairs:
+        return None
+    metrics = (("memcached p99 (ms)", lambda r: r["memcached"]["p99_ms"]),
+               ("small flows' mean FCT (ms)",
+                lambda r: r["fct_mean_ms"].get("small")),
+               ("medium flows' mean FCT (ms)",
+                lambda r: r["fct_mean_ms"].get("medium")))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(14, 4.5),
+                             squeeze=False)
+    for ax, (label, get) in zip(axes[0], metrics):
+        for i, (a, b) in enumerate(pairs):
+            for j, s in enumerate((a, b)):
+                y, e = _val(get(at[s]))
+                ax.bar(i + (j - 0.5) * 0.38, y, 0.36, yerr=_yerr([e]),
+                       capsize=3,
+                       color=COLORS[s], edgecolor="black" if j else None)
+                ax.text(i + (j - 0.5) * 0.38, 0, s, rotation=90,
+                        ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(pairs)))
+        ax.set_xticklabels(["%s: %s" % (a, change(a, b).split(":")[0])
+                            for a, b in pairs], fontsize=8)
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle("one change at a time, %s, %d flows, %d requests (%s)"
+                 % (cc, pts[0]["concurrency"], req,
+                    _bars_note(list(at.values()))))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -192,6 +277,10 @@ def plot_all(result, outdir):
                   fig_fct(rows, cc, path("fct-vs-concurrency"))):
             if f:
                 made.append(os.path.basename(f))
+        f = fig_factors(rows, cc, os.path.join(outdir,
+                                               "factors-%s.png" % cc))
+        if f:
+            made.append(os.path.basename(f))
     return made
 
 

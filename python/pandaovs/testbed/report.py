@@ -3,7 +3,9 @@
 import csv
 
 from . import targets
-from .stats import get, trimmed
+from . import stats
+from .stats import get
+from .stats import trimmed as stats_trimmed
 
 MC_METRICS = ("p50_ms", "p90_ms", "p99_ms", "p99.9_ms", "mean_ms", "max_ms")
 EGRESS_COUNTERS = ("mark-ecn", "drop-limit", "drop-push-out", "guard")
@@ -66,6 +68,12 @@ def aggregate(trials):
     rows = []
     for (cc, scheme, conc, req), g in sorted(groups.items()):
         ok = g["ok"]
+        reps = [t["rep"] for t in ok]
+
+        def trimmed(values):
+            # Each value with its repetition: targets pair schemes by
+            # repetition (the same seed).
+            return stats_trimmed(values, reps)
         row = {"cc": cc, "scheme": scheme, "concurrency": conc,
                "requests": req, "experiments": sorted(g["experiments"]),
                "reps_ok": len(ok), "reps_failed": len(g["failed"]),
@@ -103,22 +111,36 @@ def aggregate(trials):
         row["memcached_levels"] = lv
         n = sum(lv.values())
         row["memcached_level0_share"] = lv.get("0", 0) / n if n else None
+        # ... and per repetition, for an interval.
+        row["memcached_level0_share_reps"] = trimmed(
+            _level0_share(t.get("memcached_levels")) for t in ok)
         # Bytes per level at the bottleneck (all reps): nearly all of them
-        # the workload's flows, so how fast they sink (issue 18).
+        # the workload's flows, so how fast they sink.
         per = [b for b in (level_bytes(t) for t in ok) if b]
         row["bytes_per_level"] = ([sum(b[i] if i < len(b) else 0
                                        for b in per)
                                    for i in range(max(map(len, per)))]
                                   if per else None)
+        sink = [targets.sinking(level_bytes(t)) or {} for t in ok]
+        row["bytes_sinking_reps"] = {
+            k: trimmed(x.get(k) for x in sink)
+            for k in ("level0_share", "mean_level")}
         rows.append(row)
     return rows
 
 
+def _level0_share(levels):
+    n = sum((levels or {}).values())
+    return (levels or {}).get("0", 0) / n if n else None
+
+
 def _m(s):
+    """A row's value: the mean, and with two or more repetitions its 95%
+    interval's half-width (the interval is symmetric: stats.interval)."""
     if not s:
         return "-"
-    if s["n_used"] > 1:
-        return "%.2f±%.2f" % (s["mean"], s["std"])
+    if s.get("ci95"):
+        return "%.2f±%.2f" % (s["mean"], (s["ci95"][1] - s["ci95"][0]) / 2)
     return "%.2f" % s["mean"]
 
 
@@ -148,22 +170,34 @@ def table(result):
     rows = rows_of(result)
     buckets = _bucket_names(rows)
     names = ["FCT %s" % buckets[0]] + buckets[1:] if buckets else []
-    hdr = ("%-5s %-14s %5s %6s | %9s %9s %9s %9s | %-16s | %s | %s" % (
-        "cc", "sch", "flows", "reqs", "mc p50", "mc p90", "mc p99",
-        "mc p99.9", "mc queue", " ".join("%9s" % n for n in names),
-        "reps"))
-    out.append("memcached latency and web-search mean FCT (ms; mean±std "
-               "over repetitions, min and max dropped when >= 3)")
+    # The value columns as wide as their widest cell (an interval's
+    # half-width makes them wider than a mean).
+    cells = [[_m(r["memcached"][m]) for m in
+              ("p50_ms", "p90_ms", "p99_ms", "p99.9_ms")]
+             + [_m(r["fct_mean_ms"].get(b)) for b in buckets] for r in rows]
+    heads = ["mc p50", "mc p90", "mc p99", "mc p99.9"] + names
+    widths = [max([9, len(h)] + [len(c[i]) for c in cells])
+              for i, h in enumerate(heads)]
+
+    def cols(vals, lo, hi):
+        return " ".join("%*s" % (w, v) for w, v in
+                        zip(widths[lo:hi], vals[lo:hi]))
+    n = len(heads)
+    hdr = ("%-5s %-14s %5s %6s | %s | %-16s | %s | %s" % (
+        "cc", "sch", "flows", "reqs", cols(heads, 0, 4), "mc queue",
+        cols(heads, 4, n), "reps"))
+    out.append("memcached latency and web-search mean FCT (ms; mean over "
+               "the repetitions ± its 95%% confidence interval's "
+               "half-width, from 2 repetitions; %d%% of each end dropped "
+               "from 10)" % (stats.TRIM * 100))
     out.append(hdr)
     out.append("-" * len(hdr))
-    for r in rows:
-        mc, fct = r["memcached"], r["fct_mean_ms"]
-        out.append("%-5s %-14s %5d %6d | %9s %9s %9s %9s | %-16s | %s | %d%s"
+    for r, c in zip(rows, cells):
+        out.append("%-5s %-14s %5d %6d | %s | %-16s | %s | %d%s"
                    % (r["cc"], r["scheme"], r["concurrency"], r["requests"],
-                      _m(mc["p50_ms"]), _m(mc["p90_ms"]), _m(mc["p99_ms"]),
-                      _m(mc["p99.9_ms"]), _lv(r["memcached_levels"]),
-                      " ".join("%9s" % _m(fct.get(b)) for b in buckets),
-                      r["reps_ok"], (" (+%d failed)" % r["reps_failed"])
+                      cols(c, 0, 4), _lv(r["memcached_levels"]),
+                      cols(c, 4, n), r["reps_ok"],
+                      (" (+%d failed)" % r["reps_failed"])
                       if r["reps_failed"] else ""))
     # One line per congestion control the kernel lacks, not per scheme.
     why = {}
@@ -183,17 +217,26 @@ def table(result):
     return "\n".join(out)
 
 
+def _ci(s, digits):
+    """(lo, hi) of a statistic's 95% interval, (None, None) without."""
+    if not s or not s.get("ci95"):
+        return None, None
+    return tuple(round(v, digits) for v in s["ci95"])
+
+
 def write_csv(result, path):
     """One row per (cc, scheme, concurrency, requests) with every figure's
     numbers, plus the unavailable rows."""
     cols = ["cc", "scheme", "concurrency", "requests", "experiments",
             "reps_ok", "reps_failed", "status"]
     for m in MC_METRICS:
-        cols += ["mc_%s_mean" % m, "mc_%s_std" % m]
+        cols += ["mc_%s_mean" % m, "mc_%s_std" % m, "mc_%s_ci95_lo" % m,
+                 "mc_%s_ci95_hi" % m]
     rows = rows_of(result)
     buckets = _bucket_names(rows)
     for b in buckets:
         cols += ["fct_%s_mean_ms" % b, "fct_%s_std_ms" % b,
+                 "fct_%s_ci95_lo_ms" % b, "fct_%s_ci95_hi_ms" % b,
                  "fct_%s_completed" % b]
     cols += ["goodput_mbps", "memcached_levels"]
     with open(path, "w", newline="") as f:
@@ -208,10 +251,14 @@ def write_csv(result, path):
                 s = r["memcached"][m]
                 row["mc_%s_mean" % m] = s and round(s["mean"], 4)
                 row["mc_%s_std" % m] = s and round(s["std"], 4)
+                row["mc_%s_ci95_lo" % m], row["mc_%s_ci95_hi" % m] = \
+                    _ci(s, 4)
             for b in buckets:
                 s = r["fct_mean_ms"].get(b)
                 row["fct_%s_mean_ms" % b] = s and round(s["mean"], 3)
                 row["fct_%s_std_ms" % b] = s and round(s["std"], 3)
+                row["fct_%s_ci95_lo_ms" % b], row["fct_%s_ci95_hi_ms" % b] \
+                    = _ci(s, 3)
                 row["fct_%s_completed" % b] = r["fct_completed"].get(b, 0)
             g = r["goodput_mbps"]
             row["goodput_mbps"] = g and round(g["mean"], 2)
