@@ -227,6 +227,35 @@ def test_stop_and_resume_equals_one_go(lab, tmp_path):
     assert len(lab.ran) == n and strip(lab.result()) == strip(done)
 
 
+def test_dry_run_of_a_resumed_run(lab, capsys):
+    """--resume RUN_DIR --dry-run: what is left of the run and how long
+    it takes; the run is not touched."""
+    st, _ = lab.run(*BASE, "--reps", "2", "--stop-after", "3")
+    assert st == config.EXIT_STOPPED
+    run_dir = os.path.join(lab.out, "r")
+    with open(os.path.join(run_dir, "result.json"), "rb") as f:
+        before = f.read()
+    ran = list(lab.ran)
+    capsys.readouterr()
+    st, _ = lab.run("--resume", run_dir, "--reps", "3", "--dry-run")
+    text = capsys.readouterr().out
+    assert st == 0 and lab.ran == ran
+    with open(os.path.join(run_dir, "result.json"), "rb") as f:
+        assert f.read() == before
+    # The run's dctcp was unavailable: 3 repetitions of cubic's floor and
+    # three schemes are left, less what ran.
+    done = len(ran)             # the fifo trial hosted the collection
+    assert "continuing %s" % run_dir in text
+    assert "repetitions: 3 (seeds 1..3)" in text
+    assert "trials: 12 = 1 cc x 3 repetitions" in text
+    assert "done: %d trials ok; to run: %d" % (done, 12 - done) in text
+    # A real session plans the same and records it.
+    st, log = lab.run("--resume", run_dir, "--reps", "3")
+    assert st == 0 and "plan: 12 trials" in log
+    r = lab.result()
+    assert len(r["metadata"]["segments"][-1]["planned_s"]) == 2
+
+
 def test_reps_increase_adds_exactly_the_new_repetitions(lab):
     assert lab.run(*BASE, "--reps", "3", run_id="whole")[0] == 0
     whole = lab.result("whole")

@@ -248,6 +248,114 @@ def test_plan_quick_and_full():
     assert len(f) == 2 * len(pts)       # each point once per repetition
 
 
+def test_headline_mode():
+    """--headline: the targets' point with the full run's warm-up and
+    window, 5 repetitions, every scheme the targets compare."""
+    a = config.parse_args(["--headline"])
+    assert a.mode == "headline" and a.reps == 5
+    assert (a.warmup_s, a.fct_window_s, a.fct_grace_s) == (5.0, 60.0, 30.0)
+    assert a.goodput_check_s == 30.0
+    assert a.schemes == config.parse_args([]).schemes
+    assert experiments.points("headline") == {(14, 10000): {"a", "c"}}
+    plan = experiments.plan("headline", a.schemes, a.reps, ["cubic"])
+    assert len(plan) == 5 * (1 + len(a.schemes))
+    assert [t["rep"] for t in plan if t["concurrency"] == 0] == list(
+        range(5))
+    # The same trial as the full run's at that point.
+    full = experiments.MODES["full"]
+    head = experiments.MODES["headline"]
+    for k in ("warmup_s", "fct_window_s", "fct_grace_s", "c_requests",
+              "a_concurrency"):
+        assert head[k] == full[k], k
+    assert config.parse_args(["--headline", "--reps", "3"]).reps == 3
+
+
+def test_plan_duration_estimate():
+    """The estimate: warm-up plus the longer of the FCT window (with its
+    grace) and the memcached run, between an unloaded request and one
+    behind a full buffer; brackets the reference full run's 3.9 hours."""
+    cfg = config.parse_args(["--full", "--reps", "3", "--cc", "cubic"])
+    plan = experiments.plan("full", cfg.schemes, 3, ["cubic"])
+    t = next(x for x in plan if x["concurrency"] == 14
+             and x["requests"] == 2000)
+    assert experiments.trial_seconds(t, cfg, 0.001) == pytest.approx(
+        experiments.TRIAL_OVERHEAD_S + 5 + 2.0)
+    t = next(x for x in plan if x["concurrency"] == 14
+             and x["requests"] == 10000)
+    assert experiments.trial_seconds(t, cfg, 0.001) == pytest.approx(
+        experiments.TRIAL_OVERHEAD_S + 5 + 90)
+    assert experiments.trial_seconds(t, cfg, 0.012) == pytest.approx(
+        experiments.TRIAL_OVERHEAD_S + 5 + 120)
+    lo, hi = experiments.estimate(cfg, plan)
+    assert lo < 14210 < hi          # docs/results/full-reference-push-out
+    assert experiments.duration_range((lo, hi)) == "%.1f-%.1f h" % (
+        lo / 3600, hi / 3600)
+    assert experiments.duration_range((50, 50)) == "50 s"
+    assert experiments.duration_range((100, 1000)) == "2-17 min"
+    # A resumed run's own trial times replace the model.
+    key = (t["cc"], t["scheme"], 14, 10000)
+    one = experiments.estimate(cfg, [t], measured={key: 99.0},
+                               collection=False, goodput=False)
+    assert one == (experiments.SETUP_S + 99.0,) * 2
+
+
+def test_dry_run_starts_nothing(tmp_path, capsys, monkeypatch):
+    """--dry-run prints the plan and its duration and exits 0, as any
+    user: no run, no directory, no namespace."""
+    monkeypatch.setattr(runner, "is_root", lambda: False)
+
+    def no_run(*a, **kw):
+        raise AssertionError("--dry-run started a run")
+    monkeypatch.setattr(runner, "Run", no_run)
+    monkeypatch.setattr(runner, "cc_availability", no_run)
+    out = tmp_path / "out"
+    st = runner.launch(["--headline", "--cc", "cubic", "--out", str(out),
+                        "--dry-run"])
+    text = capsys.readouterr().out
+    assert st == 0 and not out.exists()
+    assert "mode headline: 1 point, 14 flows x 10000 requests (a,c)" in text
+    assert "schemes (9): fifo, pias, fish, fq, panda, pias-pf, panda-pf, " \
+        "panda-guard, panda-droptail" in text
+    assert "repetitions: 5 (seeds 1..5)" in text
+    assert "trials: 50 = 1 cc x 5 repetitions x (1 floor + 1 point x 9 " \
+        "schemes)" in text
+    assert "expected duration: " in text and " h (50 trials to run" in text
+    assert text.count("cubic repetition") == 5
+    st = runner.launch(["--full", "--dry-run", "--schemes", "pias,panda"])
+    text = capsys.readouterr().out
+    assert st == 0 and "27 points" in text
+    with pytest.raises(SystemExit):
+        runner.launch(["--dry-run", "--calibrate", "25"])
+    assert "--dry-run: not with --calibrate" in capsys.readouterr().err
+
+
+def test_options_are_range_checked(capsys):
+    """Every number is checked where it enters: out of range is refused
+    naming the option, never turned into its default."""
+    for argv, why in ((["--reps", "0"], "--reps 0: must be 1..1000"),
+                      (["--reps", "-2"], "--reps -2"),
+                      (["--headline", "--reps", "0"], "--reps 0"),
+                      (["--rate-mbit", "0"], "--rate-mbit 0: must be above"),
+                      (["--rate-mbit", "-5"], "--rate-mbit -5"),
+                      (["--queue-pkts", "0"], "--queue-pkts 0: must be at "
+                       "least 2"),
+                      (["--seed", "-1"], "--seed -1: must be 0 or more"),
+                      (["--warmup", "-1"], "--warmup -1: must be 0..600"),
+                      (["--ecn-threshold", "-1"], "--ecn-threshold -1"),
+                      (["--qos", "htb", "--ecn-threshold", "-1"],
+                       "--ecn-threshold -1"),
+                      (["--fct-window", "0"], "--fct-window 0"),
+                      (["--load", "0"], "--load 0: must be in (0, 1)"),
+                      (["--calibrate", "25,0"], "every rate must be above "
+                       "0")):
+        with pytest.raises(SystemExit):
+            config.parse_args(argv)
+        assert why in capsys.readouterr().err, argv
+    # An explicit 0 where 0 means something is kept, not defaulted.
+    assert config.parse_args(["--warmup", "0"]).warmup_s == 0.0
+    assert config.parse_args(["--goodput-check", "0"]).goodput_check_s == 0
+
+
 def test_queue_scaling():
     assert queue_pkts_for(1e9) == 1000
     assert queue_pkts_for(50e6) == 50

@@ -114,6 +114,8 @@ def main(argv=None):
                 % (a.profile, a.profile))
     cfg = config.run_config(p, a, argv)
     topo = make_topo(p, a)
+    if cfg.dry_run:
+        return runner.dry_run(cfg, PROG)
     if cfg.run_id is None:
         cfg = dataclasses.replace(cfg, run_id="%s-mininet-%s-%s-%gm" % (
             datetime.datetime.now(datetime.timezone.utc).strftime(

@@ -64,6 +64,7 @@ class RunConfig:
     resume: Optional[str] = None    # the run directory to continue
     stop_after_s: Optional[float] = None    # no trial starts after this
     allow_code_change: bool = False         # resume under other code
+    dry_run: bool = False                   # print the plan, start nothing
 
     @property
     def modeled_schemes(self):
@@ -109,6 +110,13 @@ def parser(prog="testbed/run.py"):
     m.add_argument("--quick", dest="mode", action="store_const",
                    const="quick", help="one point of (a) and (c), 1 "
                    "repetition: a few minutes (default)")
+    m.add_argument("--headline", dest="mode", action="store_const",
+                   const="headline", help="the point the targets are "
+                   "decided on (14 flows, 10000 requests: (a) and the FCT "
+                   "window of (c)) with the full run's warm-up and window, "
+                   "5 repetitions and every scheme the targets compare: "
+                   "15-20 minutes per repetition and congestion control "
+                   "(--dry-run says)")
     m.add_argument("--full", dest="mode", action="store_const",
                    const="full", help="the complete figures (hours)")
     p.add_argument("--schemes",
@@ -182,8 +190,10 @@ def parser(prog="testbed/run.py"):
     p.add_argument("--rate-mbit", type=float, help="bottleneck rate "
                    "(default: the profile's calibrated rate, 50)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--reps", type=int, help="repetitions (default: quick "
-                   "1, full 10; with 3 or more min and max are dropped)")
+    p.add_argument("--reps", type=int, help="repetitions, at least 1 "
+                   "(default: quick 1, headline 5, full 10); rows give the "
+                   "mean and its 95%% confidence interval from 2, the "
+                   "10%% trimmed mean from 10 (the thesis's 8 of 10)")
     p.add_argument("--policy", help="reuse a saved policy.json (skips "
                    "stages 1 and 2)")
     p.add_argument("--profile", default="1g", choices=sorted(PROFILES))
@@ -212,7 +222,8 @@ def parser(prog="testbed/run.py"):
                    "the memcached client starts")
     p.add_argument("--fct-window", type=float, metavar="SECONDS",
                    help="experiment (c)'s FCT window (default: quick 20, "
-                   "full 60); the load is kept up half as long again")
+                   "headline and full 60); the load is kept up half as "
+                   "long again")
     p.add_argument("--workload", default=workloads.DEFAULT,
                    metavar="web-search|data-mining|FILE",
                    help="flow sizes of the throughput traffic, in "
@@ -226,7 +237,7 @@ def parser(prog="testbed/run.py"):
     p.add_argument("--goodput-check", type=float, metavar="SECONDS",
                    help="length of the iperf3 cross-check of the load "
                    "generator's goodput, once per run (default: quick 10, "
-                   "full 30; 0 = skip)")
+                   "headline and full 30; 0 = skip)")
     p.add_argument("--flt-level0", type=float, metavar="SHARE",
                    help="the model makes room for the memcached counter's "
                    "excursions so that SHARE of the collected memcached "
@@ -248,6 +259,10 @@ def parser(prog="testbed/run.py"):
                    "the CDF's bytes (bytes: --byte-thresholds, the "
                    "policy before); default: the profile's "
                    "(tools/README-panda-model.md)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan (trials, schemes, points, "
+                   "repetitions) and its expected duration, and exit: "
+                   "nothing is started, no root needed")
     p.add_argument("--run-id", help="name of the run directory")
     p.add_argument("--no-plots", action="store_true")
     r = p.add_argument_group(
@@ -345,17 +360,32 @@ def run_config(p, a, argv):
         if why:
             p.error("--schemes: %s" % why)
     schemes = tuple(s for s in ORDER if s in schemes)
-    rate = a.rate_mbit or PROFILES[a.profile]["default_rate_mbit"]
-    if rate <= 0:
-        p.error("--rate-mbit must be positive")
+    # Each option checked here, where it enters: a value out of range is
+    # refused naming it, never replaced by the default (an explicit 0 is
+    # not "unset").
+    rate = (PROFILES[a.profile]["default_rate_mbit"] if a.rate_mbit is None
+            else a.rate_mbit)
+    if not 0 < rate <= 100000:
+        p.error("--rate-mbit %g: must be above 0 and at most 100000"
+                % rate)
     if not 0 < a.load < 1:
-        p.error("--load must be in (0, 1)")
-    reps = a.reps or MODES[mode]["reps"]
-    if reps < 1:
-        p.error("--reps must be at least 1")
-    queue_pkts = a.queue_pkts or queue_pkts_for(rate * 1e6)
+        p.error("--load %g: must be in (0, 1)" % a.load)
+    reps = MODES[mode]["reps"] if a.reps is None else a.reps
+    if not 1 <= reps <= 1000:
+        p.error("--reps %d: must be 1..1000 (a repetition runs every "
+                "trial of the plan once)" % reps)
+    if a.seed < 0:
+        p.error("--seed %d: must be 0 or more (repetition r runs with "
+                "seed + r)" % a.seed)
+    queue_pkts = (queue_pkts_for(rate * 1e6) if a.queue_pkts is None
+                  else a.queue_pkts)
     if queue_pkts < 2:
-        p.error("--queue-pkts must be at least 2")
+        p.error("--queue-pkts %d: must be at least 2" % queue_pkts)
+    if a.ecn_threshold < 0:
+        p.error("--ecn-threshold %d: must be 0 (off) or more"
+                % a.ecn_threshold)
+    if a.warmup is not None and not 0 <= a.warmup <= 600:
+        p.error("--warmup %g: must be 0..600 seconds" % a.warmup)
     if a.qos == "panda-sched" and not (
             0 <= a.ecn_threshold < queue_pkts * FRAME):
         p.error("--ecn-threshold %d: must be 0 (off) or below the buffer, "
@@ -394,8 +424,9 @@ def run_config(p, a, argv):
                     buffer_bytes=PROFILES[a.profile]["tso"],
                     ecn_threshold=a.ecn_threshold if a.qos == "panda-sched"
                     else 0, guard_permille=a.guard, burst_bytes=burst)
-    if a.fct_window is not None and a.fct_window <= 0:
-        p.error("--fct-window must be positive")
+    if a.fct_window is not None and not 0 < a.fct_window <= 3600:
+        p.error("--fct-window %g: must be above 0 and at most 3600 seconds"
+                % a.fct_window)
     window = a.fct_window or MODES[mode]["fct_window_s"]
     grace = (window / 2 if a.fct_window
              else MODES[mode]["fct_grace_s"])
@@ -425,6 +456,12 @@ def run_config(p, a, argv):
             calibrate = tuple(float(r) for r in a.calibrate.split(","))
         except ValueError:
             p.error("--calibrate: expected rates in Mbit/s, e.g. 25,50,100")
+        if not all(0 < r <= 100000 for r in calibrate):
+            p.error("--calibrate %s: every rate must be above 0 and at most "
+                    "100000 Mbit/s" % a.calibrate)
+    if a.dry_run and a.calibrate:
+        p.error("--dry-run: not with --calibrate (the plan is the "
+                "experiments')")
     return RunConfig(
         mode=mode, schemes=schemes,
         build_dir=(paths.dpdk_build_dir() if a.ports == "dpdk"
@@ -434,7 +471,8 @@ def run_config(p, a, argv):
         policy=a.policy, profile=a.profile,
         ccs=ccs,
         load=a.load, queue_pkts=queue_pkts, qos=qos, ports=ports,
-        warmup_s=a.warmup or MODES[mode]["warmup_s"], fct_window_s=window,
+        warmup_s=MODES[mode]["warmup_s"] if a.warmup is None else a.warmup,
+        fct_window_s=window,
         fct_grace_s=grace, run_id=a.run_id,
         plots=not a.no_plots, calibrate=calibrate, workload=wl,
         iperf3_streams=a.iperf3_streams, goodput_check_s=check_s,
@@ -442,7 +480,7 @@ def run_config(p, a, argv):
         threshold_units=units,
         argv=tuple(argv), resume=a.resume,
         stop_after_s=None if a.stop_after is None else a.stop_after * 60,
-        allow_code_change=a.allow_code_change)
+        allow_code_change=a.allow_code_change, dry_run=a.dry_run)
 
 
 # -- what a run's results depend on ------------------------------------
@@ -455,7 +493,7 @@ def run_config(p, a, argv):
 #                   repetition r runs with seed + r whenever it runs, so the
 #                   repetitions added later are those a longer run would
 #                   have had (experiments.plan);
-#   --build-dir, --no-plots, --stop-after, --allow-code-change
+#   --build-dir, --no-plots, --stop-after, --allow-code-change, --dry-run
 #                   the session's (another machine's tree; the code
 #                   itself is checked apart, resume.code_state());
 #   --out, --run-id the run's directory is --resume's.

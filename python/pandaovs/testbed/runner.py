@@ -285,6 +285,16 @@ class Run:
             t["done"] = trial_key(t) in ok
         self.total = len(trials)
         self.done = sum(t["done"] for t in trials)
+        est = experiments.estimate(
+            c, [t for t in trials if not t["done"]],
+            measured=measured_seconds(self.result),
+            collection=self.result["policy"] is None
+            and bool(c.modeled_schemes) and not c.policy,
+            goodput=self.result["goodput_check"] is None)
+        self.segment["planned_s"] = [round(x) for x in est]
+        self.log("  plan: %d trials (%s), expected %s (testbed/run.py "
+                 "--dry-run says how)" % (self.total, ", ".join(c.schemes),
+                                          experiments.duration_range(est)))
         if self.previous is not None:
             self.log("  resumed (session %d): %d of %d trials done, %d to "
                      "run" % (self.segment["index"] + 1, self.done,
@@ -968,7 +978,115 @@ def launch(argv, prog="testbed/run.py", **run_kw):
         cfg = config.run_config(p, a, argv)
         if cfg.calibrate:
             return calibrate_main(cfg)
+    if cfg.dry_run:
+        return dry_run(cfg, prog, previous)
     return execute(Run(cfg, prog=prog, previous=previous, **run_kw), prog)
+
+
+def measured_seconds(result):
+    """{(cc, scheme, concurrency, requests): mean elapsed seconds} of the
+    ok trials of a run's 'result' (what its remaining trials will take)."""
+    acc = {}
+    for t in (result or {}).get("trials") or []:
+        if t.get("status") == "ok" and t.get("elapsed_s"):
+            key = (t["cc"], t["scheme"], t["concurrency"], t["requests"])
+            acc.setdefault(key, []).append(t["elapsed_s"])
+    return {k: sum(v) / len(v) for k, v in acc.items()}
+
+
+def plan_lines(cfg, previous=None):
+    """The plan of RunConfig 'cfg' (and, continuing run 'previous', what
+    is left of it) as text: mode and points, schemes, congestion
+    controls, repetitions, trials and the expected duration."""
+    m = experiments.MODES[cfg.mode]
+    pts = experiments.points(cfg.mode)
+    ccs = cfg.ccs
+    done = set()
+    if previous is not None:
+        done = {trial_key(t) for t in previous["trials"]
+                if t["status"] == "ok"}
+        # A congestion control the run found unavailable stays so.
+        gone = {u["cc"] for u in previous.get("unavailable") or []}
+        ccs = tuple(cc for cc in ccs if cc not in gone)
+        cfg = dataclasses.replace(cfg, ccs=ccs)
+    trials = experiments.plan(cfg.mode, cfg.schemes, cfg.reps, ccs)
+    todo = [t for t in trials if trial_key(t) not in done]
+    avail = (read_sysctl("net.ipv4.tcp_available_congestion_control")
+             or "").split()
+    out = ["mode %s: %d point%s, %s; warm-up %g s%s" % (
+        cfg.mode, len(pts), "" if len(pts) == 1 else "s", ", ".join(
+            "%d flows x %d requests (%s)" % (c, r, ",".join(sorted(e)))
+            for (c, r), e in sorted(pts.items()))
+        if len(pts) <= 3 else "(a) %s requests at %d flows, (b) %s flows "
+        "x %s requests, (c) the 10000-request trials" % (
+            "/".join(map(str, m["a_requests"])), m["a_concurrency"],
+            "/".join(map(str, m["b_concurrency"])),
+            "/".join(map(str, m["b_requests"]))),
+        cfg.warmup_s, ", FCT window %g s + %g s grace in (c)" % (
+            cfg.fct_window_s, cfg.fct_grace_s)
+        if any("c" in e for e in pts.values()) else ""),
+        "schemes (%d): %s" % (len(cfg.schemes), ", ".join(cfg.schemes)),
+        "congestion control: %s" % ", ".join(
+            cc if cc in avail else "%s (not in the kernel's "
+            "tcp_available_congestion_control now; the run tries to load "
+            "it at its start, else its rows are unavailable)" % cc
+            for cc in cfg.ccs),
+        "repetitions: %d (%s), a floor trial each" % (
+            cfg.reps, "seed %d" % cfg.seed if cfg.reps == 1 else
+            "seeds %d..%d" % (cfg.seed, cfg.seed + cfg.reps - 1)),
+        "trials: %d = %d cc x %d repetition%s x (1 floor + %d point%s x %d "
+        "schemes)" % (len(trials), len(cfg.ccs), cfg.reps,
+                      "" if cfg.reps == 1 else "s", len(pts),
+                      "" if len(pts) == 1 else "s", len(cfg.schemes))]
+    if previous is not None:
+        out.append("done: %d trials ok; to run: %d" % (
+            len(trials) - len(todo), len(todo)))
+    measured = measured_seconds(previous)
+    est = experiments.estimate(
+        cfg, todo, measured=measured,
+        collection=(previous or {}).get("policy") is None
+        and bool(cfg.modeled_schemes) and not cfg.policy,
+        goodput=(previous or {}).get("goodput_check") is None)
+    full = cfg.queue_pkts * FRAME * 8 / cfg.qos.rate_bps
+    out.append("expected duration: %s (%s; a loaded memcached request "
+               "taking %.1f ms, unloaded, to %.1f ms, a full buffer%s)" % (
+                   experiments.duration_range(est),
+                   "%d trials to run" % len(todo),
+                   experiments.UNLOADED_REQUEST_S * 1000,
+                   (full + experiments.UNLOADED_REQUEST_S) * 1000,
+                   "; the run's own trial times where it has them"
+                   if measured else ""))
+    here = [cc for cc in cfg.ccs if cc in avail]
+    if previous is None and here and len(here) < len(cfg.ccs):
+        out.append("  %s if only %s runs" % (
+            experiments.duration_range(experiments.estimate(
+                cfg, [t for t in todo if t["cc"] in here],
+                collection=bool(cfg.modeled_schemes) and not cfg.policy)),
+            ", ".join(here)))
+    for cc in cfg.ccs:
+        for rep in range(cfg.reps):
+            ts = [t for t in todo if t["cc"] == cc and t["rep"] == rep]
+            if not ts:
+                continue
+            lo_hi = experiments.estimate(cfg, ts, measured=measured,
+                                         collection=False, goodput=False)
+            lo_hi = tuple(x - experiments.SETUP_S for x in lo_hi)
+            out.append("  %s repetition %d (seed %d): %d trials, %s" % (
+                cc, rep + 1, cfg.seed + rep, len(ts),
+                experiments.duration_range(lo_hi)))
+    return out, est
+
+
+def dry_run(cfg, prog, previous=None):
+    """--dry-run: the plan and its expected duration, printed; nothing is
+    started (no namespace, no process, no directory) and no root is
+    needed."""
+    print("%s --dry-run: the plan; nothing is started" % prog)
+    if previous is not None:
+        print("continuing %s" % cfg.resume)
+    for line in plan_lines(cfg, previous)[0]:
+        print("  " + line)
+    return 0
 
 
 def handle_signals():

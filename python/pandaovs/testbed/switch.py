@@ -440,6 +440,12 @@ def parse(argv):
         print("testbed/switch.py: --resume/--stop-after: runs over several "
               "sessions are testbed/run.py's only", file=sys.stderr)
         sys.exit(2)
+    if cfg.mode not in MODES or cfg.dry_run:
+        print("testbed/switch.py: %s: the workload switch has --quick and "
+              "--full, and no dry run" % ("--dry-run" if cfg.dry_run
+                                          else "--" + cfg.mode),
+              file=sys.stderr)
+        sys.exit(2)
     base = MODES[cfg.mode]
     kw = {k: v for k, v in (("to", own.to), ("phase_s", own.phase),
                             ("settle_s", own.settle),
