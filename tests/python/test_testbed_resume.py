@@ -299,8 +299,10 @@ def test_changed_settings_are_refused_by_name(lab, capsys):
              "above)"),
             (["--seed", "7"], "--seed (seed): the run's 1, this command "
              "line's 7"),
-            (["--full"], "--quick/--full (mode): the run's \"quick\", this "
-             "command line's \"full\""),
+            (["--full"], "--quick/--headline/--full (mode): the run's "
+             "\"quick\", this command line's \"full\""),
+            (["--headline"], "(mode): the run's \"quick\", this command "
+             "line's \"headline\""),
             (["--qos", "htb"], "--qos (qos): the run's \"panda-sched\""),
             (["--schemes", "fifo,panda"], "--schemes (schemes)"),
             (["--cc", "cubic"], "--cc (cc): the run's [\"cubic\", "
@@ -319,6 +321,22 @@ def test_changed_settings_are_refused_by_name(lab, capsys):
         err = capsys.readouterr().err
         assert what in err, (argv, err)
         assert len(lab.ran) == n
+    # A scheme whose egress the run recorded otherwise (panda had
+    # per-flow queues until 2026-11-27) is refused, whatever its name.
+    path = os.path.join(run_dir, "result.json")
+    with open(path) as f:
+        r = json.load(f)
+    eg = r["metadata"]["config"]["settings"]["scheme_egress"]
+    assert eg["panda"] == {"policy": "panda", "per_flow": False,
+                           "guard": False, "ecn": True}
+    eg["panda"]["per_flow"] = True
+    with open(path, "w") as f:
+        json.dump(r, f)
+    assert lab.run("--resume", run_dir)[0] == 2
+    assert "--schemes (scheme_egress)" in capsys.readouterr().err
+    eg["panda"]["per_flow"] = False
+    with open(path, "w") as f:
+        json.dump(r, f)
     # Repeating the run's own settings is no change.
     assert lab.run("--resume", run_dir, "--quick", "--seed", "1",
                    "--rate-mbit", "50", "--stop-after", "1")[0] == 3

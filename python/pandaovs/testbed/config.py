@@ -18,7 +18,8 @@ from .experiments import MODES
 from .model import THRESHOLD_UNITS
 from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
-                      DEFAULT_SCHEMES, FRAME, ORDER, PER_FLOW_FACTOR,
+                      DEFAULT_SCHEMES, EGRESS_FIELDS, FRAME, ORDER,
+                      PER_FLOW_FACTOR,
                       SCHED_BURST, QOS_TYPES, SCHEMES, WEIGHTS_ABLATION,
                       QosConfig, unavailable)
 
@@ -498,8 +499,14 @@ def run_config(p, a, argv):
 #                   itself is checked apart, resume.code_state());
 #   --out, --run-id the run's directory is --resume's.
 SETTINGS = (
-    ("mode", "--quick/--full", lambda c: c.mode),
+    ("mode", "--quick/--headline/--full", lambda c: c.mode),
     ("schemes", "--schemes", lambda c: list(c.schemes)),
+    # What each scheme is made of, not only its name: a name may come to
+    # mean another egress (panda had per-flow queues until 2026-11-27),
+    # and a run must not mix the two.
+    ("scheme_egress", "--schemes", lambda c: {
+        s: {f: getattr(SCHEMES[s], f) for f in EGRESS_FIELDS}
+        for s in c.schemes}),
     ("profile", "--profile", lambda c: c.profile),
     ("rate_mbit", "--rate-mbit", lambda c: c.rate_mbit),
     ("seed", "--seed", lambda c: c.seed),
