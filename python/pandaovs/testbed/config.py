@@ -106,7 +106,8 @@ def parser(prog="testbed/run.py"):
         description="Panda vs PIAS vs FIFO on one machine (thesis ch. 5): "
         "OVS (userspace datapath) in a private network namespace, PM1/PM2 "
         "as namespaces, memcached against web-search flows on a shaped "
-        "K-level egress (panda-sched or linux-htb).  Needs root.")
+        "K-level egress (panda-sched or linux-htb).  Needs root (but "
+        "for --dry-run).")
     m = p.add_mutually_exclusive_group()
     m.add_argument("--quick", dest="mode", action="store_const",
                    const="quick", help="one point of (a) and (c), 1 "
@@ -122,7 +123,8 @@ def parser(prog="testbed/run.py"):
                    const="full", help="the complete figures (hours)")
     p.add_argument("--schemes",
                    help="comma-separated, from %s (default: %s on "
-                   "panda-sched, quick runs adding %s; %s on htb)"
+                   "panda-sched, quick and headline runs adding %s; %s on "
+                   "htb)"
                    % (",".join(ORDER),
                       ",".join(DEFAULT_SCHEMES["panda-sched"]),
                       ",".join(ABLATIONS + PER_FLOW_FACTOR),

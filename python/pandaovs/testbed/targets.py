@@ -113,7 +113,7 @@ def _check(est, lo=None, hi=None, need=(), strict=False):
         rec.update(estimate=est["estimate"], ci95=est["ci95"],
                    reps=est["n"], method=est["method"])
     if est is None or est.get("estimate") is None:
-        rec["why"] = "no repetition has a value on both sides"
+        rec["why"] = "no ratio: a side is missing or both are zero"
     elif est["n"] == 1 and v == stats.UNDECIDED:
         if not stats.one_rep_can_decide(lo, hi):
             rec["why"] = ("one repetition: cannot decide a +-%s%% target"
