@@ -288,8 +288,7 @@ class Run:
         est = experiments.estimate(
             c, [t for t in trials if not t["done"]],
             measured=measured_seconds(self.result),
-            collection=self.result["policy"] is None
-            and bool(c.modeled_schemes) and not c.policy,
+            collection=to_model(c, self.result),
             goodput=self.result["goodput_check"] is None)
         self.segment["planned_s"] = [round(x) for x in est]
         self.log("  plan: %d trials (%s), expected %s (testbed/run.py "
@@ -994,11 +993,31 @@ def measured_seconds(result):
     return {k: sum(v) / len(v) for k, v in acc.items()}
 
 
+def to_model(cfg, result=None):
+    """Has the run of 'cfg' (with record 'result', None: a new run) still
+    to collect and model?"""
+    return ((result or {}).get("policy") is None
+            and bool(cfg.modeled_schemes) and not cfg.policy)
+
+
+def _points_str(mode):
+    """A mode's points in words."""
+    m = experiments.MODES[mode]
+    pts = experiments.points(mode)
+    if len(pts) <= 3:
+        return ", ".join("%d flows x %d requests (%s)" % (
+            c, r, ",".join(sorted(e))) for (c, r), e in sorted(pts.items()))
+    return ("(a) %s requests at %d flows, (b) %s flows x %s requests, (c) "
+            "the %d-request trials" % (
+                "/".join(map(str, m["a_requests"])), m["a_concurrency"],
+                "/".join(map(str, m["b_concurrency"])),
+                "/".join(map(str, m["b_requests"])), m["c_requests"]))
+
+
 def plan_lines(cfg, previous=None):
     """The plan of RunConfig 'cfg' (and, continuing run 'previous', what
     is left of it) as text: mode and points, schemes, congestion
     controls, repetitions, trials and the expected duration."""
-    m = experiments.MODES[cfg.mode]
     pts = experiments.points(cfg.mode)
     ccs = cfg.ccs
     done = set()
@@ -1014,14 +1033,8 @@ def plan_lines(cfg, previous=None):
     avail = (read_sysctl("net.ipv4.tcp_available_congestion_control")
              or "").split()
     out = ["mode %s: %d point%s, %s; warm-up %g s%s" % (
-        cfg.mode, len(pts), "" if len(pts) == 1 else "s", ", ".join(
-            "%d flows x %d requests (%s)" % (c, r, ",".join(sorted(e)))
-            for (c, r), e in sorted(pts.items()))
-        if len(pts) <= 3 else "(a) %s requests at %d flows, (b) %s flows "
-        "x %s requests, (c) the 10000-request trials" % (
-            "/".join(map(str, m["a_requests"])), m["a_concurrency"],
-            "/".join(map(str, m["b_concurrency"])),
-            "/".join(map(str, m["b_requests"]))),
+        cfg.mode, len(pts), "" if len(pts) == 1 else "s",
+        _points_str(cfg.mode),
         cfg.warmup_s, ", FCT window %g s + %g s grace in (c)" % (
             cfg.fct_window_s, cfg.fct_grace_s)
         if any("c" in e for e in pts.values()) else ""),
@@ -1043,9 +1056,7 @@ def plan_lines(cfg, previous=None):
             len(trials) - len(todo), len(todo)))
     measured = measured_seconds(previous)
     est = experiments.estimate(
-        cfg, todo, measured=measured,
-        collection=(previous or {}).get("policy") is None
-        and bool(cfg.modeled_schemes) and not cfg.policy,
+        cfg, todo, measured=measured, collection=to_model(cfg, previous),
         goodput=(previous or {}).get("goodput_check") is None)
     full = cfg.queue_pkts * FRAME * 8 / cfg.qos.rate_bps
     out.append("expected duration: %s (%s; a loaded memcached request "
@@ -1061,7 +1072,7 @@ def plan_lines(cfg, previous=None):
         out.append("  %s if only %s runs" % (
             experiments.duration_range(experiments.estimate(
                 cfg, [t for t in todo if t["cc"] in here],
-                collection=bool(cfg.modeled_schemes) and not cfg.policy)),
+                collection=to_model(cfg))),
             ", ".join(here)))
     for cc in cfg.ccs:
         for rep in range(cfg.reps):
