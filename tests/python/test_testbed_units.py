@@ -681,6 +681,8 @@ def test_plots_error_bars_and_factors(tmp_path):
     two = report.aggregate([_trial("panda", r, p)
                             for r, p in enumerate((1.0, 2.0))])
     assert plots._val(two[0]["memcached"]["p99_ms"]) == (1.5, (0.0, 0.0))
+    assert plots._yerr([(0.0, 0.0), (0.0, 0.0)]) is None
+    assert plots._yerr([(1.0, 2.0), (0.0, 0.0)]) == [[1.0, 0.0], [2.0, 0.0]]
     assert plots._bars_note(two) == "2 repetitions: no error bars"
     trials = [_trial(s, rep, 1.0 + rep) for rep in range(3)
               for s in ("fifo", "pias", "fish", "fq", "panda", "pias-pf",

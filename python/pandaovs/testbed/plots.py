@@ -50,7 +50,10 @@ def _val(s):
 
 
 def _yerr(errs):
-    """matplotlib's yerr of a list of _val() bars."""
+    """matplotlib's yerr of a list of _val() bars (None without bars: no
+    caps drawn at the mean)."""
+    if not any(e[0] or e[1] for e in errs):
+        return None
     return [[e[0] for e in errs], [e[1] for e in errs]]
 
 
