@@ -26,10 +26,10 @@ repetition decides a bound only when it lies further from it than one
 repetition's ratio has been seen to lie from the mean of several, so a
 tight bound (a +-5% band) is never decided by one repetition."""
 
+import functools
 import math
 
 import numpy
-from scipy import stats as sstats
 
 CONFIDENCE = 0.95
 TRIM = 0.1              # each end; the thesis's 1 of 10
@@ -46,7 +46,13 @@ def trim_count(n):
     return int(n * TRIM)
 
 
+@functools.lru_cache(maxsize=None)
 def _t(df):
+    """Student's t quantile of the two-sided CONFIDENCE interval.  scipy
+    is imported here, not with the module: it takes a second, and most
+    users of the testbed's modules (the command line's checks, --dry-run)
+    compute no interval."""
+    from scipy import stats as sstats
     return float(sstats.t.ppf(0.5 + CONFIDENCE / 2, df))
 
 
