@@ -307,7 +307,9 @@ def test_dry_run_starts_nothing(tmp_path, capsys, monkeypatch):
     def no_run(*a, **kw):
         raise AssertionError("--dry-run started a run")
     monkeypatch.setattr(runner, "Run", no_run)
-    monkeypatch.setattr(runner, "cc_availability", no_run)
+    monkeypatch.setattr(runner, "cc_session", no_run)
+    monkeypatch.setattr(runner.ccs, "session", no_run)
+    monkeypatch.setattr(runner.ccs, "kernel_unavailable", no_run)
     out = tmp_path / "out"
     st = runner.launch(["--headline", "--cc", "cubic", "--out", str(out),
                         "--dry-run"])

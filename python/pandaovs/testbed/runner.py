@@ -1019,19 +1019,21 @@ def plan_lines(cfg, previous=None):
     is left of it) as text: mode and points, schemes, congestion
     controls, repetitions, trials and the expected duration."""
     pts = experiments.points(cfg.mode)
-    ccs = cfg.ccs
     done = set()
     if previous is not None:
         done = {trial_key(t) for t in previous["trials"]
                 if t["status"] == "ok"}
         # A congestion control the run found unavailable stays so.
         gone = {u["cc"] for u in previous.get("unavailable") or []}
-        ccs = tuple(cc for cc in ccs if cc not in gone)
-        cfg = dataclasses.replace(cfg, ccs=ccs)
-    trials = experiments.plan(cfg.mode, cfg.schemes, cfg.reps, ccs)
+        cfg = dataclasses.replace(cfg, ccs=tuple(
+            cc for cc in cfg.ccs if cc not in gone))
+    trials = experiments.plan(cfg.mode, cfg.schemes, cfg.reps, cfg.ccs)
     todo = [t for t in trials if trial_key(t) not in done]
-    avail = (read_sysctl("net.ipv4.tcp_available_congestion_control")
-             or "").split()
+    # Which conditions' algorithms are registered now: looked up, never
+    # loaded (the run registers the kernel's or the BPF one at its start).
+    impl = {cc: ccs.resolve(conditions.parse(cc).algorithm)
+            for cc in cfg.ccs}
+    avail = [cc for cc in cfg.ccs if impl[cc] is not None]
     out = ["mode %s: %d point%s, %s; warm-up %g s%s" % (
         cfg.mode, len(pts), "" if len(pts) == 1 else "s",
         _points_str(cfg.mode),
@@ -1040,9 +1042,10 @@ def plan_lines(cfg, previous=None):
         if any("c" in e for e in pts.values()) else ""),
         "schemes (%d): %s" % (len(cfg.schemes), ", ".join(cfg.schemes)),
         "congestion control: %s" % ", ".join(
-            cc if cc in avail else "%s (not in the kernel's "
-            "tcp_available_congestion_control now; the run tries to load "
-            "it at its start, else its rows are unavailable)" % cc
+            "%s (%s registered now)" % (cc, impl[cc].label) if impl[cc]
+            else "%s (%s is not registered now; the run registers the "
+            "kernel's or the BPF one at its start, else its rows are "
+            "unavailable)" % (cc, conditions.parse(cc).algorithm)
             for cc in cfg.ccs),
         "repetitions: %d (%s), a floor trial each" % (
             cfg.reps, "seed %d" % cfg.seed if cfg.reps == 1 else
