@@ -677,8 +677,10 @@ def test_benchmark_runs():
                           "20000"], capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0, res.stderr
-    for what in ("ingest", "T search", "alpha", "pcap read"):
+    for what in ("ingest", "T search", "alpha", "pcap read",
+                 "alpha on a refined CDF"):
         assert what in res.stdout
+    assert "same thresholds" in res.stdout
 
 
 def counter_at(weights, seq, b):
