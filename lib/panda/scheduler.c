@@ -52,6 +52,8 @@
 #define QUANTUM_MAX (1u << 20)
 #define GUARD_MAX 500                   /* Above half, "lower" would win. */
 #define EWMA_MAX 20
+#define CODEL_TIME_MIN 1000ULL          /* 1 us: CoDel's clock ticks ~1 us. */
+#define CODEL_TIME_MAX 60000000000ULL   /* 60 s: well inside its 32 bits. */
 #define BURST_DEFAULT_NS 100000         /* 100 us at the rate... */
 #define BURST_DEFAULT_MIN (2 * PANDA_SCHED_MTU)     /* ...or 2 MTUs. */
 #define CATCH_UP_DEFAULT_NS 10000000    /* 10 ms at the rate, >= burst. */
@@ -226,6 +228,31 @@ const struct panda_sched_key panda_sched_keys[] = {
       "Bytes a flow queue of the level may send per round of deficit round"
       " robin.",
       LEVEL_KEY(quantum) },
+    { "fq-codel", PANDA_SCHED_KEY_BOOL, PANDA_SCHED_KEY_LEVEL,
+      0, 1, "", "false", NULL,
+      "The level's per-flow queues served as fq_codel serves them (RFC"
+      " 8290): new flows first, then old ones, each for a `quantum` a"
+      " round, and CoDel on each queue (`codel-target`, `codel-interval`,"
+      " `codel-ecn`); when the buffer is full and the levels below hold"
+      " nothing, the level's fattest flow makes room.  Needs `per-flow`.",
+      LEVEL_KEY(fq_codel) },
+    { "codel-target", PANDA_SCHED_KEY_TIME, PANDA_SCHED_KEY_CODEL,
+      CODEL_TIME_MIN, CODEL_TIME_MAX, "", "5ms", NULL,
+      "CoDel's target at fq-codel levels: the sojourn time (from enqueue to"
+      " dequeue) a flow's queue may keep, as `5ms`, `500us`.",
+      PORT_KEY(codel_target_ns) },
+    { "codel-interval", PANDA_SCHED_KEY_TIME, PANDA_SCHED_KEY_CODEL,
+      CODEL_TIME_MIN, CODEL_TIME_MAX, "", "100ms", NULL,
+      "CoDel's interval at fq-codel levels: how long sojourn must stay above"
+      " `codel-target` before CoDel drops or marks, and the first spacing of"
+      " its signals (then interval / sqrt(count)); about a round-trip"
+      " time.",
+      PORT_KEY(codel_interval_ns) },
+    { "codel-ecn", PANDA_SCHED_KEY_BOOL, PANDA_SCHED_KEY_CODEL,
+      0, 1, "", "true", NULL,
+      "CoDel marks ECN-capable packets CE instead of dropping them, as"
+      " fq_codel's `ecn`; `false`: it drops.",
+      PORT_KEY(codel_ecn) },
 };
 const size_t panda_sched_n_keys = ARRAY_SIZE(panda_sched_keys);
 
@@ -302,6 +329,18 @@ parse_bool(const char *key, const char *value, bool *out)
     return NULL;
 }
 
+/* 'ns' in the largest unit that shows it exactly: "5ms", "1500us". */
+static char *
+format_time(uint64_t ns)
+{
+    return (ns % 1000000000 == 0 ? panda_asprintf("%" PRIu64 "s",
+                                                  ns / 1000000000)
+            : ns % 1000000 == 0 ? panda_asprintf("%" PRIu64 "ms",
+                                                 ns / 1000000)
+            : ns % 1000 == 0 ? panda_asprintf("%" PRIu64 "us", ns / 1000)
+            : panda_asprintf("%" PRIu64 "ns", ns));
+}
+
 /* A rate in bit/s: a decimal number, an optional SI multiplier (k, M, G, T;
  * either case, since "m" cannot mean milli for a link) and an optional unit
  * "bit", "bps" or "bit/s": "50000000", "50M", "50Mbit", "1.5G".  Bytes are
@@ -338,6 +377,48 @@ parse_rate(const char *key, const char *value, uint64_t *out)
     if (!(v >= RATE_MIN && v <= RATE_MAX)) {
         return panda_asprintf("%s: \"%s\" out of range (%llu bit/s .. %llu"
                               " bit/s)", key, value, RATE_MIN, RATE_MAX);
+    }
+    *out = (uint64_t) (v + 0.5);
+    return NULL;
+}
+
+/* A duration with its unit, "5ms", "100us", "0.5s", "250ns", in ns within
+ * ['min', 'max'] ns. */
+static char *
+parse_time(const char *key, const char *value, uint64_t min, uint64_t max,
+           uint64_t *out)
+{
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+    char *end;
+    double v;
+    size_t i;
+
+    if (*value < '0' || *value > '9') {
+        return panda_asprintf("%s: \"%s\" is not a time (e.g. 5ms, 100us)",
+                              key, value);
+    }
+    v = strtod(value, &end);
+    for (i = 0; i < ARRAY_SIZE(units); i++) {
+        if (!strcmp(end, units[i].unit)) {
+            break;
+        }
+    }
+    if (i == ARRAY_SIZE(units)) {
+        return panda_asprintf("%s: \"%s\" needs a unit, ns, us, ms or s"
+                              " (e.g. 5ms)", key, value);
+    }
+    v *= units[i].ns;
+    if (!(v >= min && v <= max)) {
+        char *lo = format_time(min), *hi = format_time(max);
+        char *err = panda_asprintf("%s: \"%s\" out of range (%s..%s)", key,
+                                   value, lo, hi);
+
+        free(lo);
+        free(hi);
+        return err;
     }
     *out = (uint64_t) (v + 0.5);
     return NULL;
@@ -488,6 +569,9 @@ key_parse(const struct panda_sched_key *k, struct panda_sched_config *cfg,
     case PANDA_SCHED_KEY_RATE:
         err = parse_rate(name, value, &v);
         break;
+    case PANDA_SCHED_KEY_TIME:
+        err = parse_time(name, value, k->min, k->max, &v);
+        break;
     case PANDA_SCHED_KEY_WRED:
         return parse_wred(value, cfg);
     default:
@@ -527,6 +611,9 @@ key_format(const struct panda_sched_key *k,
     }
     if (k->type == PANDA_SCHED_KEY_BOOL) {
         return panda_asprintf("%s", v ? "true" : "false");
+    }
+    if (k->type == PANDA_SCHED_KEY_TIME) {
+        return format_time(v);
     }
     return panda_asprintf("%" PRIu64, v);
 }
@@ -788,6 +875,17 @@ key_validate(const struct panda_sched_key *k,
                                 k->min, k->max)
                : NULL;
     }
+    if (k->type == PANDA_SCHED_KEY_TIME && (v < k->min || v > k->max)) {
+        char *t = format_time(v), *lo = format_time(k->min);
+        char *hi = format_time(k->max);
+        char *err = panda_asprintf("%s: %s out of range (%s..%s)", name, t,
+                                   lo, hi);
+
+        free(t);
+        free(lo);
+        free(hi);
+        return err;
+    }
     if (k->type != PANDA_SCHED_KEY_UINT || (v >= k->min && v <= k->max)) {
         return NULL;
     }
@@ -842,6 +940,12 @@ panda_sched_config_validate(const struct panda_sched_config *cfg)
                               " limit-bytes (%" PRIu32 "), so it would never"
                               " mark", cfg->ecn_threshold_bytes,
                               cfg->limit_bytes);
+    }
+    for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
+        if (cfg->level[i].fq_codel && !cfg->level[i].per_flow) {
+            return panda_asprintf("%u.fq-codel: needs per-flow queues"
+                                  " (%u.per-flow=false)", i, i);
+        }
     }
     if (cfg->n_wred > PANDA_SCHED_MAX_WRED) {
         return panda_asprintf("wred: more than %d rules",
@@ -963,14 +1067,20 @@ panda_sched_config_format_effective(const struct panda_sched_config *cfg_)
     unsigned int i;
     size_t ki;
 
+    bool codel = false;
+
     panda_sched_config_resolve(&cfg);
+    for (i = 0; i < cfg.n_levels; i++) {
+        codel |= cfg.level[i].fq_codel;
+    }
     for (ki = 0; ki < panda_sched_n_keys; ki++) {
         const struct panda_sched_key *k = &panda_sched_keys[ki];
 
         if (k->flags & PANDA_SCHED_KEY_LEVEL) {
             major[ki] = level_key_majority(k, &cfg);
             append_key(&s, "", k, &cfg, major[ki]);
-        } else if (!(k->flags & PANDA_SCHED_KEY_SHAPED) || cfg.rate_bps) {
+        } else if ((!(k->flags & PANDA_SCHED_KEY_SHAPED) || cfg.rate_bps)
+                   && (!(k->flags & PANDA_SCHED_KEY_CODEL) || codel)) {
             append_key(&s, "", k, &cfg, 0);
         }
     }
@@ -1034,6 +1144,13 @@ doc_values(const struct panda_sched_key *k)
         return panda_asprintf("`true`, `false`");
     case PANDA_SCHED_KEY_WRED:
         return panda_asprintf("up to %" PRIu64 " rules, or `none`", k->max);
+    case PANDA_SCHED_KEY_TIME:
+        lo = format_time(k->min);
+        hi = format_time(k->max);
+        s = panda_asprintf("%s..%s, with a unit (ns, us, ms, s)", lo, hi);
+        free(lo);
+        free(hi);
+        return s;
     default:
         break;
     }
@@ -1237,21 +1354,58 @@ struct sched_node {
 /* A flow queue: 32 bytes. */
 struct sched_fq {
     uint32_t head, tail;        /* Packets, oldest first (NIL if none). */
-    uint32_t ring_next;         /* Next active queue of the level. */
+    uint32_t ring_next;         /* Next active queue of the level (fq-codel:
+                                 * of its list). */
     uint32_t hash_next;         /* Hash chain; free list when unused. */
     uint32_t flow_hash;
-    uint32_t deficit;           /* DRR: bytes it may still send. */
+    uint32_t deficit;           /* DRR: bytes it may still send (fq-codel:
+                                 * an int32_t, which may go negative). */
     uint32_t bytes;
     uint32_t packets : 24;      /* < 2^24: limit-packets is capped. */
-    uint32_t level : 8;
+    uint32_t level : 4;
+    uint32_t listed : 1;        /* fq-codel: on the new or old list (it may
+                                 * be empty there). */
+    uint32_t in_new : 1;        /* fq-codel: on the new-flows list. */
+    uint32_t : 2;
 };
+
+/* The fq-codel state of a flow queue: 24 bytes.  Times in CoDel units
+ * (CODEL_SHIFT). */
+struct sched_codel {
+    uint32_t first_above;       /* With 'above': when sojourn will have
+                                 * stayed above target for an interval. */
+    uint32_t drop_next;         /* Dropping: when the next signal is due. */
+    uint32_t count : 31;        /* Signals in this dropping state. */
+    uint32_t dropping : 1;
+    uint32_t lastcount : 31;    /* count when the last one began. */
+    uint32_t above : 1;         /* Sojourn above target since first_above
+                                 * minus an interval. */
+    uint32_t size_prev, size_next;  /* Among the level's queues holding as
+                                     * many packets (a circular list). */
+};
+
+/* CoDel time: ns >> CODEL_SHIFT, 1.024 us units, in 32 bits; compared
+ * modulo 2^32, so intervals up to 2^31 units (36 minutes). */
+#define CODEL_SHIFT 10
+#define CODEL_COUNT_MAX ((1u << 31) - 1)
 
 struct sched_level {
     bool per_flow;
+    bool codel;                 /* fq-codel level. */
     uint32_t quantum;
     uint32_t own;               /* Index of the level's own queue: FIFO, or
                                  * the overflow queue when per-flow. */
-    uint32_t ring_head, ring_tail;  /* Active queues (NIL if none). */
+    uint32_t ring_head, ring_tail;  /* Active queues (NIL if none); the
+                                     * old-flows list at an fq-codel
+                                     * level. */
+    uint32_t new_head, new_tail;    /* fq-codel: the new-flows list (NIL
+                                     * if none, always at other levels). */
+    uint32_t *by_size;          /* fq-codel: by_size[n] heads the list of
+                                 * the level's queues holding n packets
+                                 * (1..limit-packets), so that the fattest
+                                 * is found in O(1). */
+    uint32_t max_size;          /* fq-codel: the most packets a queue of
+                                 * the level holds (0: none). */
     struct panda_sched_level_stats st;  /* Counters and backlog. */
 };
 
@@ -1286,9 +1440,24 @@ struct panda_sched {
     uint64_t avg;               /* RED average backlog, bytes << 16. */
     uint64_t idle_since_ns;     /* When the port last went empty. */
 
-    /* Push-out (panda_sched_set_push_out()); NULL: drop-tail. */
-    void (*push_out_cb)(void *handle, void *aux);
-    void *push_out_aux;
+    /* Held packets dropped (panda_sched_set_drop()); NULL: the core
+     * cannot drop what it holds.  'legacy_cb' is the callback of
+     * panda_sched_set_push_out(), called through drop_legacy(). */
+    void (*drop_cb)(void *handle, enum panda_sched_drop, void *aux);
+    void *drop_aux;
+    void (*legacy_cb)(void *handle, void *aux);
+    void *legacy_aux;
+
+    /* CoDel marks (panda_sched_set_mark()); NULL: CoDel drops. */
+    bool (*mark_cb)(void *handle, void *aux);
+    void *mark_aux;
+
+    /* fq-codel levels: CoDel's settings in CoDel time, and the per-packet
+     * enqueue times and per-queue states (NULL without such a level). */
+    uint32_t codel_target;
+    uint32_t codel_interval;
+    uint32_t *stamps;           /* Per packet node. */
+    struct sched_codel *codel;  /* Per flow queue (pool, then own). */
 
     /* Pools. */
     struct sched_node *nodes;
@@ -1305,6 +1474,8 @@ struct panda_sched {
 
 _Static_assert(sizeof(struct sched_node) == 16, "packet node size");
 _Static_assert(sizeof(struct sched_fq) == 32, "flow queue size");
+_Static_assert(sizeof(struct sched_codel) == 24, "fq-codel state size");
+_Static_assert(PANDA_SCHED_MAX_LEVELS <= 16, "level fits sched_fq.level");
 
 static uint32_t
 bucket_of(const struct panda_sched *s, unsigned int level, uint32_t hash)
@@ -1344,8 +1515,17 @@ pools_reset(struct panda_sched *s)
         s->fqs[lv->own].level = i;
         s->fqs[lv->own].hash_next = NIL;
         lv->ring_head = lv->ring_tail = NIL;
+        lv->new_head = lv->new_tail = NIL;
+        if (lv->by_size) {
+            memset(lv->by_size, 0xff, ((size_t) s->cfg.limit_packets + 1)
+                                      * sizeof *lv->by_size);
+        }
+        lv->max_size = 0;
         lv->st.backlog_bytes = lv->st.backlog_packets = 0;
         lv->st.flow_queues = 0;
+    }
+    if (s->codel) {
+        memset(s->codel, 0, (size_t) n_fq * sizeof *s->codel);
     }
     s->active = 0;
     s->backlog_bytes = s->backlog_packets = 0;
@@ -1359,6 +1539,7 @@ panda_sched_create(const struct panda_sched_config *cfg,
     struct panda_sched *s;
     char *err = panda_sched_config_validate(cfg);
     uint32_t n_buckets = 1;
+    bool codel = false;
     unsigned int i;
 
     *errp = NULL;
@@ -1388,7 +1569,36 @@ panda_sched_create(const struct panda_sched_config *cfg,
 
     for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
         s->levels[i].per_flow = cfg->level[i].per_flow;
+        s->levels[i].codel = cfg->level[i].per_flow && cfg->level[i].fq_codel
+                             && i < cfg->n_levels;
         s->levels[i].quantum = cfg->level[i].quantum;
+        codel |= s->levels[i].codel;
+    }
+    if (codel) {
+        s->stamps = malloc((size_t) cfg->limit_packets * sizeof *s->stamps);
+        s->codel = malloc(((size_t) s->n_pool + s->n_levels)
+                          * sizeof *s->codel);
+        if (!s->stamps || !s->codel) {
+            goto nomem;
+        }
+        for (i = 0; i < s->n_levels; i++) {
+            struct sched_level *lv = &s->levels[i];
+
+            if (lv->codel) {
+                lv->by_size = malloc(((size_t) cfg->limit_packets + 1)
+                                     * sizeof *lv->by_size);
+                if (!lv->by_size) {
+                    goto nomem;
+                }
+            }
+        }
+        /* Rounded up, so that 1 us is one unit rather than none. */
+        s->codel_target = (uint32_t) ((cfg->codel_target_ns
+                                       + (1u << CODEL_SHIFT) - 1)
+                                      >> CODEL_SHIFT);
+        s->codel_interval = (uint32_t) ((cfg->codel_interval_ns
+                                         + (1u << CODEL_SHIFT) - 1)
+                                        >> CODEL_SHIFT);
     }
     for (i = 0; i < cfg->n_wred; i++) {
         unsigned int d;
@@ -1434,6 +1644,11 @@ nomem:
         free(s->nodes);
         free(s->fqs);
         free(s->buckets);
+        free(s->stamps);
+        free(s->codel);
+        for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
+            free(s->levels[i].by_size);
+        }
         free(s);
     }
     return NULL;
@@ -1442,11 +1657,18 @@ nomem:
 void
 panda_sched_destroy(struct panda_sched *s)
 {
+    unsigned int i;
+
     if (s) {
         budget_give(s->budget, s->backlog_packets);
         free(s->nodes);
         free(s->fqs);
         free(s->buckets);
+        free(s->stamps);
+        free(s->codel);
+        for (i = 0; i < PANDA_SCHED_MAX_LEVELS; i++) {
+            free(s->levels[i].by_size);
+        }
         free(s);
     }
 }
@@ -1657,13 +1879,57 @@ wred_decide(struct panda_sched *s, const struct panda_sched_wred *w,
     return ect ? WRED_MARK : WRED_DROP;
 }
 
-/* Takes the head packet of the queue next in turn at 'level' (which holds
- * packets), for sending ('sent': the packet uses the queue's DRR deficit)
- * or for push-out (it used none of the queue's turn).  Keeps the backlogs,
- * the active mask and the budget; the caller counts it as sent or dropped.
- * Returns its handle and stores its length in '*lenp'.  Always inlined:
- * it is the body of panda_sched_dequeue(), on the per-packet path, where
- * the compiler would otherwise keep it a call (it has two callers). */
+/* The queue whose head packet goes next at 'lv' (holding packets): the
+ * ring's head, or at an fq-codel level the new-flows list's head if any,
+ * else the old-flows list's. */
+static inline uint32_t
+level_head(const struct sched_level *lv)
+{
+    return lv->new_head != NIL ? lv->new_head : lv->ring_head;
+}
+
+/* Takes the head packet of queue 'qi' (holding one) of 'level' out of the
+ * scheduler: keeps the queue's, the level's and the port's backlogs, the
+ * active mask and the budget, and leaves the queue's place in its ring or
+ * list to the caller.  Returns the packet's node, whose handle and length
+ * stay readable until the next enqueue.  Always inlined: it is the body of
+ * every dequeue, on the per-packet path. */
+static inline __attribute__((always_inline)) uint32_t
+fq_pop(struct panda_sched *s, unsigned int level, uint32_t qi)
+{
+    struct sched_level *lv = &s->levels[level];
+    struct sched_fq *fq = &s->fqs[qi];
+    uint32_t ni = fq->head;
+    struct sched_node *node = &s->nodes[ni];
+    uint32_t l = node->len;
+
+    fq->head = node->next;
+    if (fq->head == NIL) {
+        fq->tail = NIL;
+    }
+    node->next = s->free_node;
+    s->free_node = ni;
+    fq->bytes -= l;
+    fq->packets--;
+
+    lv->st.backlog_bytes -= l;
+    lv->st.backlog_packets--;
+    if (!lv->st.backlog_packets) {
+        s->active &= ~(1u << level);
+    }
+    s->backlog_bytes -= l;
+    s->backlog_packets--;
+    budget_give(s->budget, 1);
+    return ni;
+}
+
+/* Takes the head packet of the queue next in turn at 'level' (a FIFO or
+ * DRR level holding packets), for sending ('sent': the packet uses the
+ * queue's DRR deficit) or for push-out (it used none of the queue's turn).
+ * The caller counts it as sent or dropped.  Returns its handle and stores
+ * its length in '*lenp'.  Always inlined: it is the body of
+ * panda_sched_dequeue(), on the per-packet path, where the compiler would
+ * otherwise keep it a call (it has two callers). */
 static inline __attribute__((always_inline)) void *
 level_take_head(struct panda_sched *s, unsigned int level, bool sent,
                 uint32_t *lenp)
@@ -1671,22 +1937,13 @@ level_take_head(struct panda_sched *s, unsigned int level, bool sent,
     struct sched_level *lv = &s->levels[level];
     uint32_t qi = lv->ring_head;
     struct sched_fq *fq = &s->fqs[qi];
-    uint32_t ni = fq->head;
-    struct sched_node *node = &s->nodes[ni];
-    uint32_t l = node->len;
-    void *handle = node->handle;
+    const struct sched_node *node = &s->nodes[fq_pop(s, level, qi)];
 
-    fq->head = node->next;
-    node->next = s->free_node;
-    s->free_node = ni;
-    fq->bytes -= l;
-    fq->packets--;
     if (lv->per_flow && sent) {
-        fq->deficit -= l;
+        fq->deficit -= node->len;
     }
     if (fq->head == NIL) {
         /* Empty: out of the ring, and a pool queue back to the pool. */
-        fq->tail = NIL;
         fq->deficit = 0;
         lv->ring_head = fq->ring_next;
         fq->ring_next = NIL;
@@ -1698,16 +1955,314 @@ level_take_head(struct panda_sched *s, unsigned int level, bool sent,
         }
     }
     level_settle(s, lv);
+    *lenp = node->len;
+    return node->handle;
+}
 
-    lv->st.backlog_bytes -= l;
-    lv->st.backlog_packets--;
-    if (!lv->st.backlog_packets) {
-        s->active &= ~(1u << level);
+/* ------------------------------------------------------------------------
+ * fq_codel levels (scheduler.h has the design and its reasons).
+ * ------------------------------------------------------------------------ */
+
+/* Appends queue 'qi' to the new-flows list (new) or the old-flows list of
+ * 'lv'. */
+static void
+codel_append(struct panda_sched *s, struct sched_level *lv, uint32_t qi,
+             bool new)
+{
+    uint32_t *head = new ? &lv->new_head : &lv->ring_head;
+    uint32_t *tail = new ? &lv->new_tail : &lv->ring_tail;
+
+    s->fqs[qi].ring_next = NIL;
+    s->fqs[qi].in_new = new;
+    if (*head == NIL) {
+        *head = qi;
+    } else {
+        s->fqs[*tail].ring_next = qi;
     }
-    s->backlog_bytes -= l;
-    s->backlog_packets--;
-    budget_give(s->budget, 1);
-    *lenp = l;
+    *tail = qi;
+}
+
+/* Unlinks the head of the new-flows list (new) or of the old-flows list. */
+static void
+codel_unlink_head(struct panda_sched *s, struct sched_level *lv, bool new)
+{
+    uint32_t *head = new ? &lv->new_head : &lv->ring_head;
+    uint32_t *tail = new ? &lv->new_tail : &lv->ring_tail;
+    uint32_t qi = *head;
+
+    *head = s->fqs[qi].ring_next;
+    if (*head == NIL) {
+        *tail = NIL;
+    }
+    s->fqs[qi].ring_next = NIL;
+}
+
+/* Moves queue 'qi' of fq-codel level 'lv' from the list of queues holding
+ * 'from' packets to that of queues holding 'to' (0: none), keeping the
+ * level's largest.  Sizes change by one packet at a time, so when the
+ * largest queue shrinks, the next size down is never empty: O(1).  The
+ * lists are circular, oldest first: among equally fat queues, the one that
+ * has been that fat longest is the fattest (a long-lived bulk flow rather
+ * than a new flow's first burst). */
+static inline void
+codel_resize(struct panda_sched *s, struct sched_level *lv, uint32_t qi,
+             uint32_t from, uint32_t to)
+{
+    struct sched_codel *c = &s->codel[qi];
+
+    if (from) {
+        uint32_t *head = &lv->by_size[from];
+
+        if (c->size_next == qi) {
+            *head = NIL;
+        } else {
+            s->codel[c->size_prev].size_next = c->size_next;
+            s->codel[c->size_next].size_prev = c->size_prev;
+            if (*head == qi) {
+                *head = c->size_next;
+            }
+        }
+    }
+    if (to) {
+        uint32_t *head = &lv->by_size[to];
+
+        if (*head == NIL) {
+            c->size_prev = c->size_next = qi;
+            *head = qi;
+        } else {
+            struct sched_codel *h = &s->codel[*head];
+
+            c->size_prev = h->size_prev;
+            c->size_next = *head;
+            s->codel[h->size_prev].size_next = qi;
+            h->size_prev = qi;
+        }
+    }
+    if (to > lv->max_size) {
+        lv->max_size = to;
+    } else if (from == lv->max_size && lv->by_size[from] == NIL) {
+        lv->max_size = to;
+    }
+}
+
+/* fq_pop() at an fq-codel level. */
+static inline uint32_t
+codel_pop(struct panda_sched *s, unsigned int level, uint32_t qi)
+{
+    uint32_t n = s->fqs[qi].packets;
+
+    codel_resize(s, &s->levels[level], qi, n, n - 1);
+    return fq_pop(s, level, qi);
+}
+
+/* Makes the lists' moves that fq_codel makes before it serves a queue, so
+ * that the head of the new-flows list, or else of the old-flows list, may
+ * send: it holds packets and has deficit left.  A head whose deficit is
+ * spent gets a quantum and goes to the old-flows list's tail; an empty head
+ * of the new-flows list goes there too while that list holds queues, and
+ * otherwise an empty head leaves the lists (a pool queue back to the
+ * pool, its CoDel state reset for the next flow).  Each move either pays a
+ * quantum towards a packet or retires a queue that once held one, so the
+ * loop is O(1) amortised per packet. */
+static void
+codel_settle(struct panda_sched *s, struct sched_level *lv)
+{
+    for (;;) {
+        bool new = lv->new_head != NIL;
+        uint32_t qi = new ? lv->new_head : lv->ring_head;
+        struct sched_fq *fq;
+
+        if (qi == NIL) {
+            return;
+        }
+        fq = &s->fqs[qi];
+        if ((int32_t) fq->deficit <= 0) {
+            fq->deficit += lv->quantum;
+            codel_unlink_head(s, lv, new);
+            codel_append(s, lv, qi, false);
+        } else if (fq->head != NIL) {
+            return;
+        } else {
+            codel_unlink_head(s, lv, new);
+            if (new && lv->ring_head != NIL) {
+                codel_append(s, lv, qi, false);
+            } else {
+                fq->listed = fq->in_new = 0;
+                fq->deficit = 0;
+                if (qi != lv->own) {
+                    memset(&s->codel[qi], 0, sizeof s->codel[qi]);
+                    fq_release(s, lv, qi);
+                }
+            }
+        }
+    }
+}
+
+/* Wrap-safe comparisons of CoDel times. */
+static inline bool
+codel_before(uint32_t a, uint32_t b)
+{
+    return (int32_t) (a - b) < 0;
+}
+
+/* floor(sqrt(x)). */
+static uint64_t
+isqrt64(uint64_t x)
+{
+    uint64_t r = (uint64_t) sqrt((double) x);
+
+    /* The double is within a few units; settle it exactly. */
+    while (r && r > x / r) {
+        r--;
+    }
+    while ((r + 1) <= x / (r + 1)) {
+        r++;
+    }
+    return r;
+}
+
+/* CoDel's control law: 't' plus interval / sqrt(count). */
+static uint32_t
+codel_control_law(const struct panda_sched *s, uint32_t t, uint32_t count)
+{
+    /* sqrt(count << 32) is sqrt(count) in 16.16 fixed point; interval <
+     * 2^31 units, so interval << 16 fits easily. */
+    return t + (uint32_t) (((uint64_t) s->codel_interval << 16)
+                           / isqrt64((uint64_t) count << 32));
+}
+
+/* RFC 8289's "ok to drop" for a packet of sojourn 'sojourn' leaving at
+ * 'now' (CoDel time), keeping the queue's first_above.  Sojourn below
+ * target, or the port holding at most an MTU after it, ends the stretch
+ * above target (a link that would otherwise go idle needs its packets). */
+static bool
+codel_should_drop(const struct panda_sched *s, struct sched_codel *c,
+                  uint32_t sojourn, uint32_t now)
+{
+    if (sojourn < s->codel_target || s->backlog_bytes <= PANDA_SCHED_MTU) {
+        c->above = 0;
+        return false;
+    }
+    if (!c->above) {
+        c->above = 1;
+        c->first_above = now + s->codel_interval;
+        return false;
+    }
+    return !codel_before(now, c->first_above);
+}
+
+/* Signals congestion with the packet 'handle' of 'lv' by a CE mark, if
+ * marks are on and the caller's callback could set one. */
+static bool
+codel_mark(struct panda_sched *s, struct sched_level *lv, void *handle)
+{
+    if (s->cfg.codel_ecn && s->mark_cb && s->mark_cb(handle, s->mark_aux)) {
+        lv->st.mark_codel++;
+        return true;
+    }
+    return false;
+}
+
+/* Drops the packet 'handle' of 'lv', taken out already; false if the core
+ * cannot (no drop callback), and then the packet is sent. */
+static bool
+codel_drop(struct panda_sched *s, struct sched_level *lv, void *handle)
+{
+    if (!s->drop_cb) {
+        return false;
+    }
+    lv->st.drop_codel++;
+    s->drop_cb(handle, PANDA_SCHED_DROPPED_CODEL, s->drop_aux);
+    return true;
+}
+
+/* The sojourn of the packet of node 'ni' leaving at 'now' (CoDel time). */
+static inline uint32_t
+codel_sojourn(const struct panda_sched *s, uint32_t ni, uint32_t now)
+{
+    return now - s->stamps[ni];
+}
+
+/* Dequeues at fq-codel 'level' (holding packets; its lists settled): the
+ * head packet of the queue in turn, after CoDel (RFC 8289's dequeue) has
+ * dropped or marked what it decides.  Returns the packet's handle and its
+ * length in '*lenp', or NULL if CoDel dropped all the queue held (the
+ * caller then picks again). */
+static void *
+codel_dequeue(struct panda_sched *s, unsigned int level, uint64_t now_ns,
+              uint32_t *lenp)
+{
+    struct sched_level *lv = &s->levels[level];
+    uint32_t qi = level_head(lv);
+    struct sched_fq *fq = &s->fqs[qi];
+    struct sched_codel *c = &s->codel[qi];
+    uint32_t now = (uint32_t) (now_ns >> CODEL_SHIFT);
+    uint32_t ni = codel_pop(s, level, qi);
+    void *handle = s->nodes[ni].handle;
+    bool drop = codel_should_drop(s, c, codel_sojourn(s, ni, now), now);
+
+    if (c->dropping && !drop) {
+        c->dropping = 0;            /* Below target: leave the state. */
+    } else if (c->dropping) {
+        /* Each signal that is due: mark and send, or drop and look at the
+         * next packet; the spacing shrinks as count grows. */
+        while (c->dropping && !codel_before(now, c->drop_next)) {
+            if (c->count < CODEL_COUNT_MAX) {
+                c->count++;
+            }
+            if (codel_mark(s, lv, handle)) {
+                c->drop_next = codel_control_law(s, c->drop_next, c->count);
+                break;
+            }
+            if (!codel_drop(s, lv, handle)) {
+                break;
+            }
+            if (fq->head == NIL) {
+                handle = NULL;
+                c->above = c->dropping = 0;
+                break;
+            }
+            ni = codel_pop(s, level, qi);
+            handle = s->nodes[ni].handle;
+            if (!codel_should_drop(s, c, codel_sojourn(s, ni, now), now)) {
+                c->dropping = 0;
+            } else {
+                c->drop_next = codel_control_law(s, c->drop_next, c->count);
+            }
+        }
+    } else if (drop) {
+        /* Enter the dropping state with one signal. */
+        uint32_t delta;
+
+        if (!codel_mark(s, lv, handle) && codel_drop(s, lv, handle)) {
+            if (fq->head == NIL) {
+                handle = NULL;
+                c->above = 0;
+            } else {
+                ni = codel_pop(s, level, qi);
+                handle = s->nodes[ni].handle;
+                codel_should_drop(s, c, codel_sojourn(s, ni, now), now);
+            }
+        }
+        c->dropping = 1;
+        /* Back soon after the last dropping state: start near the rate
+         * that controlled the queue then, not from 1. */
+        delta = c->count - c->lastcount;
+        if (delta > 1
+            && codel_before(now - c->drop_next, 16 * s->codel_interval)) {
+            c->count = delta;
+        } else {
+            c->count = 1;
+        }
+        c->lastcount = c->count;
+        c->drop_next = codel_control_law(s, now, c->count);
+    }
+
+    if (handle) {
+        *lenp = s->nodes[ni].len;
+        fq->deficit = (uint32_t) ((int32_t) fq->deficit - (int32_t) *lenp);
+    }
+    codel_settle(s, lv);
     return handle;
 }
 
@@ -1728,10 +2283,12 @@ push_out_possible(const struct panda_sched *s, unsigned int level,
     uint64_t bytes = 0, packets = 0;
     unsigned int i;
 
-    if (!s->push_out_cb || !s->cfg.push_out) {
+    if (!s->drop_cb || !s->cfg.push_out) {
         return false;
     }
-    for (i = level + 1; i < s->n_levels; i++) {
+    /* An fq-codel level may also drop its own (its fattest flow's). */
+    for (i = s->levels[level].codel ? level : level + 1; i < s->n_levels;
+         i++) {
         bytes += s->levels[i].st.backlog_bytes;
         packets += s->levels[i].st.backlog_packets;
     }
@@ -1739,32 +2296,102 @@ push_out_possible(const struct panda_sched *s, unsigned int level,
             && s->backlog_packets - packets < s->cfg.limit_packets);
 }
 
-/* Pushes out packets of levels below 'level', lowest level first, until
- * 'len' bytes fit (push_out_possible() said they can). */
+/* Drops a held packet of 'level' for room: the head of queue 'qi' at an
+ * fq-codel level, else of the queue next in turn.  Returns its length. */
+static uint32_t
+push_out_one(struct panda_sched *s, unsigned int level, uint32_t qi)
+{
+    struct sched_level *lv = &s->levels[level];
+    uint32_t l;
+    void *handle;
+
+    if (lv->codel) {
+        const struct sched_node *node = &s->nodes[codel_pop(s, level, qi)];
+
+        handle = node->handle;
+        l = node->len;
+        codel_settle(s, lv);
+    } else {
+        handle = level_take_head(s, level, false, &l);
+    }
+    lv->st.drop_push_out++;
+    s->drop_cb(handle, PANDA_SCHED_DROPPED_PUSH_OUT, s->drop_aux);
+    return l;
+}
+
+/* Most packets dropped at once from an fq-codel level's fattest flow, as
+ * Linux's fq_codel's drop_batch default. */
+#define FATTEST_BATCH 64
+
+/* Pushes out packets of levels below 'level', lowest level first, then
+ * at an fq-codel 'level' its fattest flow's, until 'len' bytes fit
+ * (push_out_possible() said they can). */
 static void
 push_out(struct panda_sched *s, unsigned int level, uint32_t len)
 {
     while (!buffer_has_room(s, len)) {
         /* The lowest level holding packets: the highest bit of 'active'. */
         unsigned int victim = 31u - (unsigned int) __builtin_clz(s->active);
-        uint32_t l;
-        void *handle;
+        struct sched_level *vl = &s->levels[victim];
 
-        if (victim <= level) {
+        if (victim < level || (victim == level && !vl->codel)) {
             return;             /* Cannot happen: checked beforehand. */
         }
-        handle = level_take_head(s, victim, false, &l);
-        s->levels[victim].st.drop_push_out++;
-        s->push_out_cb(handle, s->push_out_aux);
+        if (victim > level) {
+            push_out_one(s, victim, vl->codel ? level_head(vl) : NIL);
+        } else {
+            /* The level's own fattest flow, as fq_codel: oldest first, at
+             * least what the arrival needs, and up to half of the flow's
+             * bytes (at most a batch), so that the flow that fills the
+             * buffer backs off once rather than at every arrival. */
+            uint32_t qi = vl->by_size[vl->max_size];
+            uint32_t half = s->fqs[qi].bytes / 2, dropped = 0, n = 0;
+
+            do {
+                dropped += push_out_one(s, level, qi);
+                n++;
+            } while (s->fqs[qi].packets
+                     && (!buffer_has_room(s, len)
+                         || (dropped < half && n < FATTEST_BATCH)));
+        }
     }
+}
+
+void
+panda_sched_set_drop(struct panda_sched *s,
+                     void (*cb)(void *handle, enum panda_sched_drop why,
+                                void *aux),
+                     void *aux)
+{
+    s->drop_cb = cb;
+    s->drop_aux = aux;
+}
+
+/* The drop callback that calls a panda_sched_set_push_out() one. */
+static void
+drop_legacy(void *handle, enum panda_sched_drop why, void *s_)
+{
+    struct panda_sched *s = s_;
+
+    (void) why;
+    s->legacy_cb(handle, s->legacy_aux);
 }
 
 void
 panda_sched_set_push_out(struct panda_sched *s,
                          void (*cb)(void *handle, void *aux), void *aux)
 {
-    s->push_out_cb = cb;
-    s->push_out_aux = aux;
+    s->legacy_cb = cb;
+    s->legacy_aux = aux;
+    panda_sched_set_drop(s, cb ? drop_legacy : NULL, s);
+}
+
+void
+panda_sched_set_mark(struct panda_sched *s,
+                     bool (*cb)(void *handle, void *aux), void *aux)
+{
+    s->mark_cb = cb;
+    s->mark_aux = aux;
 }
 
 enum panda_sched_verdict
@@ -1827,7 +2454,24 @@ panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
     node->handle = handle;
     node->len = pkt->len;
     node->next = NIL;
-    if (fq->head == NIL) {
+    if (OVS_UNLIKELY_(lv->codel)) {
+        /* fq_codel: a queue on neither list is a new flow.  The lists need
+         * no settling: the head they had may still send, and a new head
+         * (the lists were empty) holds this packet and a quantum. */
+        s->stamps[ni] = (uint32_t) (now_ns >> CODEL_SHIFT);
+        if (!fq->listed) {
+            fq->listed = 1;
+            fq->deficit = lv->quantum;
+            codel_append(s, lv, qi, true);
+            lv->st.new_flows++;
+        }
+        if (fq->head == NIL) {
+            fq->head = ni;
+        } else {
+            s->nodes[fq->tail].next = ni;
+        }
+        fq->tail = ni;
+    } else if (fq->head == NIL) {
         fq->head = fq->tail = ni;
         fq->deficit = lv->quantum;      /* Its first turn's quantum. */
         if (lv->ring_head == NIL) {
@@ -1843,6 +2487,9 @@ panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
     }
     fq->bytes += pkt->len;
     fq->packets++;
+    if (lv->codel) {
+        codel_resize(s, lv, qi, fq->packets - 1, fq->packets);
+    }
 
     lv->st.backlog_bytes += pkt->len;
     lv->st.backlog_packets++;
@@ -1901,7 +2548,7 @@ pick_level(const struct panda_sched *s, bool *guard)
         unsigned int after = lower & ~((2u << s->guard_last) - 1);
         unsigned int l = lowest_bit(after ? after : lower);
         const struct sched_level *lv = &s->levels[l];
-        uint64_t cost = (uint64_t) head_len(s, &s->fqs[lv->ring_head])
+        uint64_t cost = (uint64_t) head_len(s, &s->fqs[level_head(lv)])
                         * (1000 - g);
 
         if (s->guard_credit >= cost) {
@@ -1974,49 +2621,61 @@ shaper_charge(struct panda_sched *s, uint32_t len, __int128 now)
 void *
 panda_sched_dequeue(struct panda_sched *s, uint64_t now_ns, uint32_t *len)
 {
-    struct sched_level *lv;
-    unsigned int level;
-    uint32_t l;
-    bool guard;
-    void *handle;
+    for (;;) {
+        struct sched_level *lv;
+        unsigned int level;
+        __int128 now = 0;
+        uint32_t l;
+        bool guard;
+        void *handle;
 
-    if (!s->active) {
-        return NULL;
-    }
-    if (!lower_waiting(s, lowest_bit(s->active))) {
-        s->guard_credit = 0;    /* No banking: credit only while one waits. */
-    }
-    level = pick_level(s, &guard);
-    lv = &s->levels[level];
-    l = head_len(s, &s->fqs[lv->ring_head]);
-    if (s->cfg.rate_bps) {
-        __int128 now = (__int128) now_ns << 32;
-
-        if (shaper_ready(s, l) > now) {
+        if (!s->active) {
             return NULL;
         }
-        shaper_charge(s, l, now);
-    }
+        if (!lower_waiting(s, lowest_bit(s->active))) {
+            s->guard_credit = 0;    /* No banking: credit only while one
+                                     * waits. */
+        }
+        level = pick_level(s, &guard);
+        lv = &s->levels[level];
+        l = head_len(s, &s->fqs[level_head(lv)]);
+        if (s->cfg.rate_bps) {
+            now = (__int128) now_ns << 32;
+            if (shaper_ready(s, l) > now) {
+                return NULL;
+            }
+        }
+        if (OVS_UNLIKELY_(lv->codel)) {
+            handle = codel_dequeue(s, level, now_ns, &l);
+            if (!handle) {
+                continue;       /* CoDel dropped what the queue held. */
+            }
+        } else {
+            handle = level_take_head(s, level, true, &l);
+        }
+        if (s->cfg.rate_bps) {
+            shaper_charge(s, l, now);
+        }
 
-    /* The guard's credit. */
-    if (guard) {
-        s->guard_credit -= (uint64_t) l * (1000 - s->cfg.guard_permille);
-        s->guard_last = level;
-        lv->st.guard_packets++;
-    } else if (s->cfg.guard_permille && lower_waiting(s, level)) {
-        s->guard_credit += (uint64_t) l * s->cfg.guard_permille;
-    }
+        /* The guard's credit. */
+        if (guard) {
+            s->guard_credit -= (uint64_t) l * (1000 - s->cfg.guard_permille);
+            s->guard_last = level;
+            lv->st.guard_packets++;
+        } else if (s->cfg.guard_permille && lower_waiting(s, level)) {
+            s->guard_credit += (uint64_t) l * s->cfg.guard_permille;
+        }
 
-    handle = level_take_head(s, level, true, &l);
-    lv->st.sent_packets++;
-    lv->st.sent_bytes += l;
-    if (!s->backlog_packets) {
-        s->idle_since_ns = now_ns;
+        lv->st.sent_packets++;
+        lv->st.sent_bytes += l;
+        if (!s->backlog_packets) {
+            s->idle_since_ns = now_ns;
+        }
+        if (len) {
+            *len = l;
+        }
+        return handle;
     }
-    if (len) {
-        *len = l;
-    }
-    return handle;
 }
 
 size_t
@@ -2054,7 +2713,7 @@ panda_sched_next_ns(const struct panda_sched *s, uint64_t now_ns)
      * choice is then the top level either way. */
     level = pick_level(s, &guard);
     lv = &s->levels[level];
-    ready = shaper_ready(s, head_len(s, &s->fqs[lv->ring_head]));
+    ready = shaper_ready(s, head_len(s, &s->fqs[level_head(lv)]));
     if (ready <= (__int128) now_ns << 32) {
         return now_ns;
     }
@@ -2069,15 +2728,22 @@ panda_sched_drain(struct panda_sched *s,
     unsigned int i;
 
     for (i = 0; i < s->n_levels; i++) {
-        uint32_t qi;
+        const struct sched_level *lv = &s->levels[i];
+        int list;
 
-        for (qi = s->levels[i].ring_head; qi != NIL;
-             qi = s->fqs[qi].ring_next) {
-            uint32_t ni;
+        /* The new-flows list (fq-codel), then the ring or old-flows list. */
+        for (list = 0; list < 2; list++) {
+            uint32_t qi;
 
-            for (ni = s->fqs[qi].head; ni != NIL; ni = s->nodes[ni].next) {
-                if (cb) {
-                    cb(s->nodes[ni].handle, aux);
+            for (qi = list ? lv->ring_head : lv->new_head; qi != NIL;
+                 qi = s->fqs[qi].ring_next) {
+                uint32_t ni;
+
+                for (ni = s->fqs[qi].head; ni != NIL;
+                     ni = s->nodes[ni].next) {
+                    if (cb) {
+                        cb(s->nodes[ni].handle, aux);
+                    }
                 }
             }
         }
@@ -2125,21 +2791,27 @@ panda_sched_foreach_flow(const struct panda_sched *s,
 
     for (i = 0; i < s->n_levels; i++) {
         const struct sched_level *lv = &s->levels[i];
-        uint32_t qi;
+        int list;
 
-        for (qi = lv->ring_head; qi != NIL; qi = s->fqs[qi].ring_next) {
-            const struct sched_fq *fq = &s->fqs[qi];
-            struct panda_sched_flow_info info = {
-                .level = i,
-                .shared = qi == lv->own,
-                .flow_hash = qi == lv->own ? 0 : fq->flow_hash,
-                .backlog_bytes = fq->bytes,
-                .backlog_packets = fq->packets,
-                .deficit = (int32_t) fq->deficit,
-            };
+        for (list = 0; list < 2; list++) {
+            uint32_t qi;
 
-            if (!cb(&info, aux)) {
-                return;
+            for (qi = list ? lv->ring_head : lv->new_head; qi != NIL;
+                 qi = s->fqs[qi].ring_next) {
+                const struct sched_fq *fq = &s->fqs[qi];
+                struct panda_sched_flow_info info = {
+                    .level = i,
+                    .shared = qi == lv->own,
+                    .flow_hash = qi == lv->own ? 0 : fq->flow_hash,
+                    .backlog_bytes = fq->bytes,
+                    .backlog_packets = fq->packets,
+                    .deficit = (int32_t) fq->deficit,
+                    .new_flow = fq->in_new,
+                };
+
+                if (fq->packets && !cb(&info, aux)) {
+                    return;
+                }
             }
         }
     }
@@ -2148,8 +2820,21 @@ panda_sched_foreach_flow(const struct panda_sched *s,
 size_t
 panda_sched_memory(const struct panda_sched *s)
 {
+    size_t n_fq = (size_t) s->n_pool + s->n_levels;
+    size_t n_by_size = 0;
+    unsigned int i;
+
+    for (i = 0; i < s->n_levels; i++) {
+        n_by_size += s->levels[i].by_size != NULL;
+    }
+
     return sizeof *s
            + (size_t) s->cfg.limit_packets * sizeof *s->nodes
-           + ((size_t) s->n_pool + s->n_levels) * sizeof *s->fqs
-           + ((size_t) s->bucket_mask + 1) * sizeof *s->buckets;
+           + n_fq * sizeof *s->fqs
+           + ((size_t) s->bucket_mask + 1) * sizeof *s->buckets
+           + (s->stamps ? (size_t) s->cfg.limit_packets * sizeof *s->stamps
+              : 0)
+           + (s->codel ? n_fq * sizeof *s->codel : 0)
+           + n_by_size * ((size_t) s->cfg.limit_packets + 1)
+             * sizeof *s->levels[0].by_size;
 }

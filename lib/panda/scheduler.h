@@ -56,8 +56,9 @@ extern "C" {
  * printed by tools/panda-sched-keys, committed as docs/panda-sched-keys.md)
  * all read it.
  *
- * Level keys ("per-flow", "quantum") set every level, or one level as
- * "LEVEL.key" (e.g. "2.per-flow=false"); all other keys are port-wide.
+ * Level keys ("per-flow", "quantum", "fq-codel") set every level, or one
+ * level as "LEVEL.key" (e.g. "2.per-flow=false"); all other keys are
+ * port-wide.
  * ------------------------------------------------------------------------ */
 
 /* A WRED rule.  The queue length it compares is the port's backlog summed
@@ -82,6 +83,10 @@ struct panda_sched_wred {
 struct panda_sched_level_config {
     bool per_flow;                  /* Per-flow queues served by DRR (FISH)
                                      * instead of one FIFO.  Default on. */
+    bool fq_codel;                  /* "fq-codel": the per-flow queues are
+                                     * served as fq_codel serves them (see
+                                     * "fq_codel levels" below).  Needs
+                                     * per_flow.  Default off. */
     uint32_t quantum;               /* DRR quantum in bytes, 64..2^20
                                      * (default: one MTU, 1514). */
 };
@@ -147,6 +152,16 @@ struct panda_sched_config {
     struct panda_sched_wred wred[PANDA_SCHED_MAX_WRED]; /* "wred" */
     uint64_t seed;                  /* "seed": WRED's random draws; default
                                      * 1, so runs repeat. */
+    uint64_t codel_target_ns;       /* "codel-target" of fq_codel levels:
+                                     * the sojourn time CoDel tolerates
+                                     * (default 5 ms). */
+    uint64_t codel_interval_ns;     /* "codel-interval": how long sojourn
+                                     * must stay above target before CoDel
+                                     * acts, and its control law's first
+                                     * spacing (default 100 ms). */
+    bool codel_ecn;                 /* "codel-ecn": CoDel marks ECN-capable
+                                     * packets CE instead of dropping them
+                                     * (default true, as fq_codel's "ecn"). */
     struct panda_sched_level_config level[PANDA_SCHED_MAX_LEVELS];
 };
 
@@ -191,7 +206,8 @@ char *panda_sched_config_format(const struct panda_sched_config *cfg);
  * flow-queues as panda_sched_create() resolves them): for status columns
  * (OVS's status:config) and show commands, where an operator must see what
  * the port does without knowing the defaults.  Keys that need max-rate are
- * left out on an unshaped port (they do not apply there); a level key is
+ * left out on an unshaped port, and CoDel's keys when no level in effect
+ * runs fq_codel (they do not apply there); a level key is
  * given port-wide with the value most levels in effect have, then as
  * "LEVEL.key" for each level in effect that differs.  Parsed back, it
  * gives a configuration that behaves the same. */
@@ -212,6 +228,8 @@ enum panda_sched_key_type {
     PANDA_SCHED_KEY_RATE,       /* bit/s, [min, max]: "50000000", "50M",
                                  * "50Mbit", "1.5G". */
     PANDA_SCHED_KEY_WRED,       /* WRED rules (struct panda_sched_wred). */
+    PANDA_SCHED_KEY_TIME,       /* A duration with its unit, [min, max]
+                                 * ns: "5ms", "100us", "0.5s", "250ns". */
 };
 
 /* Flags of a key. */
@@ -221,13 +239,14 @@ enum panda_sched_key_type {
                                             * gives it even at its
                                             * default. */
 #define PANDA_SCHED_KEY_SHAPED (1u << 2)   /* Only with max-rate. */
+#define PANDA_SCHED_KEY_CODEL  (1u << 3)   /* Only at fq-codel levels. */
 
 struct panda_sched_key {
     const char *name;
     enum panda_sched_key_type type;
     unsigned int flags;             /* PANDA_SCHED_KEY_*. */
-    uint64_t min, max;              /* UINT, RATE: the value's range; WRED:
-                                     * max = most rules. */
+    uint64_t min, max;              /* UINT, RATE, TIME (ns): the value's
+                                     * range; WRED: max = most rules. */
     const char *unit;               /* Of the value, for the docs and
                                      * messages ("bytes"), or "". */
     const char *def;                /* The default as text the parser reads
@@ -321,14 +340,48 @@ struct panda_sched *panda_sched_create(const struct panda_sched_config *cfg,
  * the budget is given back. */
 void panda_sched_destroy(struct panda_sched *s);
 
-/* Push-out.  With "push-out" on and a callback set here, a packet that
- * finds the port buffer full makes room by dropping held packets of lower
- * levels than its own: the oldest packet of the flow next in turn at the
- * lowest level holding packets, then again, moving up one level when that
- * one is empty.  Each is handed to 'cb' (which frees it; it must not call
- * back into 's') and counted as drop_push_out of its level.  Only when the
- * lower levels together hold too little is the arrival itself dropped
- * (drop_limit), and then nothing is pushed out.
+/* Why the core dropped a packet it held (the drop callback's argument). */
+enum panda_sched_drop {
+    PANDA_SCHED_DROPPED_PUSH_OUT,   /* Room for an arriving packet: a lower
+                                     * level's, or (fq-codel) the level's
+                                     * fattest flow's. */
+    PANDA_SCHED_DROPPED_CODEL,      /* CoDel, at dequeue (fq-codel). */
+};
+
+/* Sets the drop callback: the core hands it each packet it held and drops
+ * (push-out at enqueue, CoDel at dequeue), from within
+ * panda_sched_enqueue() or panda_sched_dequeue().  'cb' frees the packet
+ * and must not call back into 's'.  Without one (NULL, the default) the
+ * core cannot drop a held packet: a full buffer drops the arrival, as with
+ * "push-out=false", and CoDel can only mark.  Set it before the first
+ * enqueue. */
+void panda_sched_set_drop(struct panda_sched *s,
+                          void (*cb)(void *handle, enum panda_sched_drop why,
+                                     void *aux),
+                          void *aux);
+
+/* The same, for callers that need no reason: 'cb' gets every dropped held
+ * packet. */
+void panda_sched_set_push_out(struct panda_sched *s,
+                              void (*cb)(void *handle, void *aux), void *aux);
+
+/* Sets the mark callback, which CoDel calls at dequeue on a packet it
+ * signals congestion with (the packet is then returned by the same
+ * panda_sched_dequeue()): 'cb' sets CE if the packet is ECN-capable (ECT,
+ * or already CE) and returns true, else returns false and the packet is
+ * dropped instead.  Without one, or with "codel-ecn=false", CoDel drops. */
+void panda_sched_set_mark(struct panda_sched *s,
+                          bool (*cb)(void *handle, void *aux), void *aux);
+
+/* Push-out.  With "push-out" on and a drop callback, a packet that finds
+ * the port buffer full makes room by dropping held packets of lower levels
+ * than its own: the oldest packet of the flow next in turn at the lowest
+ * level holding packets, then again, moving up one level when that one is
+ * empty.  At an fq-codel level, when the levels below hold nothing, the
+ * oldest packets of the level's fattest flow go next (below).  Each is
+ * counted as drop_push_out of its level.  Only when the lower levels (and
+ * an fq-codel level itself) together hold too little is the arrival itself
+ * dropped (drop_limit), and then nothing is pushed out.
  *
  * Why: the buffer is shared by the levels, and strict priority starves the
  * lower ones while higher ones are busy, so their packets fill it.  With
@@ -342,10 +395,64 @@ void panda_sched_destroy(struct panda_sched *s);
  * oldest packet rather than the newest signals the loss to the victim
  * flow's sender one queue's delay sooner.
  *
- * Without a callback (NULL, the default) a full buffer drops the arrival,
- * as with "push-out=false".  Set it before the first enqueue. */
-void panda_sched_set_push_out(struct panda_sched *s,
-                              void (*cb)(void *handle, void *aux), void *aux);
+ * fq_codel levels ("fq-codel=true", RFC 8290).  The level's per-flow
+ * queues are served as Linux's fq_codel serves its flows:
+ *
+ *   - Two lists.  A flow queue that is in neither joins the new-flows list
+ *     with one quantum of deficit; the scheduler serves the new-flows list
+ *     first, then the old-flows list.  A queue whose deficit is spent gets
+ *     one more quantum and moves to the old-flows list's tail.  A queue
+ *     that empties on the new-flows list moves to the old-flows list (so a
+ *     flow cannot stay new by emptying its queue now and then), unless
+ *     that list is empty; one that is found empty on the old-flows list
+ *     leaves the lists and its queue returns to the pool.  So a sparse
+ *     flow, whose queue empties and leaves before its next packet, is new
+ *     at every packet and goes ahead of the backlogged ones.  The deficit
+ *     may go negative (a packet leaves while deficit > 0), as in fq_codel,
+ *     unlike the classic DRR of the other per-flow levels.  Those moves are
+ *     made right after each change rather than at the next dequeue, so the
+ *     next packet stays a pure function of the state (next_ns()); they
+ *     differ from Linux's only for a packet that arrives in between.
+ *
+ *   - CoDel (RFC 8289) on each queue, at dequeue: once the head packet's
+ *     sojourn time (enqueue to dequeue) has stayed at or above codel-target
+ *     for codel-interval while the port holds more than one MTU, the
+ *     queue enters the dropping state: it drops (or, with codel-ecn and a
+ *     mark callback, marks) one packet, then one every interval /
+ *     sqrt(count) while sojourn stays above target, count being the
+ *     signals so far in this state; re-entering soon after leaving resumes
+ *     near the last count (while the queue stays on the lists: a queue
+ *     that leaves them starts afresh).  The control law is computed
+ *     exactly (an integer square root per signal, not per packet).  Times
+ *     are kept in units of 1.024 us, 32 bits (sojourn times up to 36
+ *     minutes).
+ *
+ *   - A full buffer.  Linux's fq_codel drops from its fattest flow (the
+ *     most bytes, found by a scan of all its queues, half of that flow's
+ *     backlog at once) whatever arrives.  Here the port's rules come first:
+ *     push-out drops from lower levels, which is strict priority for the
+ *     buffer; only then, within the fq_codel level, the oldest packets of
+ *     its fattest flow make room, as fq_codel's rule: at least what the
+ *     arrival needs and up to half of that flow's bytes (at most 64
+ *     packets), so that the flow filling the buffer backs off once rather
+ *     than losing a packet at every arrival, and a sparse flow's packet is
+ *     not refused while a bulk flow fills the buffer.  "Fattest" is by
+ *     packets rather than bytes, and exact: the queues are kept in lists by
+ *     the packets they hold, which change by one at a time, so the largest
+ *     is known in O(1) per packet without a scan; among equals, the one
+ *     that has been that fat longest (a bulk flow rather than a new flow's
+ *     first burst).  An approximate fattest is not enough: dropping from a
+ *     small flow's queue by mistake costs it a retransmission timeout.
+ *     With "push-out=false" the buffer is drop-tail, as at other levels.
+ *
+ * Cost: O(1) per packet (a 32-bit timestamp written at enqueue and read at
+ * dequeue, a queue moved between two size lists); memory: 4 bytes per
+ * packet and 24 per flow queue more, and 4 per packet for each fq_codel
+ * level, only when some level runs fq_codel (panda_sched_memory()).
+ * Nothing is allocated after create.  A queue stays in the lists,
+ * holding its pool entry, until its turn finds it empty, so the pool
+ * (flow-queues) can run out a little sooner than at a DRR level; new flows
+ * then share the overflow queue, as there. */
 
 /* Offers a packet ('handle' must not be NULL).  On PANDA_SCHED_QUEUED[_CE]
  * the scheduler holds 'handle' until dequeue or drain; on a drop verdict it
@@ -362,8 +469,12 @@ enum panda_sched_verdict panda_sched_enqueue(struct panda_sched *s,
                                              void *handle, uint64_t now_ns);
 
 /* Returns the next packet that may leave at 'now_ns' (strict priority with
- * the starvation guard, DRR inside a level, within the shaper's tokens),
- * storing its length in '*len' if nonnull; NULL if none may leave now. */
+ * the starvation guard, DRR or fq_codel inside a level, within the
+ * shaper's tokens), storing its length in '*len' if nonnull; NULL if none
+ * may leave now.  At an fq_codel level CoDel may first drop packets (to the
+ * drop callback) or mark the one returned (through the mark callback); the
+ * packet returned may then be longer than the one next_ns() timed, and
+ * leaves the shaper's bucket in debt for the difference. */
 void *panda_sched_dequeue(struct panda_sched *s, uint64_t now_ns,
                           uint32_t *len);
 
@@ -397,8 +508,12 @@ struct panda_sched_level_stats {
     uint64_t guard_packets;         /* Sent on the starvation guard. */
     uint64_t drop_limit, drop_budget, drop_wred;
     uint64_t drop_push_out;         /* Held packets of this level dropped
-                                     * to make room for a higher level's
+                                     * to make room for a higher level's,
+                                     * or (fq-codel) for the level's own
                                      * (after enqueued_*, never sent). */
+    uint64_t drop_codel, mark_codel;    /* CoDel's drops and CE marks. */
+    uint64_t new_flows;             /* fq-codel: queues that joined the
+                                     * new-flows list. */
     uint64_t mark_ecn, mark_wred;   /* CE set: port threshold / WRED. */
     uint64_t shared_queue_packets;  /* New-flow packets put in the overflow
                                      * queue: pool exhausted, or overflow
@@ -421,7 +536,8 @@ void panda_sched_stats(const struct panda_sched *s,
                        struct panda_sched_stats *stats);
 
 /* Calls 'cb' for each queue holding packets, in level order and service
- * order within a level; stops early if 'cb' returns false. */
+ * order within a level (fq-codel: the new-flows list, then the old-flows
+ * list); stops early if 'cb' returns false. */
 struct panda_sched_flow_info {
     uint8_t level;
     bool shared;                    /* The level's own queue: its overflow
@@ -430,6 +546,7 @@ struct panda_sched_flow_info {
     uint32_t flow_hash;
     uint32_t backlog_bytes, backlog_packets;
     int32_t deficit;
+    bool new_flow;                  /* fq-codel: on the new-flows list. */
 };
 void panda_sched_foreach_flow(const struct panda_sched *s,
                               bool (*cb)(const struct panda_sched_flow_info *,
@@ -439,7 +556,9 @@ void panda_sched_foreach_flow(const struct panda_sched *s,
 /* Bytes of memory held by 's' (pools included), for the memory bound:
  * 16 per packet (limit-packets), 32 per flow queue (flow-queues, plus one
  * per level) and 4 to 8 of hash index per flow queue, plus about 1.6 KB;
- * 52 to 56 bytes per packet with the default flow-queues. */
+ * 52 to 56 bytes per packet with the default flow-queues.  With an
+ * fq-codel level, 24 more per flow queue and 8 more per packet (4 for each
+ * further fq-codel level). */
 size_t panda_sched_memory(const struct panda_sched *s);
 
 #ifdef __cplusplus

@@ -44,7 +44,9 @@ def test_names_are_the_table_and_the_docs_rows():
 
 
 def test_effective_every_key_and_errors():
-    res = run("--effective=max-rate=50M,levels=2,1.per-flow=false")
+    # Shaped, and a level running fq_codel: every key is in effect.
+    res = run("--effective=max-rate=50M,levels=2,1.per-flow=false,"
+              "0.fq-codel=true")
     assert res.returncode == 0, res.stderr
     keys = [kv.split("=")[0] for kv in res.stdout.strip().split(",")]
     names = [n for n in run("--names").stdout.strip().split(", ")

@@ -1889,6 +1889,8 @@ test_config_format_effective(void **state)
         "wred=46:10000:500000:0.05,per-flow=false,1.per-flow=true,"
         "2.quantum=9000,push-out=false",
         "levels=3,0.per-flow=false,1.per-flow=false,2.quantum=3000",
+        "levels=2,fq-codel=true,codel-target=500us,codel-interval=20ms,"
+        "codel-ecn=false,1.fq-codel=false",
     };
     struct panda_sched_config cfg;
     char *text;
@@ -1900,7 +1902,8 @@ test_config_format_effective(void **state)
     assert_string_equal(text, "levels=8,limit-bytes=1000000,"
                         "limit-packets=1000,flow-queues=1000,"
                         "ecn-threshold=0,guard=0,push-out=true,wred=none,"
-                        "wred-ewma=0,seed=1,per-flow=true,quantum=1514");
+                        "wred-ewma=0,seed=1,per-flow=true,quantum=1514,"
+                        "fq-codel=false");
     free(text);
 
     /* Shaped at 50 Mbit/s: 100 us is 625 bytes, so two frames; catch-up
@@ -1925,7 +1928,7 @@ test_config_format_effective(void **state)
                         "limit-packets=1000,flow-queues=1000,"
                         "ecn-threshold=0,guard=0,push-out=true,wred=none,"
                         "wred-ewma=0,seed=1,per-flow=false,quantum=1514,"
-                        "2.per-flow=true,2.quantum=3000");
+                        "fq-codel=false,2.per-flow=true,2.quantum=3000");
     free(text);
 
     for (i = 0; i < sizeof texts / sizeof *texts; i++) {
@@ -1944,6 +1947,8 @@ test_config_format_effective(void **state)
 
             if (k->flags & PANDA_SCHED_KEY_SHAPED && !cfg.rate_bps) {
                 assert_false(there);
+            } else if (k->flags & PANDA_SCHED_KEY_CODEL) {
+                assert_true(there == !!strstr(texts[i], "fq-codel=true"));
             } else if (!strcmp(k->name, "max-rate")) {
                 assert_true(there == !!cfg.rate_bps);
             } else if (!there) {
@@ -2048,6 +2053,574 @@ test_config_keys_docs(void **state)
     free(doc);
 }
 
+/* ---- fq_codel levels. ---- */
+
+/* The drop and mark callbacks' record: handles and the time of the call. */
+struct codel_log {
+    void *h[256];
+    uint64_t t[256];
+    enum panda_sched_drop why[256];
+    size_t n;
+    uint64_t now;               /* The time the test dequeues at. */
+    size_t marks;
+    void *marked[256];
+    uint64_t mark_t[256];
+};
+
+static void
+codel_log_drop(void *h, enum panda_sched_drop why, void *aux)
+{
+    struct codel_log *log = aux;
+
+    if (log->n < 256) {
+        log->h[log->n] = h;
+        log->t[log->n] = log->now;
+        log->why[log->n] = why;
+    }
+    log->n++;
+}
+
+/* Marks a packet whose sequence number is odd (ECT in these tests); even
+ * ones are Not-ECT. */
+static bool
+codel_log_mark(void *h, void *aux)
+{
+    struct codel_log *log = aux;
+
+    if (!(seq_of(h) & 1)) {
+        return false;
+    }
+    if (log->marks < 256) {
+        log->marked[log->marks] = h;
+        log->mark_t[log->marks] = log->now;
+    }
+    log->marks++;
+    return true;
+}
+
+static struct panda_sched *
+codel_sched(const char *text, struct codel_log *log)
+{
+    struct panda_sched *s = sched(text);
+
+    memset(log, 0, sizeof *log);
+    panda_sched_set_drop(s, codel_log_drop, log);
+    panda_sched_set_mark(s, codel_log_mark, log);
+    return s;
+}
+
+/* A new flow's packet leaves next, ahead of ten backlogged flows, where a
+ * DRR level makes it wait about ten quanta
+ * (test_drr_new_flow_waits_n_quanta); the old flows share the link
+ * equally. */
+static void
+test_fq_codel_new_flow_first(void **state)
+{
+    static const uint32_t sizes[10] = {
+        1500, 1500, 1500, 1500, 1500, 64, 64, 700, 9000, 1500,
+    };
+    struct codel_log log;
+    struct panda_sched *s = codel_sched("levels=1,fq-codel=true,"
+                                        "limit-bytes=100000000,"
+                                        "limit-packets=100000", &log);
+    uint64_t bytes[10];
+    int round;
+
+    (void) state;
+    fill(s, 10, sizes, 300);
+    /* Every flow has had its first turn: all on the old-flows list. */
+    run_backlogged(s, 10, sizes, 1000, bytes);
+    for (round = 0; round < 50; round++) {
+        uint32_t len;
+        void *h;
+
+        run_backlogged(s, 10, sizes, 7 + round % 13, bytes);
+        assert_int_equal(enq(s, 200, 100 + round, 0, 0), PANDA_SCHED_QUEUED);
+        h = panda_sched_dequeue(s, 0, &len);
+        assert_int_equal(flow_of(h), 100 + round);
+        assert_int_equal(len, 200);
+    }
+    run_backlogged(s, 10, sizes, 30000, bytes);
+    assert_fair(bytes, 10, 0.05);
+    assert_int_equal(log.n, 0);             /* No time passes: no CoDel. */
+    assert_int_equal(stats(s).level[0].new_flows, 10 + 50);
+    drain_and_destroy(s);
+}
+
+struct flow_seen {
+    uint32_t hash;
+    bool found, new_flow;
+};
+
+static bool
+find_flow(const struct panda_sched_flow_info *info, void *aux)
+{
+    struct flow_seen *f = aux;
+
+    if (info->flow_hash == f->hash) {
+        f->found = true;
+        f->new_flow = info->new_flow;
+        return false;
+    }
+    return true;
+}
+
+/* A sparse flow (its queue empties and leaves the lists between its
+ * packets) is new at every packet; a flow that comes back while its
+ * emptied queue is still on the old-flows list is not (it cannot stay new
+ * by emptying now and then). */
+static void
+test_fq_codel_sparse_flow_stays_new(void **state)
+{
+    static const uint32_t sizes[4] = { 1500, 1500, 1500, 1500 };
+    struct codel_log log;
+    struct panda_sched *s = codel_sched("levels=1,fq-codel=true,"
+                                        "limit-bytes=100000000,"
+                                        "limit-packets=100000", &log);
+    struct flow_seen seen = { .hash = 9 * 0x9e3779b1u + 17 };
+    uint64_t bytes[4];
+    uint32_t len, seq = 0;
+    int i, k;
+    void *h;
+
+    (void) state;
+    fill(s, 4, sizes, 300);
+    run_backlogged(s, 4, sizes, 100, bytes);
+    for (i = 0; i < 20; i++) {
+        assert_int_equal(enq(s, 100, 9, 0, seq++), PANDA_SCHED_QUEUED);
+        seen.found = false;
+        panda_sched_foreach_flow(s, find_flow, &seen);
+        assert_true(seen.found);
+        assert_true(seen.new_flow);
+        h = panda_sched_dequeue(s, 0, &len);
+        assert_int_equal(flow_of(h), 9);
+        /* Its emptied queue went to the old-flows list's tail; after a
+         * round of the four bulk flows it is found empty and leaves. */
+        run_backlogged(s, 4, sizes, 4 + i % 3, bytes);
+    }
+    assert_int_equal(stats(s).level[0].new_flows, 4 + 20);
+
+    /* Back before its emptied queue left: it waits for its turn on the
+     * old-flows list, behind the bulk flows. */
+    assert_int_equal(enq(s, 100, 9, 0, seq++), PANDA_SCHED_QUEUED);
+    h = panda_sched_dequeue(s, 0, &len);
+    assert_int_equal(flow_of(h), 9);
+    assert_int_equal(enq(s, 100, 9, 0, seq++), PANDA_SCHED_QUEUED);
+    seen.found = false;
+    panda_sched_foreach_flow(s, find_flow, &seen);
+    assert_true(seen.found);
+    assert_false(seen.new_flow);
+    for (k = 0; ; k++) {
+        h = panda_sched_dequeue(s, 0, &len);
+        if (flow_of(h) == 9) {
+            break;
+        }
+        assert_int_equal(enq(s, 1500, flow_of(h), 0, 5000 + k),
+                         PANDA_SCHED_QUEUED);
+    }
+    assert_true(k >= 3);                /* At least the other three... */
+    assert_true(k <= 4);                /* ...at most all four. */
+    drain_and_destroy(s);
+}
+
+/* CoDel on a queue whose sojourn time grows steadily (packets all queued
+ * at 0, one leaving every 100 us): nothing while sojourn is below target
+ * or has been above it for less than an interval; then signals spaced by
+ * interval / sqrt(count): CE marks on ECT packets with codel-ecn (and a
+ * mark callback), drops otherwise. */
+static void
+check_codel_law(bool ecn_key, bool ect)
+{
+    const uint64_t step = 100000;       /* 100 us. */
+    bool marks = ecn_key && ect;
+    struct codel_log log;
+    struct panda_sched *s = codel_sched(
+        ecn_key ? "levels=1,fq-codel=true,limit-bytes=10000000,"
+                  "limit-packets=20000"
+                : "levels=1,fq-codel=true,codel-ecn=false,"
+                  "limit-bytes=10000000,limit-packets=20000", &log);
+    struct panda_sched_stats st;
+    uint64_t t, *when;
+    double next;
+    size_t n, k;
+    uint32_t i;
+
+    for (i = 0; i < 15000; i++) {
+        /* Odd sequence numbers are ECT (codel_log_mark()). */
+        assert_int_equal(enq(s, 100, 1, 0, ect ? 2 * i + 1 : 2 * i),
+                         PANDA_SCHED_QUEUED);
+    }
+    for (t = step; t <= SEC; t += step) {
+        void *h;
+
+        log.now = t;
+        h = panda_sched_dequeue(s, t, NULL);
+        assert_non_null(h);
+        /* A marked packet is the one sent. */
+        if (log.marks && log.mark_t[log.marks - 1] == t) {
+            assert_ptr_equal(log.marked[log.marks - 1], h);
+        }
+    }
+    st = stats(s);
+    n = marks ? log.marks : log.n;
+    when = marks ? log.mark_t : log.t;
+    assert_int_equal(st.level[0].drop_codel, log.n);
+    assert_int_equal(st.level[0].mark_codel, log.marks);
+    assert_int_equal(marks ? log.n : log.marks, 0);
+    for (k = 0; k < log.n && k < 256; k++) {
+        assert_int_equal(log.why[k], PANDA_SCHED_DROPPED_CODEL);
+    }
+    /* Sojourn reaches 5 ms at 5.1 ms; an interval later, the first. */
+    assert_true(n > 20 && n < 40);
+    assert_true(when[0] >= 105000000 && when[0] <= 105300000);
+    /* Then every signal interval / sqrt(count) after the previous one was
+     * due, within the 100 us the test dequeues at. */
+    next = when[0] + 100e6;
+    for (k = 1; k < n && k < 256; k++) {
+        if (fabs((double) when[k] - next) > 150e3) {
+            fail_msg("signal %zu at %.3f ms, due at %.3f ms", k + 1,
+                     when[k] / 1e6, next / 1e6);
+        }
+        next += 100e6 / sqrt((double) (k + 1));
+    }
+    printf("codel (%s): %zu signals in 1 s, first at %.1f ms, last at"
+           " %.1f ms\n", marks ? "marks" : "drops", n, when[0] / 1e6,
+           when[n < 256 ? n - 1 : 255] / 1e6);
+    drain_and_destroy(s);
+}
+
+static void
+test_fq_codel_control_law(void **state)
+{
+    (void) state;
+    check_codel_law(true, false);       /* Not-ECT: dropped. */
+    check_codel_law(false, true);       /* codel-ecn=false: dropped. */
+}
+
+static void
+test_fq_codel_marks_ect(void **state)
+{
+    (void) state;
+    check_codel_law(true, true);
+}
+
+/* Sojourn that stays below target never draws a signal; neither does a
+ * port holding at most an MTU. */
+static void
+test_fq_codel_below_target(void **state)
+{
+    struct codel_log log;
+    struct panda_sched *s = codel_sched("levels=1,fq-codel=true,"
+                                        "limit-packets=1000", &log);
+    uint64_t t;
+    uint32_t seq = 0;
+    int i;
+
+    (void) state;
+    /* A standing queue of 40 packets, one in and one out every 100 us:
+     * 4 ms of sojourn. */
+    for (i = 0; i < 40; i++) {
+        assert_int_equal(enq_full(s, 1000, 1, 0, 0, 0, seq++, 0),
+                         PANDA_SCHED_QUEUED);
+    }
+    for (t = 100000; t <= 2 * SEC; t += 100000) {
+        assert_non_null(panda_sched_dequeue(s, t, NULL));
+        assert_int_equal(enq_full(s, 1000, 1, 0, 0, 0, seq++, t),
+                         PANDA_SCHED_QUEUED);
+    }
+    assert_int_equal(log.n, 0);
+    drain_and_destroy(s);
+
+    /* One MTU-sized packet at a time, each waiting 50 ms: above target,
+     * but the port would go idle without it. */
+    s = codel_sched("levels=1,fq-codel=true", &log);
+    for (t = 0; t < 2 * SEC; t += 50 * MS) {
+        assert_int_equal(enq_full(s, 1514, 1, 0, 0, 0, seq++, t),
+                         PANDA_SCHED_QUEUED);
+        assert_non_null(panda_sched_dequeue(s, t + 49 * MS, NULL));
+    }
+    assert_int_equal(log.n, 0);
+    drain_and_destroy(s);
+}
+
+/* A full buffer at an fq-codel level: the levels below give room first
+ * (push-out), then the level's fattest flow (by packets, exactly), oldest
+ * first, at least what the arrival needs and up to half of its bytes, at
+ * most 64 packets; the arrival is held.  Drop-tail with push-out=false. */
+static void
+test_fq_codel_full_buffer(void **state)
+{
+    struct codel_log log;
+    struct panda_sched *s = codel_sched("levels=2,limit-packets=20,"
+                                        "0.fq-codel=true", &log);
+    struct panda_sched_stats st;
+    size_t i;
+
+    (void) state;
+    enq_held(s, 100, 7, 1, 1);          /* Level 1: one packet. */
+    enq_held(s, 100, 1, 0, 12);         /* The fat flow. */
+    enq_held(s, 100, 2, 0, 4);
+    enq_held(s, 100, 3, 0, 3);
+    /* Full: level 1's packet goes first... */
+    assert_int_equal(enq(s, 100, 4, 0, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(log.n, 1);
+    assert_ptr_equal(log.h[0], handle(7, 0));
+    assert_int_equal(log.why[0], PANDA_SCHED_DROPPED_PUSH_OUT);
+    /* ...then half of the fattest flow, oldest first. */
+    assert_int_equal(enq(s, 100, 5, 0, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(log.n, 7);
+    for (i = 1; i < 7; i++) {
+        assert_ptr_equal(log.h[i], handle(1, i - 1));
+    }
+    /* Flow 2 grows to 9 packets, flow 1 holds 6: flow 2 is the fattest
+     * now (not the queue that was). */
+    for (i = 4; i < 9; i++) {
+        assert_int_equal(enq(s, 100, 2, 0, i), PANDA_SCHED_QUEUED);
+    }
+    assert_int_equal(log.n, 7);
+    assert_int_equal(enq(s, 100, 6, 0, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(log.n, 12);
+    for (i = 7; i < 12; i++) {
+        assert_ptr_equal(log.h[i], handle(2, i - 7));
+    }
+    st = stats(s);
+    assert_int_equal(st.level[1].drop_push_out, 1);
+    assert_int_equal(st.level[0].drop_push_out, 11);
+    assert_int_equal(st.level[0].drop_limit, 0);
+    assert_int_equal(st.backlog_packets, 16);
+    /* A lower level's arrival cannot push out level 0. */
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(enq(s, 100, 8, 1, i), PANDA_SCHED_QUEUED);
+    }
+    assert_int_equal(enq(s, 100, 8, 1, 4), PANDA_SCHED_DROP_LIMIT);
+    drain_and_destroy(s);
+
+    /* At most a batch of 64. */
+    s = codel_sched("levels=1,limit-packets=200,fq-codel=true", &log);
+    enq_held(s, 100, 1, 0, 200);
+    assert_int_equal(enq(s, 100, 2, 0, 0), PANDA_SCHED_QUEUED);
+    assert_int_equal(log.n, 64);
+    drain_and_destroy(s);
+
+    s = codel_sched("levels=1,limit-packets=4,fq-codel=true,push-out=false",
+                    &log);
+    enq_held(s, 100, 1, 0, 4);
+    assert_int_equal(enq(s, 100, 3, 0, 0), PANDA_SCHED_DROP_LIMIT);
+    assert_int_equal(log.n, 0);
+    drain_and_destroy(s);
+}
+
+/* The memory bound: fixed at create, 8 bytes per packet and 24 per flow
+ * queue more than the same configuration without fq-codel; nothing is
+ * allocated while a flood of flows passes (new flows, CoDel drops). */
+static void
+test_fq_codel_memory_bound(void **state)
+{
+    static const char text[] = "levels=2,limit-packets=1000,flow-queues=256,"
+                               "limit-bytes=10000000";
+    char codel_text[sizeof text + 32];
+    struct codel_log log;
+    struct panda_sched *plain = sched(text), *s;
+    size_t mem, heap;
+    uint32_t i;
+
+    (void) state;
+    snprintf(codel_text, sizeof codel_text, "%s,0.fq-codel=true", text);
+    s = codel_sched(codel_text, &log);
+    mem = panda_sched_memory(s);
+    assert_int_equal(mem, panda_sched_memory(plain)
+                     + 1000 * 4 + (256 + 2) * 24 + (1000 + 1) * 4);
+    heap = mallinfo2().uordblks;
+    for (i = 0; i < 300000; i++) {
+        uint64_t now = (uint64_t) i * 20000;  /* 20 us apart. */
+
+        log.now = now;
+        enq_full(s, 64 + i % 1000, i % 5000, i % 2, 0, 0, i, now);
+        if (i % 3 == 0) {
+            panda_sched_dequeue(s, now, NULL);
+        }
+    }
+    assert_int_equal(mallinfo2().uordblks, heap);
+    assert_int_equal(panda_sched_memory(s), mem);
+    assert_true(stats(s).level[0].drop_codel > 0);
+    assert_true(stats(s).flow_queues_used <= 256);
+    drain_and_destroy(s);
+    panda_sched_destroy(plain);
+}
+
+/* fq-codel's keys and their errors. */
+static void
+test_fq_codel_config(void **state)
+{
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        { "per-flow=false,fq-codel=true",
+          "0.fq-codel: needs per-flow queues (0.per-flow=false)" },
+        { "fq-codel=yes", "fq-codel: \"yes\" is not true or false" },
+        { "2.fq-codel=1", "2.fq-codel: \"1\" is not true or false" },
+        { "codel-target=5", "codel-target: \"5\" needs a unit, ns, us, ms"
+                            " or s (e.g. 5ms)" },
+        { "codel-target=5min", "codel-target: \"5min\" needs a unit" },
+        { "codel-target=0ms", "codel-target: \"0ms\" out of range"
+                              " (1us..60s)" },
+        { "codel-interval=61s", "codel-interval: \"61s\" out of range" },
+        { "codel-interval=fast", "codel-interval: \"fast\" is not a time" },
+        { "codel-ecn=on", "codel-ecn: \"on\" is not true or false" },
+    };
+    struct panda_sched_config cfg;
+    char *err, *text;
+    size_t i;
+
+    (void) state;
+    panda_sched_config_init(&cfg);
+    assert_false(cfg.level[0].fq_codel);
+    assert_true(cfg.codel_target_ns == 5 * MS);
+    assert_true(cfg.codel_interval_ns == 100 * MS);
+    assert_true(cfg.codel_ecn);
+
+    cfg = config("levels=3,1.fq-codel=true,codel-target=1.5ms,"
+                 "codel-interval=0.2s,codel-ecn=false");
+    assert_true(cfg.level[1].fq_codel);
+    assert_false(cfg.level[0].fq_codel);
+    assert_true(cfg.codel_target_ns == 1500000);
+    assert_true(cfg.codel_interval_ns == 200 * MS);
+    text = panda_sched_config_format(&cfg);
+    assert_string_equal(text, "levels=3,limit-bytes=1000000,"
+                        "limit-packets=1000,ecn-threshold=0,guard=0,"
+                        "wred-ewma=0,seed=1,codel-target=1500us,"
+                        "codel-interval=200ms,codel-ecn=false,"
+                        "1.fq-codel=true");
+    free(text);
+
+    for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct panda_sched_config before;
+
+        panda_sched_config_init(&cfg);
+        before = cfg;
+        err = panda_sched_config_parse(&cfg, bad[i].text);
+        if (!err || strncmp(err, bad[i].msg, strlen(bad[i].msg))) {
+            fail_msg("\"%s\": got \"%s\", want \"%s...\"", bad[i].text,
+                     err ? err : "(no error)", bad[i].msg);
+        }
+        assert_memory_equal(&cfg, &before, sizeof cfg);
+        free(err);
+    }
+    panda_sched_config_init(&cfg);
+    cfg.codel_target_ns = 0;
+    err = panda_sched_config_validate(&cfg);
+    assert_string_equal(err, "codel-target: 0s out of range (1us..60s)");
+    free(err);
+}
+
+/* Random traffic through fq-codel and DRR levels with a small buffer,
+ * time moving so that CoDel acts: every packet held leaves exactly once
+ * (sent, dropped through the callback or drained), each flow's packets
+ * leave in order whichever way, and the counters add up. */
+#define FUZZ_FLOWS 40
+struct fuzz_seen {
+    uint32_t next[FUZZ_FLOWS];  /* Next sequence number of each flow. */
+    uint64_t dropped;
+    bool ok;
+};
+
+static void
+fuzz_seen(struct fuzz_seen *f, void *h)
+{
+    uint32_t flow = flow_of(h) % FUZZ_FLOWS;
+
+    if (seq_of(h) < f->next[flow]) {
+        f->ok = false;          /* Out of order, or seen twice. */
+    }
+    f->next[flow] = seq_of(h) + 1;
+}
+
+static void
+fuzz_drop(void *h, enum panda_sched_drop why, void *aux)
+{
+    struct fuzz_seen *f = aux;
+
+    (void) why;
+    fuzz_seen(f, h);
+    f->dropped++;
+}
+
+static bool
+fuzz_mark(void *h, void *aux)
+{
+    (void) aux;
+    return seq_of(h) % 3 != 0;
+}
+
+static void
+fuzz_drain(void *h, void *aux)
+{
+    fuzz_seen(aux, h);
+}
+
+static void
+test_fq_codel_random(void **state)
+{
+    struct panda_sched *s = sched("levels=3,limit-packets=60,"
+                                  "limit-bytes=40000,flow-queues=12,"
+                                  "0.fq-codel=true,2.fq-codel=true,"
+                                  "codel-target=200us,codel-interval=2ms");
+    struct fuzz_seen f;
+    struct panda_sched_stats st;
+    struct panda_rng rng;
+    uint32_t seq[FUZZ_FLOWS] = { 0 };
+    uint64_t now = 0, enqueued = 0, refused = 0, sent = 0, held_drops = 0;
+    unsigned int i, l;
+
+    (void) state;
+    memset(&f, 0, sizeof f);
+    f.ok = true;
+    panda_rng_seed(&rng, 7);
+    panda_sched_set_drop(s, fuzz_drop, &f);
+    panda_sched_set_mark(s, fuzz_mark, NULL);
+    for (i = 0; i < 400000; i++) {
+        uint64_t r = panda_rng_next(&rng);
+
+        now += r % 50000;                           /* Up to 50 us. */
+        if (r >> 60 < 9) {
+            uint32_t flow = (uint32_t) (r >> 8) % FUZZ_FLOWS;
+            uint32_t len = 64 + (uint32_t) (r >> 20) % 1500;
+            enum panda_sched_verdict v;
+
+            v = enq_full(s, len, flow, flow % 3, 0, 1, seq[flow], now);
+            if (panda_sched_verdict_is_drop(v)) {
+                refused++;
+            } else {
+                enqueued++;
+            }
+            seq[flow]++;
+        } else {
+            void *h = panda_sched_dequeue(s, now, NULL);
+
+            if (h) {
+                fuzz_seen(&f, h);
+                sent++;
+            }
+        }
+    }
+    st = stats(s);
+    for (l = 0; l < 3; l++) {
+        held_drops += st.level[l].drop_codel + st.level[l].drop_push_out;
+    }
+    assert_true(held_drops == f.dropped);
+    assert_true(enqueued == sent + held_drops + st.backlog_packets);
+    assert_true(st.level[0].drop_codel + st.level[2].drop_codel > 0);
+    assert_true(st.level[0].mark_codel + st.level[2].mark_codel > 0);
+    assert_true(st.level[0].drop_push_out + st.level[1].drop_push_out
+                + st.level[2].drop_push_out > 0);
+    assert_true(refused > 0);
+    panda_sched_drain(s, fuzz_drain, &f);
+    assert_true(f.ok);
+    assert_true(panda_sched_is_empty(s));
+    assert_int_equal(stats(s).flow_queues_used, 0);
+    panda_sched_destroy(s);
+}
+
 int
 main(void)
 {
@@ -2086,6 +2659,15 @@ main(void)
         cmocka_unit_test(test_config_keys_table),
         cmocka_unit_test(test_config_format_effective),
         cmocka_unit_test(test_config_keys_docs),
+        cmocka_unit_test(test_fq_codel_new_flow_first),
+        cmocka_unit_test(test_fq_codel_sparse_flow_stays_new),
+        cmocka_unit_test(test_fq_codel_control_law),
+        cmocka_unit_test(test_fq_codel_marks_ect),
+        cmocka_unit_test(test_fq_codel_below_target),
+        cmocka_unit_test(test_fq_codel_full_buffer),
+        cmocka_unit_test(test_fq_codel_memory_bound),
+        cmocka_unit_test(test_fq_codel_config),
+        cmocka_unit_test(test_fq_codel_random),
     };
 
     return cmocka_run_group_tests_name("scheduler", tests, NULL, NULL);
