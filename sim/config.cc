@@ -12,26 +12,33 @@ namespace pandasim
 
 /*
  * The schemes.  PIAS and FISH use the PIAS marking policy (bytes sent);
- * Panda the Panda policy (Algorithm 2).  All scheduler-core schemes have
- * port-level ECN (thesis §4.2 scheme 3, PIAS's sch_pias); FISH adds
- * per-flow queues and its starvation guard (FISH §3.2: lower levels get a
- * share while upper ones are busy).
+ * Panda the Panda policy (Algorithm 2).  The scheduler-core schemes of the
+ * seeds have port-level ECN (thesis §4.2 scheme 3, PIAS's sch_pias); FISH
+ * adds per-flow queues and its starvation guard (FISH §3.2: lower levels
+ * get a share while upper ones are busy).  fq-codel is the operator's
+ * alternative without priorities (one level of the core's fq_codel, CoDel
+ * marking instead of the port threshold), and fq-codel-ns3 the same
+ * discipline as ns-3 implements it, to cross-check the core's.
  */
 static const Scheme kSchemes[] = {
-    {"fifo", Marking::None, QueueKind::Fifo, false, false, nullptr,
+    {"fifo", Marking::None, QueueKind::Fifo, false, false, false, nullptr,
      "one FIFO per port, drop tail"},
-    {"fifo-ecn", Marking::None, QueueKind::RedEcn, false, false, nullptr,
+    {"fifo-ecn", Marking::None, QueueKind::RedEcn, false, false, false, nullptr,
      "one FIFO per port, ECN mark (drop if not ECT) above K"},
-    {"pias", Marking::Policy, QueueKind::Sched, false, false, "pias",
+    {"pias", Marking::Policy, QueueKind::Sched, false, false, false, "pias",
      "PIAS marking, strict priority, port ECN"},
-    {"fish", Marking::Policy, QueueKind::Sched, true, true, "pias",
+    {"fish", Marking::Policy, QueueKind::Sched, true, true, false, "pias",
      "PIAS marking, strict priority with per-flow queues and guard, port ECN"},
-    {"panda", Marking::Policy, QueueKind::Sched, false, false, "panda",
+    {"panda", Marking::Policy, QueueKind::Sched, false, false, false, "panda",
      "Panda marking, strict priority, port ECN"},
-    {"panda-pf", Marking::Policy, QueueKind::Sched, true, false, "panda",
+    {"panda-pf", Marking::Policy, QueueKind::Sched, true, false, false, "panda",
      "Panda marking, strict priority with per-flow queues, port ECN"},
-    {"oracle", Marking::Oracle, QueueKind::Oracle, false, false, nullptr,
+    {"oracle", Marking::Oracle, QueueKind::Oracle, false, false, false, nullptr,
      "pFabric-like: smallest remaining message first (clairvoyant bound)"},
+    {"fq-codel", Marking::None, QueueKind::Sched, true, false, true, nullptr,
+     "no marking, one level of lib/panda's fq_codel (new flows first, CoDel per flow)"},
+    {"fq-codel-ns3", Marking::None, QueueKind::FqCoDel, false, false, false, nullptr,
+     "no marking, ns-3's own FqCoDelQueueDisc (the cross-check of fq-codel)"},
 };
 
 const Scheme*

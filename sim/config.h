@@ -39,7 +39,9 @@ enum class QueueKind
     Fifo,   /* ns-3 FifoQueueDisc, drop tail. */
     RedEcn, /* ns-3 RedQueueDisc as a DCTCP-style step marker at K. */
     Sched,  /* lib/panda scheduler core. */
-    Oracle  /* OracleQueueDisc (pFabric-like). */
+    Oracle, /* OracleQueueDisc (pFabric-like). */
+    FqCoDel /* ns-3's own FqCoDelQueueDisc: the cross-check of the core's
+             * fq_codel levels. */
 };
 
 struct Scheme
@@ -49,6 +51,9 @@ struct Scheme
     QueueKind queue;
     bool perFlow;        /* Sched: per-flow DRR queues in every level. */
     bool guard;          /* Sched: starvation guard on. */
+    bool fqCodel;        /* Sched: the per-flow queues run as fq_codel
+                          * (new flows first, CoDel per queue), and no port
+                          * ECN threshold (CoDel marks instead). */
     const char* policyKind; /* "panda", "pias" or nullptr (no policy). */
     const char* summary;
 };

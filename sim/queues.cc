@@ -9,9 +9,11 @@
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/fifo-queue-disc.h"
+#include "ns3/fq-codel-queue-disc.h"
 #include "ns3/node.h"
 #include "ns3/object-factory.h"
 #include "ns3/red-queue-disc.h"
+#include "ns3/string.h"
 #include "ns3/traffic-control-layer.h"
 #include "ns3/uinteger.h"
 
@@ -60,11 +62,17 @@ PortQueueFactory::PortQueueFactory(const RunConfig& cfg, const MarkPolicy* polic
      * bytes) does, as a switch's descriptor table would. */
     std::ostringstream t;
     t << "levels=" << K << ",limit-bytes=" << cfg.bufferBytes
-      << ",limit-packets=" << cfg.bufferBytes / 100 << ",ecn-threshold=" << cfg.ecnBytes
+      << ",limit-packets=" << cfg.bufferBytes / 100
+      << ",ecn-threshold=" << (cfg.scheme->fqCodel ? 0 : cfg.ecnBytes)
       << ",guard=" << cfg.guardPermille << ",seed=" << cfg.seed;
     for (unsigned i = 0; i < K; i++)
     {
         t << "," << i << ".per-flow=" << (cfg.scheme->perFlow ? "true" : "false");
+    }
+    if (cfg.scheme->fqCodel)
+    {
+        /* CoDel's defaults (5 ms, 100 ms, ECN), as fq-codel-ns3 has. */
+        t << ",fq-codel=true";
     }
     if (!cfg.schedExtra.empty())
     {
@@ -134,6 +142,27 @@ PortQueueFactory::Install(const Port& port)
         qd = CreateObjectWithAttributes<OracleQueueDisc>("LimitBytes",
                                                          UintegerValue(m_cfg.bufferBytes));
         break;
+    case QueueKind::FqCoDel: {
+        /* As the core's fq-codel scheme: CoDel's defaults with ECN, the
+         * core's quantum (1514 bytes of queue-disc item, IP packet
+         * included), the same buffer in 1500-byte packets (ns-3's FqCoDel
+         * counts packets only; the core limits bytes, and descriptors at
+         * one per 100 bytes).  ns-3 hashes flows into 1024 queues (the
+         * core gives each flow its own); with a handful of flows per port,
+         * collisions are rare. */
+        Ptr<FqCoDelQueueDisc> f = CreateObjectWithAttributes<FqCoDelQueueDisc>(
+            "MaxSize",
+            QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, m_cfg.bufferBytes / 1500)),
+            "UseEcn",
+            BooleanValue(true),
+            "Target",
+            StringValue("5ms"),
+            "Interval",
+            StringValue("100ms"));
+        f->SetQuantum(1514);
+        qd = f;
+        break;
+    }
     }
     NS_ABORT_MSG_UNLESS(qd, "no queue disc for the scheme");
     port.dev->GetNode()->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(port.dev, qd);
@@ -226,6 +255,9 @@ PortQueueFactory::WriteJson(JsonWriter& w) const
                 .UInt("mark_ecn", c.markEcn)
                 .UInt("mark_wred", c.markWred)
                 .UInt("shared_queue_packets", c.sharedQueuePackets)
+                .UInt("drop_codel", c.dropCodel)
+                .UInt("mark_codel", c.markCodel)
+                .UInt("new_flows", c.newFlows)
                 .End();
         }
         w.EndArray().End();

@@ -79,6 +79,8 @@ DropReason(panda_sched_verdict v)
 
 constexpr const char* ECN_MARK = "Port ECN threshold";
 constexpr const char* PUSH_OUT_DROP = "Pushed out for a higher level";
+constexpr const char* CODEL_DROP = "CoDel drop";
+constexpr const char* CODEL_MARK = "CoDel mark";
 constexpr unsigned HELD_CHUNK = 1024;
 } // namespace
 
@@ -128,23 +130,37 @@ PandaSchedQueueDisc::Configure(std::shared_ptr<const pandasim::SchedConfig> cfg,
         free(err);
         NS_FATAL_ERROR("panda scheduler (" << m_cfg->Text() << "): " << msg);
     }
-    /* Push-out, as the datapath does (scheduler.h): the core hands back
-     * a held packet it drops for a higher level's; ns-3 counts it as
-     * dropped after dequeue, the way CoDel's drops of held packets are. */
-    panda_sched_set_push_out(
+    /* Held packets the core drops (push-out, as the datapath does; CoDel
+     * at fq-codel levels): ns-3 counts them as dropped after dequeue, as
+     * its own CoDel's are.  CoDel's marks go through QueueDisc::Mark,
+     * which sets CE on ECT packets only. */
+    panda_sched_set_drop(
+        m_sched,
+        [](void* held, panda_sched_drop why, void* self) {
+            static_cast<PandaSchedQueueDisc*>(self)->Dropped(static_cast<Held*>(held),
+                                                             why == PANDA_SCHED_DROPPED_CODEL);
+        },
+        this);
+    panda_sched_set_mark(
         m_sched,
         [](void* held, void* self) {
-            static_cast<PandaSchedQueueDisc*>(self)->PushedOut(static_cast<Held*>(held));
+            return static_cast<PandaSchedQueueDisc*>(self)->CodelMark(static_cast<Held*>(held));
         },
         this);
 }
 
 void
-PandaSchedQueueDisc::PushedOut(Held* h)
+PandaSchedQueueDisc::Dropped(Held* h, bool codel)
 {
     Ptr<QueueDiscItem> item = m_account->Release(h->where);
     FreeHeld(h);
-    DropAfterDequeue(item, PUSH_OUT_DROP);
+    DropAfterDequeue(item, codel ? CODEL_DROP : PUSH_OUT_DROP);
+}
+
+bool
+PandaSchedQueueDisc::CodelMark(Held* h)
+{
+    return Mark(*h->where, CODEL_MARK);
 }
 
 PandaSchedQueueDisc::Held*
@@ -263,6 +279,9 @@ PandaSchedQueueDisc::AddCounters(std::vector<pandasim::SchedLevelCounters>& sum)
         c.markEcn += l.mark_ecn;
         c.markWred += l.mark_wred;
         c.sharedQueuePackets += l.shared_queue_packets;
+        c.dropCodel += l.drop_codel;
+        c.markCodel += l.mark_codel;
+        c.newFlows += l.new_flows;
     }
 }
 

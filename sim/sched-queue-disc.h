@@ -63,6 +63,7 @@ struct SchedLevelCounters
     uint64_t enqueuedPackets = 0, sentPackets = 0, sentBytes = 0, guardPackets = 0;
     uint64_t dropLimit = 0, dropWred = 0, dropPushOut = 0, markEcn = 0, markWred = 0;
     uint64_t sharedQueuePackets = 0;
+    uint64_t dropCodel = 0, markCodel = 0, newFlows = 0; /* fq-codel levels. */
 };
 
 } // namespace pandasim
@@ -104,8 +105,11 @@ class PandaSchedQueueDisc : public QueueDisc
     };
     Held* AllocHeld();
     void FreeHeld(Held* h);
-    /* The core dropped 'h', held, to make room for a higher level. */
-    void PushedOut(Held* h);
+    /* The core dropped 'h', held: pushed out for another packet, or
+     * CoDel's. */
+    void Dropped(Held* h, bool codel);
+    /* CoDel's mark on held 'h'; false if it is not ECN-capable. */
+    bool CodelMark(Held* h);
 
     std::shared_ptr<const pandasim::SchedConfig> m_cfg;
     std::array<uint8_t, 64> m_level{};

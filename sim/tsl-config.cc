@@ -13,7 +13,7 @@ namespace
 {
 /* The scheduler core as TCP SkyLine's switch queue: one level, one FIFO,
  * no port ECN threshold; label-aware WRED from --sched-extra. */
-const Scheme kWredScheme = {"tsl-wred", Marking::None, QueueKind::Sched, false, false, nullptr,
+const Scheme kWredScheme = {"tsl-wred", Marking::None, QueueKind::Sched, false, false, false, nullptr,
                             "one FIFO, label-aware WRED (TCP SkyLine)"};
 
 /* A tri-state flag: -1 = not given (the scheme's default). */

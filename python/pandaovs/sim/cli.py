@@ -5,6 +5,9 @@
                FISH's interval/queue-capacity experiments)
   crosscheck   the testbed's quick point (50 Mbit/s, 14 flows, memcached
                GETs) with the testbed's policy file
+  fq-codel-check
+               the core's fq_codel against ns-3's own FqCoDelQueueDisc on
+               the quick point (the test suite runs it)
   scale        wall time and memory against hosts and flows
   profile      one point under perf: where the CPU time goes
   point        one point with every parameter on the command line
@@ -106,6 +109,99 @@ def cmd_quick(args):
                       % (base.load, base.cc))
     return _finish(ctx, {r["name"]: r for r in mine}, errors,
                    {"policies": policies})
+
+
+# -------------------------------------------------------- fq-codel-check
+
+# How far the core's fq_codel (scheme fq-codel) may be from ns-3's own
+# FqCoDelQueueDisc (fq-codel-ns3) on the same point, as |ours/ns-3 - 1|.
+# The two differ by design only where the buffer fills (the core limits
+# bytes and picks the fattest flow by packets; ns-3 counts packets and
+# picks by bytes) and in when emptied queues change lists (scheduler.h);
+# tails (p99) are reported, not held to a bound.
+FQ_CODEL_TOLERANCE = {("small", "mean_ms"): 0.10, ("all", "mean_ms"): 0.10,
+                      ("rpc", "p99_ms"): 0.15}
+
+
+def _metric(r, key):
+    group, name = key
+    if group == "queues":       # Summed over the port roles.
+        return sum(q[name] for q in r["run"]["queues"].values())
+    d = r.get("rpc") if group == "rpc" else r["fct"][group]
+    return (d or {}).get(name)
+
+
+def fq_codel_agreement(results):
+    """{buffer_pkts: {metric: {"ours", "ns3", "ratio", "tolerance",
+    "ok"}}} for the fq-codel / fq-codel-ns3 pairs of 'results' that differ
+    only in scheme."""
+    by = {}
+    for r in results:
+        p = dict(r["point"])
+        scheme = p.pop("scheme")
+        if scheme in ("fq-codel", "fq-codel-ns3"):
+            key = json.dumps(p, sort_keys=True)
+            by.setdefault(key, {})[scheme] = r
+    out = {}
+    for key, pair in sorted(by.items()):
+        if len(pair) != 2:
+            continue
+        ours, ns3 = pair["fq-codel"], pair["fq-codel-ns3"]
+        rows = {}
+        for metric in (("small", "mean_ms"), ("small", "p99_ms"),
+                       ("all", "mean_ms"), ("rpc", "p50_ms"),
+                       ("rpc", "p99_ms"), ("queues", "marked_packets"),
+                       ("queues", "dropped_packets")):
+            a, b = _metric(ours, metric), _metric(ns3, metric)
+            ratio = a / b if a is not None and b else None
+            tol = FQ_CODEL_TOLERANCE.get(metric)
+            rows["%s_%s" % metric] = {
+                "ours": a, "ns3": b, "ratio": ratio, "tolerance": tol,
+                "ok": (None if tol is None else
+                       ratio is not None and abs(ratio - 1) <= tol)}
+        out[str(json.loads(key).get("buffer_pkts"))] = rows
+    return out
+
+
+def cmd_fq_codel_check(args):
+    """The core's fq_codel (fq-codel) and ns-3's FqCoDelQueueDisc
+    (fq-codel-ns3) on the quick point, at each --buffers size: the same
+    code path as the testbed's fq_codel scheme, checked against an
+    implementation that shares nothing with it."""
+    ctx = _ctx(args, args.run_id or "fq-codel-check")
+    todo = []
+    for buf in args.buffers:
+        for s in ("fq-codel", "fq-codel-ns3"):
+            todo.append(dataclasses.replace(
+                QUICK, flows=args.flows, seed=args.seed, scheme=s,
+                buffer_pkts=buf if buf else None))
+    results, errors, _ = sweep.run_sweep(ctx, todo, args.jobs, None)
+    mine = [results[p.name()] for p in todo if p.name() in results]
+    print(_table(mine))
+    agree = fq_codel_agreement(mine)
+    failed = []
+    for buf, rows in agree.items():
+        print("buffer %s packets: ours / ns-3" % (buf if buf != "None"
+                                                  else "default"))
+        for name, row in rows.items():
+            verdict = ("" if row["ok"] is None else
+                       "  ok (within %.0f%%)" % (100 * row["tolerance"])
+                       if row["ok"] else
+                       "  OUTSIDE %.0f%%" % (100 * row["tolerance"]))
+            print("  %-14s %9s %9s %7s%s" % (
+                name, "%.4g" % row["ours"] if row["ours"] is not None
+                else "-", "%.4g" % row["ns3"] if row["ns3"] is not None
+                else "-", "%.3f" % row["ratio"] if row["ratio"] is not None
+                else "-", verdict))
+            if row["ok"] is False:
+                failed.append("%s/%s" % (buf, name))
+    code = _finish(ctx, {r["name"]: r for r in mine}, errors,
+                   {"fq_codel_agreement": agree,
+                    "fq_codel_tolerance": {"%s_%s" % k: v for k, v in
+                                           FQ_CODEL_TOLERANCE.items()}})
+    if failed:
+        print("fq-codel-check: outside tolerance: %s" % ", ".join(failed))
+    return code or (1 if failed else 0)
 
 
 # ------------------------------------------------------------ crosscheck
@@ -561,7 +657,7 @@ def parser():
                                  formatter_class=argparse.RawTextHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
 
-    def common(p, schemes=pts.SCHEMES):
+    def common(p, schemes=pts.SEED_SCHEMES):
         p.add_argument("--out", default=os.path.join(TOP, "results", "sim"),
                        help="results root (default results/sim)")
         p.add_argument("--run-id", help="directory under --out")
@@ -582,6 +678,15 @@ def parser():
     common(q)
     q.add_argument("--flows", type=int, default=QUICK.flows)
     q.set_defaults(func=cmd_quick)
+
+    fc = sub.add_parser("fq-codel-check", help="the core's fq_codel "
+                        "against ns-3's FqCoDelQueueDisc")
+    common(fc, ("fq-codel", "fq-codel-ns3"))
+    fc.add_argument("--flows", type=int, default=QUICK.flows)
+    fc.add_argument("--buffers", type=_list(int), default=[0, 40],
+                    help="port buffers in packets (0: the topology's "
+                    "default, 1000 on the dumbbell)")
+    fc.set_defaults(func=cmd_fq_codel_check)
 
     c = sub.add_parser("crosscheck", help="the testbed's quick point")
     common(c, ("fifo", "pias", "panda"))

@@ -30,7 +30,12 @@ import time
 from .. import paths
 from . import metrics
 
-SCHEMES = ("fifo", "fifo-ecn", "pias", "fish", "panda", "panda-pf", "oracle")
+# The seeds' schemes (the default of every command) and the operator's
+# alternative, fq_codel, as the scheduler core runs it and as ns-3's own
+# FqCoDelQueueDisc does (cross-checked by "fq-codel-check").
+SEED_SCHEMES = ("fifo", "fifo-ecn", "pias", "fish", "panda", "panda-pf",
+                "oracle")
+SCHEMES = SEED_SCHEMES + ("fq-codel", "fq-codel-ns3")
 POLICY_KIND = {"pias": "pias", "fish": "pias", "panda": "panda",
                "panda-pf": "panda"}
 
