@@ -316,8 +316,8 @@ def test_dry_run_starts_nothing(tmp_path, capsys, monkeypatch):
     text = capsys.readouterr().out
     assert st == 0 and not out.exists()
     assert "mode headline: 1 point, 14 flows x 10000 requests (a,c)" in text
-    assert "schemes (9): fifo, pias, fish, fq, panda, pias-pf, panda-pf, " \
-        "panda-guard, panda-droptail" in text
+    assert "schemes (9): fifo, pias, fish, fq_codel, panda, pias-pf, " \
+        "panda-pf, panda-guard, panda-droptail" in text
     assert "repetitions: 5 (seeds 1..5)" in text
     assert "trials: 50 = 1 cc x 5 repetitions x (1 floor + 1 point x 9 " \
         "schemes)" in text
@@ -410,17 +410,23 @@ def test_args_errors(capsys):
             == config.parse_args(["--qos", "panda-sched"]))
     assert a.qos.marks
     assert a.qos.ecn_threshold == 30000 and a.qos.guard_permille == 50
-    assert a.schemes == ("fifo", "pias", "fish", "fq", "panda", "pias-pf",
-                         "panda-pf", "panda-guard", "panda-droptail")
+    assert a.schemes == ("fifo", "pias", "fish", "fq_codel", "panda",
+                         "pias-pf", "panda-pf", "panda-guard",
+                         "panda-droptail")
     assert a.modeled_schemes == ["pias", "fish", "panda", "pias-pf",
                                  "panda-pf", "panda-guard",
                                  "panda-droptail"]
-    # HTB: today's three schemes; fish and fq cannot run on it.
+    # HTB: today's three schemes; fish and fq_codel cannot run on it.
     a = config.parse_args(["--qos", "htb"])
     assert a.schemes == ("fifo", "pias", "panda") and not a.qos.marks
     with pytest.raises(SystemExit):
-        config.parse_args(["--qos", "htb", "--schemes", "panda,fq"])
-    assert "fq needs --qos panda-sched" in capsys.readouterr().err
+        config.parse_args(["--qos", "htb", "--schemes", "panda,fq_codel"])
+    assert "fq_codel needs --qos panda-sched" in capsys.readouterr().err
+    # The old name of plain DRR says what it is now.
+    with pytest.raises(SystemExit):
+        config.parse_args(["--schemes", "fifo,fq"])
+    assert "fq is now fq-drr (plain per-flow DRR); the operator's " \
+        "fq_codel is fq_codel" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         config.parse_args(["--qos", "panda-sched", "--ecn-threshold",
                            "80000"])
@@ -436,7 +442,7 @@ def test_args_errors(capsys):
     # Full runs: the five schemes; the ablations and the per-flow factor
     # on request.
     assert config.parse_args(["--full"]).schemes == (
-        "fifo", "pias", "fish", "fq", "panda")
+        "fifo", "pias", "fish", "fq_codel", "panda")
     a = config.parse_args(["--full", "--rate-mbit", "100", "--no-plots",
                            "--calibrate", "25,50", "--schemes", "panda,fifo"])
     assert a.reps == 10 and a.queue_pkts == 100 and not a.plots
@@ -457,15 +463,29 @@ def test_scheme_egress_settings():
     for d in s.values():
         assert d["limit-packets"] == "50" and d["limit-bytes"] == "75700"
     assert [n for n in s if s[n]["per-flow"] == "true"] == [
-        "fish", "fq", "pias-pf", "panda-pf"]
+        "fish", "fq_codel", "fq-drr", "pias-pf", "panda-pf"]
     assert s["pias"] == s["panda"]
     assert [n for n in s if s[n]["guard"] != "0"] == ["fish", "panda-guard"]
+    # fq_codel signals with CoDel in place of the port threshold.
     assert [n for n in s if s[n]["ecn-threshold"] == "0"] == [
-        "panda-droptail"]
-    assert q.record("fq")["other_config"] == s["fq"]
+        "fq_codel", "panda-droptail"]
+    assert [n for n in s if "fq-codel" in s[n]] == ["fq_codel"]
+    assert s["fq_codel"]["fq-codel"] == "true"
+    assert schemes.differences("fq_codel", "fq-drr") == ["fq_codel"]
+    assert q.record("fq_codel")["other_config"] == s["fq_codel"]
     h = config.parse_args(["--qos", "htb"]).qos
     assert h.record("panda")["type"] == "linux-htb"
     assert h.record("panda")["ecn_threshold_bytes"] is None
+
+
+def test_old_scheme_names_read_as_today():
+    """Committed results name plain DRR "fq"; their rows, tables and
+    figures call it fq-drr, the same egress under today's name."""
+    assert schemes.canonical("fq") == "fq-drr"
+    assert schemes.canonical("fq_codel") == "fq_codel"
+    assert set(schemes.RENAMED.values()) <= set(schemes.SCHEMES)
+    rows = report.aggregate([_trial("fq", 0, 4.0), _trial("fifo", 0, 9.0)])
+    assert sorted(r["scheme"] for r in rows) == ["fifo", "fq-drr"]
 
 
 def test_scheme_table_one_variable_at_a_time():
@@ -687,10 +707,12 @@ def test_plots_error_bars_and_factors(tmp_path):
     assert plots._yerr([(1.0, 2.0), (0.0, 0.0)]) == [[1.0, 0.0], [2.0, 0.0]]
     assert plots._bars_note(two) == "2 repetitions: no error bars"
     trials = [_trial(s, rep, 1.0 + rep) for rep in range(3)
-              for s in ("fifo", "pias", "fish", "fq", "panda", "pias-pf",
-                        "panda-pf", "panda-guard", "panda-droptail")]
+              for s in ("fifo", "pias", "fish", "fq_codel", "panda",
+                        "pias-pf", "panda-pf", "panda-guard",
+                        "panda-droptail")]
     rows = report.aggregate(trials)
-    assert plots._schemes(rows) == ["fifo", "pias", "fish", "fq", "panda"]
+    assert plots._schemes(rows) == ["fifo", "pias", "fish", "fq_codel",
+                                    "panda"]
     made = plots.plot_all({"summary": {"rows": rows}}, str(tmp_path))
     assert "factors-cubic.png" in made
     assert (tmp_path / "factors-cubic.png").stat().st_size > 10000
@@ -700,7 +722,7 @@ def _target_trials(reps, p99=None, scale=(1.0, 2.0, 0.5, 1.5, 0.8)):
     """A floor and every default quick scheme per repetition; each
     repetition's seed scales every scheme's memcached p99 alike (as the
     request sequence's tail does), the ratios stay."""
-    p99 = p99 or {"fifo": 200.0, "pias": 20.0, "fish": 5.0, "fq": 4.0,
+    p99 = p99 or {"fifo": 200.0, "pias": 20.0, "fish": 5.0, "fq_codel": 4.0,
                   "panda": 2.3, "pias-pf": 19.0, "panda-pf": 2.2,
                   "panda-guard": 2.5, "panda-droptail": 30.0}
     trials = []
@@ -735,7 +757,7 @@ def _target_trials(reps, p99=None, scale=(1.0, 2.0, 0.5, 1.5, 0.8)):
 def test_floor_and_targets():
     """summary.floor_ms = the unloaded trial's p99 + one 1514-byte frame at
     the link rate; each target compares schemes that differ in one thing
-    (but the design comparison with fq), pairs them by repetition and
+    (but the design comparisons with fq_codel), pairs them by repetition and
     decides on the 95% interval."""
     cfg = config.parse_args([])         # 50 Mbit/s: a frame is 0.24224 ms
     frame = 1514 * 8 / 50e6 * 1000
@@ -755,8 +777,14 @@ def test_floor_and_targets():
         assert t[tid]["differs_in"] == ["policy"]
     assert t["ecn_vs_droptail"]["differs_in"] == ["ecn"]
     assert t["large_flows_guard"]["differs_in"] == ["guard"]
-    assert t["panda_p99_vs_fq"]["differs_in"] == ["policy", "per_flow"]
+    assert t["panda_p99_vs_fq"]["differs_in"] == ["policy", "per_flow",
+                                                  "fq_codel"]
     assert "two alternatives" in t["panda_p99_vs_fq"]["variable"]
+    # fq_codel's small flows: _trial()'s 10 ms, as pias's.
+    fc = t["fq_codel_small_vs_pias"]
+    assert fc["compares"] == ["fq_codel", "pias"]
+    assert fc["verdict"] == "met" and fc["ratio"] == pytest.approx(1.0)
+    assert "straw man" in fc["variable"]
     # panda/floor: 2.3k (x1.01 on odd reps) over 2k + a frame, paired by
     # seed: 0.93 to 1.10, an interval across the 1.1 bound.
     f = t["panda_p99_vs_floor"]
@@ -828,10 +856,11 @@ def test_floor_and_targets():
     assert "97.0% at level 0 (packets per level: 0:97 1:3)" in text
 
     # A scheme missing: not run.
-    trials = [x for x in _target_trials(3) if x["scheme"] != "fq"]
+    trials = [x for x in _target_trials(3) if x["scheme"] != "fq_codel"]
     t = {x["id"]: x for x in runner.summarize(trials, cfg)["targets"]}
     assert t["panda_p99_vs_fq"]["verdict"] == "not run"
     assert t["panda_p99_vs_fq"]["met"] is None
+    assert t["fq_codel_small_vs_pias"]["verdict"] == "not run"
     # Worse than the floor allows and off level 0: NOT met.
     for x in trials:
         if x["scheme"] == "panda":
@@ -842,7 +871,7 @@ def test_floor_and_targets():
     assert t["panda_p99_vs_floor"]["verdict"] == "NOT met"
     assert t["panda_p99_vs_floor"]["met"] is False
     text = "\n".join(targets.lines(runner.summarize(trials, cfg)))
-    assert "NOT met" in text and "fq did not run" in text
+    assert "NOT met" in text and "fq_codel did not run" in text
 
 
 def test_compare_runs(tmp_path):

@@ -4,7 +4,7 @@ panda-sched --cc ecn-cubic), end to end, checked for the robust facts only
 the port), the condition these checks were made for; the thesis's DCTCP
 condition (the quick run's default) is tests/system/test_bpf_dctcp.py's:
 
-* every scheme (fifo, pias, fish, fq, panda, the per-flow factor pias-pf
+* every scheme (fifo, pias, fish, fq_codel, panda, the per-flow factor pias-pf
   and panda-pf, and the ablations panda-guard and panda-droptail) finished
   its trial, with the memcached window inside
   the load window, and says what egress it ran on (its "qos", as the
@@ -56,12 +56,15 @@ def levels_share(t):
     return lv, n
 
 
-SCHEMES = ("fifo", "pias", "fish", "fq", "panda", "pias-pf", "panda-pf",
-           "panda-guard", "panda-droptail")
+SCHEMES = ("fifo", "pias", "fish", "fq_codel", "panda", "pias-pf",
+           "panda-pf", "panda-guard", "panda-droptail")
 # pias and panda on the same FIFO levels; per-flow queues where the
 # scheme adds them (schemes.py).
-PER_FLOW = {s: "true" if s in ("fish", "fq", "pias-pf", "panda-pf")
+PER_FLOW = {s: "true" if s in ("fish", "fq_codel", "pias-pf", "panda-pf")
             else "false" for s in SCHEMES}
+# Level keys the status gives per level ("0.per-flow"), and only where
+# they are not the library's default.
+LEVEL_KEYS = {"per-flow": "true", "fq-codel": "false"}
 
 
 def level_sum(t, counter):
@@ -93,10 +96,13 @@ def test_every_scheme_finished(quick):
         # (it names a level's per-flow only where it is not the default).
         eff = dict(kv.split("=", 1) for kv in q["in_effect"].split(","))
         for k, v in q["other_config"].items():
-            if k != "per-flow":
+            if k in LEVEL_KEYS:
+                assert eff.get("0." + k, LEVEL_KEYS[k]) == v, (s, k, eff)
+            else:
                 assert eff[k] == v, (s, k, eff)
         assert q["other_config"]["per-flow"] == PER_FLOW[s]
-        assert eff.get("0.per-flow", "true") == PER_FLOW[s], eff
+        assert (q["other_config"].get("fq-codel") == "true") == (
+            s == "fq_codel")
         assert eff["max-rate"] == "50000000" and eff["levels"] == "8"
         assert t["tcp_sender"]["TcpOutSegs"] > 0
     md = result["metadata"]
@@ -146,8 +152,8 @@ def test_floor_and_targets(quick):
     assert p99 > 0
     assert summ["floor_ms"] == pytest.approx(p99 + 1514 * 8 / 50e6 * 1e3)
     assert {t["id"] for t in summ["targets"]} == {
-        "panda_p99_vs_floor", "panda_p99_vs_fq", "p99_order",
-        "panda_mc_level0", "panda_p99_vs_pias",
+        "panda_p99_vs_floor", "panda_p99_vs_fq", "fq_codel_small_vs_pias",
+        "p99_order", "panda_mc_level0", "panda_p99_vs_pias",
         "fct_small_vs_pias", "fct_medium_vs_pias", "large_flows_guard",
         "ecn_vs_droptail", "per_flow_factor"}
     # Every scheme a target needs ran, so each has a verdict (or, for the

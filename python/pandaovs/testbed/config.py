@@ -20,8 +20,8 @@ from .profiles import PROFILES, queue_pkts_for
 from .schemes import (ABLATIONS, DEFAULT_ECN_THRESHOLD, DEFAULT_GUARD_PERMILLE,
                       DEFAULT_SCHEMES, EGRESS_FIELDS, FRAME, ORDER,
                       PER_FLOW_FACTOR,
-                      SCHED_BURST, QOS_TYPES, SCHEMES, WEIGHTS_ABLATION,
-                      QosConfig, unavailable)
+                      SCHED_BURST, QOS_TYPES, RENAMED, SCHEMES,
+                      WEIGHTS_ABLATION, QosConfig, unavailable)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,8 +139,8 @@ def parser(prog="testbed/run.py"):
     # datapath's scheduler is not wanted.
     p.add_argument("--qos", choices=QOS_TYPES, default="panda-sched",
                    help="egress QoS of the bottleneck: panda-sched (the "
-                   "userspace datapath's scheduler, which fish and fq "
-                   "need; default) or htb (kernel linux-htb through the "
+                   "userspace datapath's scheduler, which fish, fq_codel "
+                   "and fq-drr need; default) or htb (kernel linux-htb through the "
                    "netdev-linux patches)")
     # The ovs-dpdk variant (issue 18) is a port type here, not a
     # --datapath option: the datapath is dpif-netdev whatever the ports
@@ -354,6 +354,11 @@ def run_config(p, a, argv):
     else:
         schemes = tuple(s.strip() for s in a.schemes.split(",")
                         if s.strip())
+    renamed = [s for s in schemes if s in RENAMED]
+    if renamed:
+        p.error("--schemes: %s is now %s (plain per-flow DRR); the "
+                "operator's fq_codel is fq_codel"
+                % (renamed[0], RENAMED[renamed[0]]))
     bad = [s for s in schemes if s not in SCHEMES]
     if bad or not schemes:
         p.error("--schemes: unknown scheme(s) %s (choose from %s)"
@@ -505,9 +510,11 @@ SETTINGS = (
     ("schemes", "--schemes", lambda c: list(c.schemes)),
     # What each scheme is made of, not only its name: a name may come to
     # mean another egress (panda had per-flow queues until 2026-11-27),
-    # and a run must not mix the two.
+    # and a run must not mix the two.  fq_codel only where it is on, as
+    # runs recorded before the field existed have it.
     ("scheme_egress", "--schemes", lambda c: {
-        s: {f: getattr(SCHEMES[s], f) for f in EGRESS_FIELDS}
+        s: {f: getattr(SCHEMES[s], f) for f in EGRESS_FIELDS
+            if f != "fq_codel" or SCHEMES[s].fq_codel}
         for s in c.schemes}),
     ("profile", "--profile", lambda c: c.profile),
     ("rate_mbit", "--rate-mbit", lambda c: c.rate_mbit),

@@ -32,7 +32,8 @@ FACTOR_SCHEMES = PER_FLOW_FACTOR + ABLATIONS
 # One colour per scheme of schemes.SCHEMES (a unit test holds them equal:
 # a scheme without one made every 10g run's plots fail).
 COLORS = {"fifo": "#7f7f7f", "pias": "#d62728", "fish": "#ff7f0e",
-          "fq": "#2ca02c", "panda": "#1f77b4", "pias-pf": "#ff9896",
+          "fq_codel": "#2ca02c", "fq-drr": "#bcbd22", "panda": "#1f77b4",
+          "pias-pf": "#ff9896",
           "panda-pf": "#aec7e8", "panda-guard": "#9467bd",
           "panda-droptail": "#8c564b", "panda-w1": "#17becf"}
 

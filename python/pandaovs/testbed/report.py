@@ -4,6 +4,7 @@ import csv
 
 from . import targets
 from . import stats
+from .schemes import canonical
 from .stats import get
 from .stats import trimmed as stats_trimmed
 
@@ -60,7 +61,8 @@ def aggregate(trials):
     groups = {}
     ranges = fct_buckets(trials)
     for t in trials:
-        key = (t["cc"], t["scheme"], t["concurrency"], t["requests"])
+        key = (t["cc"], canonical(t["scheme"]), t["concurrency"],
+               t["requests"])
         g = groups.setdefault(key, {"ok": [], "failed": [],
                                     "experiments": set()})
         g["experiments"].update(t.get("experiments") or [])

@@ -51,17 +51,22 @@ class Scheme:
                             # action runs
     per_flow: bool          # per-flow queues (DRR) in each level
     guard: bool             # FISH's starvation guard
-    ecn: bool               # the port ECN threshold, when the run has one
+    ecn: bool               # ECN signals, when the run has ECN: the port
+                            # threshold, or CoDel's marks with fq_codel
     sched_only: bool        # needs panda-sched (not on linux-htb)
     base: Optional[str]     # the scheme this one differs from in exactly
                             # one of EGRESS_FIELDS (None: fifo, the root)
     description: str
+    fq_codel: bool = False  # the per-flow queues run as fq_codel
+                            # (panda-sched's fq-codel=true: new flows
+                            # first, CoDel per queue, which signals in
+                            # place of the port threshold)
 
 
 # What a scheme is made of: how packets get their level and what the
 # egress does with them.  Two schemes are compared on one of these at a
 # time (differences()).
-EGRESS_FIELDS = ("policy", "per_flow", "guard", "ecn")
+EGRESS_FIELDS = ("policy", "per_flow", "guard", "ecn", "fq_codel")
 
 # Every scheme is one step from its base, so that each comparison the
 # targets and figures make changes one thing.  pias and panda run on the
@@ -78,9 +83,14 @@ SCHEMES = {s.name: s for s in (
     Scheme("fish", "pias", True, True, True, True, "pias-pf",
            "FISH: PIAS levels, per-flow queues in each level, "
            "starvation guard"),
-    Scheme("fq", None, True, False, True, True, "fifo",
-           "flow isolation without priorities: one level of per-flow "
-           "queues (what fq_codel would give an operator)"),
+    Scheme("fq_codel", None, True, False, True, True, "fq-drr",
+           "what an operator would run without priorities: one level of "
+           "fq_codel (new flows first, CoDel per flow queue, 5 ms / 100 "
+           "ms, marking ECN-capable packets in place of the port "
+           "threshold)", fq_codel=True),
+    Scheme("fq-drr", None, True, False, True, True, "fifo",
+           "flow isolation only: one level of per-flow queues served by "
+           "plain DRR (named fq in runs before fq_codel)"),
     Scheme("panda", "panda", False, False, True, False, "pias",
            "Panda: levels by the model's Panda policy, one FIFO per "
            "level (pias's egress)"),
@@ -122,7 +132,8 @@ def _word(v):
 
 # The order of tables and figures; --schemes defaults.
 ORDER = tuple(SCHEMES)
-DEFAULT_SCHEMES = {"panda-sched": ("fifo", "pias", "fish", "fq", "panda"),
+DEFAULT_SCHEMES = {"panda-sched": ("fifo", "pias", "fish", "fq_codel",
+                                   "panda"),
                    "htb": ("fifo", "pias", "panda")}
 # Runs of one point (quick, headline) on panda-sched add the ablations the
 # targets need (the guard for the large flows, ECN against drop-tail) and
@@ -133,6 +144,17 @@ PER_FLOW_FACTOR = ("pias-pf", "panda-pf")
 # Runs of a profile with size-interval weights add this one: the weights
 # against all ones in the same run.
 WEIGHTS_ABLATION = "panda-w1"
+
+
+# Schemes renamed since runs were committed: results that name the old one
+# are read as the new one (report.aggregate()).
+RENAMED = {"fq": "fq-drr"}
+
+
+def canonical(name):
+    """The scheme that 'name', maybe an old name in a committed result,
+    means today."""
+    return RENAMED.get(name, name)
 
 
 def unavailable(name, qos_type, weights=None):
@@ -180,9 +202,11 @@ class QosConfig:
         return burst + [
                 ("limit-packets", str(self.queue_pkts)),
                 ("limit-bytes", str(self.queue_pkts * FRAME)),
-                ("ecn-threshold", str(self.ecn_threshold if s.ecn else 0)),
+                ("ecn-threshold", str(self.ecn_threshold
+                                      if s.ecn and not s.fq_codel else 0)),
                 ("guard", str(self.guard_permille if s.guard else 0)),
-                ("per-flow", "true" if s.per_flow else "false")]
+                ("per-flow", "true" if s.per_flow else "false")] + (
+                [("fq-codel", "true")] if s.fq_codel else [])
 
     def record(self, scheme):
         """What a trial of 'scheme' ran on (its "qos" in result.json)."""
