@@ -163,18 +163,37 @@ def fq_codel_agreement(results):
     return out
 
 
+# The testbed's quick point as the crosscheck command simulates it: 50
+# Mbit/s, CUBIC, 14 web-search flows in a closed loop, memcached GETs on
+# one persistent connection, the testbed's 50-packet port buffer.
+TESTBED_POINT = pts.Point(topology="dumbbell", edge_rate="50Mbps",
+                          workload="web-search", concurrency=14,
+                          flows=1000000, rpc_pairs=1, rpc_requests=10000,
+                          ecn_pkts=0, cc="cubic", warmup=3.0, max_time=600,
+                          buffer_pkts=50, tag="tb")
+
+
 def cmd_fq_codel_check(args):
     """The core's fq_codel (fq-codel) and ns-3's FqCoDelQueueDisc
-    (fq-codel-ns3) on the quick point, at each --buffers size: the same
+    (fq-codel-ns3) on the quick point (or, with --point testbed, the
+    testbed's quick point, beside fifo), at each --buffers size: the same
     code path as the testbed's fq_codel scheme, checked against an
     implementation that shares nothing with it."""
     ctx = _ctx(args, args.run_id or "fq-codel-check")
     todo = []
-    for buf in args.buffers:
-        for s in ("fq-codel", "fq-codel-ns3"):
+    if args.point == "testbed":
+        base = dataclasses.replace(TESTBED_POINT, seed=args.seed,
+                                   rpc_requests=args.requests)
+        schemes = ("fifo", "fq-codel", "fq-codel-ns3")
+    else:
+        base = dataclasses.replace(QUICK, flows=args.flows, seed=args.seed)
+        schemes = ("fq-codel", "fq-codel-ns3")
+    for buf in args.buffers or ([None] if args.point == "testbed"
+                                else [0, 40]):
+        for s in schemes:
             todo.append(dataclasses.replace(
-                QUICK, flows=args.flows, seed=args.seed, scheme=s,
-                buffer_pkts=buf if buf else None))
+                base, scheme=s,
+                buffer_pkts=buf if buf else base.buffer_pkts))
     results, errors, _ = sweep.run_sweep(ctx, todo, args.jobs, None)
     mine = [results[p.name()] for p in todo if p.name() in results]
     print(_table(mine))
@@ -682,10 +701,18 @@ def parser():
     fc = sub.add_parser("fq-codel-check", help="the core's fq_codel "
                         "against ns-3's FqCoDelQueueDisc")
     common(fc, ("fq-codel", "fq-codel-ns3"))
-    fc.add_argument("--flows", type=int, default=QUICK.flows)
-    fc.add_argument("--buffers", type=_list(int), default=[0, 40],
-                    help="port buffers in packets (0: the topology's "
-                    "default, 1000 on the dumbbell)")
+    fc.add_argument("--point", choices=("quick", "testbed"),
+                    default="quick", help="the quick point (default) or "
+                    "the testbed's (50 Mbit/s, 14 flows, with fifo)")
+    fc.add_argument("--flows", type=int, default=QUICK.flows,
+                    help="--point quick: flows")
+    fc.add_argument("--requests", type=int,
+                    default=TESTBED_POINT.rpc_requests,
+                    help="--point testbed: memcached GETs")
+    fc.add_argument("--buffers", type=_list(int), default=None,
+                    help="port buffers in packets (0: the point's "
+                    "default: 1000 on the quick point, 50 on the "
+                    "testbed's; default: quick 0,40, testbed 0)")
     fc.set_defaults(func=cmd_fq_codel_check)
 
     c = sub.add_parser("crosscheck", help="the testbed's quick point")
