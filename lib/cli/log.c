@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *program = "panda";
 
@@ -35,7 +36,19 @@ cli_log_fatal(const char *fmt, ...)
     va_start(args, fmt);
     report("", fmt, args);
     va_end(args);
-    exit(1);
+    exit(CLI_EXIT_FAILURE);
+}
+
+void
+cli_log_usage(const char *fmt, ...)
+{
+    va_list args;
+
+    va_start(args, fmt);
+    report("", fmt, args);
+    va_end(args);
+    fprintf(stderr, "Try '%s --help' for more information.\n", program);
+    exit(CLI_EXIT_USAGE);
 }
 
 void
@@ -46,4 +59,23 @@ cli_log_warn(const char *fmt, ...)
     va_start(args, fmt);
     report("warning: ", fmt, args);
     va_end(args);
+}
+
+void
+cli_log_deprecated(const char *old, const char *new)
+{
+    /* A handful of spellings per program: a linear list is enough. */
+    static const char *warned[16];
+    static size_t n_warned;
+    size_t i;
+
+    for (i = 0; i < n_warned; i++) {
+        if (!strcmp(warned[i], old)) {
+            return;
+        }
+    }
+    if (n_warned < sizeof warned / sizeof *warned) {
+        warned[n_warned++] = old;
+    }
+    cli_log_warn("%s is deprecated and will go; use %s", old, new);
 }

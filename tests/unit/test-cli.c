@@ -1,6 +1,7 @@
 /* Unit tests: the shared tool layer (lib/cli): JSON writer, option values,
  * clocks. */
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,6 +99,59 @@ test_parse_values(void **state)
     assert_true(cli_parse_double("--load", "0.25", 0, 1) == 0.25);
 }
 
+/* Every case of tests/vectors/cli-units.txt (shared with the Python side,
+ * which must agree). */
+static void
+test_unit_vectors(void **state)
+{
+    char path[4096], line[256];
+    int n = 0;
+    FILE *f;
+
+    (void) state;
+    snprintf(path, sizeof path, "%s/tests/vectors/cli-units.txt",
+             getenv("top_srcdir") ? getenv("top_srcdir") : ".");
+    f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        char kind[16], input[64], want[64];
+        bool ok;
+        double v = 0;
+
+        if (line[0] == '#' || line[0] == '\n'
+            || sscanf(line, "%15s %63s %63s", kind, input, want) != 3) {
+            continue;
+        }
+        if (!strcmp(kind, "size")) {
+            uint64_t b;
+
+            ok = cli_parse_bytes_value(input, &b);
+            v = b;
+        } else if (!strcmp(kind, "rate")) {
+            ok = cli_parse_rate_value(input, 1, &v);
+        } else {
+            assert_string_equal(kind, "duration");
+            ok = cli_parse_duration_value(input, 1, &v, NULL);
+        }
+        if (!strcmp(want, "error")) {
+            if (ok) {
+                fail_msg("%s %s: accepted as %g, should be refused", kind,
+                         input, v);
+            }
+        } else {
+            double w = strtod(want, NULL);
+
+            if (!ok || fabs(v - w) > 1e-9 * fmax(1, w)) {
+                fail_msg("%s %s: %s %g, want %s", kind, input,
+                         ok ? "got" : "refused", v, want);
+            }
+        }
+        n++;
+    }
+    fclose(f);
+    assert_true(n > 40);
+}
+
 static void
 test_clocks(void **state)
 {
@@ -122,6 +176,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_layout),
         cmocka_unit_test(test_parse_values),
+        cmocka_unit_test(test_unit_vectors),
         cmocka_unit_test(test_clocks),
     };
 
