@@ -29,7 +29,6 @@
  * own) the newest, the highest id, is the registered one's.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,6 +42,7 @@
 
 #include <cli/json.h>
 #include <cli/log.h>
+#include <cli/opt.h>
 #include <cli/parse.h>
 
 #include "panda-dctcp.h"
@@ -72,8 +72,12 @@ usage(void)
            "  stats [--netns-cookie N]  its counters per network namespace\n"
            "                          (JSON; N: getsockopt SO_NETNS_COOKIE)\n"
            "  -v, --verbose           libbpf's messages (the verifier's log\n"
-           "                          when loading fails)\n",
-           PDCTCP_NAME, DEFAULT_OBJECT, EXIT_NOT_LOADED);
+           "                          when loading fails)\n"
+           "  -h, --help              show this help and exit\n"
+           "      --version           show the version and exit\n\n"
+           "Exit status: 0, 1 on errors, 2 on bad arguments; status: %d if\n"
+           "not registered (LSB's \"not running\").\n",
+           PDCTCP_NAME, DEFAULT_OBJECT, EXIT_NOT_LOADED, EXIT_NOT_LOADED);
 }
 
 static int
@@ -402,7 +406,7 @@ main(int argc, char *argv[])
         {"object", required_argument, NULL, 'o'},
         {"netns-cookie", required_argument, NULL, 'n'},
         {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
+        CLI_OPT_COMMON,
         {NULL, 0, NULL, 0},
     };
     const char *object = DEFAULT_OBJECT;
@@ -412,7 +416,7 @@ main(int argc, char *argv[])
     int c;
 
     cli_log_set_program("panda-cc");
-    while ((c = getopt_long(argc, argv, "o:n:vh", longopts, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "o:n:vh", longopts, usage)) != -1) {
         switch (c) {
         case 'o':
             object = optarg;
@@ -424,19 +428,11 @@ main(int argc, char *argv[])
         case 'v':
             verbose = true;
             break;
-        case 'h':
-            usage();
-            return 0;
-        default:
-            fprintf(stderr, "Try 'panda-cc --help'.\n");
-            return 2;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "panda-cc: %s (try 'panda-cc --help')\n",
-                optind == argc ? "a command is needed"
-                : "one command only");
-        return 2;
+        cli_log_usage("%s", optind == argc ? "a command is needed"
+                      : "one command only");
     }
     cmd = argv[optind];
     libbpf_set_print(libbpf_print);
@@ -449,7 +445,5 @@ main(int argc, char *argv[])
     } else if (!strcmp(cmd, "stats")) {
         return cmd_stats(one_netns, cookie);
     }
-    fprintf(stderr, "panda-cc: unknown command '%s' (try 'panda-cc "
-            "--help')\n", cmd);
-    return 2;
+    cli_log_usage("unknown command '%s'", cmd);
 }

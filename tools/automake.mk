@@ -9,7 +9,7 @@ include tools/model.mk
 # only: docs/panda-sched-keys.md, the vswitch.xml fragments).
 noinst_PROGRAMS += tools/panda-sched-keys
 tools_panda_sched_keys_SOURCES = tools/panda-sched-keys.c
-tools_panda_sched_keys_LDADD = $(PANDA_LIBADD)
+tools_panda_sched_keys_LDADD = $(CLI_LIBADD)
 
 # Regenerates the table in docs/panda-sched-keys.md from the key table
 # (tests/unit/test-scheduler fails while the committed file is stale).

@@ -17,7 +17,6 @@
  * before and after.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 
 #include <cli/clock.h>
 #include <cli/log.h>
+#include <cli/opt.h>
 #include <cli/parse.h>
 
 static size_t
@@ -318,7 +318,9 @@ usage(void)
            " tuples once full, against\nthe same table below capacity"
            " (default capacity 1048576, 10000 established).\n"
            "--policy: time that policy (e.g. kind=compose) instead of"
-           " Panda's.\n");
+           " Panda's.\n"
+           "-h, --help: show this help and exit; --version: show the"
+           " version and exit.\n");
 }
 
 int
@@ -333,7 +335,7 @@ main(int argc, char *argv[])
         { "capacity", required_argument, NULL, 'c' },
         { "established", required_argument, NULL, 'e' },
         { "policy", required_argument, NULL, 'P' },
-        { "help", no_argument, NULL, 'h' },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     static const uint32_t sizes[] = { 1, 1000, 100000, 1000000 };
@@ -347,7 +349,7 @@ main(int argc, char *argv[])
     char *err;
 
     cli_log_set_program("panda-bench");
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "h", options, usage)) != -1) {
         switch (c) {
         case 'p':
             n_pkts = cli_parse_u64("--packets", optarg, 1, UINT64_MAX);
@@ -374,14 +376,9 @@ main(int argc, char *argv[])
         case 'P':
             policy_text = optarg;
             break;
-        case 'h':
-            usage();
-            return 0;
-        default:
-            usage();
-            return 2;
         }
     }
+    cli_opt_no_operands(argc, argv);
 
     err = panda_policy_parse(policy_text ? policy_text
                              : "id=1,threshold=1200,weights=9000:2,"

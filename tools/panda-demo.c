@@ -7,7 +7,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <panda/conn-table.h>
 
 #include <cli/log.h>
+#include <cli/opt.h>
 #include <cli/parse.h>
 
 #define MSS 1448
@@ -78,6 +78,26 @@ print_levels(const char *what, const struct scheme *s, const uint64_t *pkts)
     printf("\n");
 }
 
+static void
+usage(void)
+{
+    printf("usage: panda-demo [--cdf FILE] [--requests N] [--flows N]"
+           " [--panda POLICY]\n                  [--pias POLICY]"
+           " [--seed N]\n"
+           "A ten-second offline demo of the marking: a memcached"
+           " connection and\nweb-search flows through lib/panda under"
+           " Panda and PIAS.\n"
+           "  --cdf FILE       flow sizes (default: a built-in web-search"
+           " CDF)\n"
+           "  --requests N     memcached requests (default 10000)\n"
+           "  --flows N        web-search flows (default 200)\n"
+           "  --panda POLICY   Panda's policy, in lib/panda's text form\n"
+           "  --pias POLICY    PIAS's policy\n"
+           "  --seed N         random seed (default 1)\n"
+           "  -h, --help       show this help and exit\n"
+           "  --version        show the version and exit\n");
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -88,7 +108,7 @@ main(int argc, char *argv[])
         { "panda", required_argument, NULL, 'P' },
         { "pias", required_argument, NULL, 'I' },
         { "seed", required_argument, NULL, 's' },
-        { "help", no_argument, NULL, 'h' },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     const char *cdf_file = NULL;
@@ -104,7 +124,7 @@ main(int argc, char *argv[])
     char *err;
 
     cli_log_set_program("panda-demo");
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "h", options, usage)) != -1) {
         switch (c) {
         case 'c':
             cdf_file = optarg;
@@ -124,15 +144,9 @@ main(int argc, char *argv[])
         case 's':
             seed = cli_parse_u64("--seed", optarg, 0, UINT64_MAX);
             break;
-        case 'h':
-            printf("usage: panda-demo [--cdf FILE] [--requests N] [--flows N]"
-                   " [--panda POLICY]\n                  [--pias POLICY]"
-                   " [--seed N]\n");
-            return 0;
-        default:
-            return 2;
         }
     }
+    cli_opt_no_operands(argc, argv);
     if (cdf_file) {
         err = panda_cdf_load(&cdf, cdf_file);
     } else {
@@ -155,9 +169,7 @@ main(int argc, char *argv[])
 
         err = panda_policy_parse(i ? pias_s : panda_s, &schemes[i].policy);
         if (err) {
-            fprintf(stderr, "panda-demo: %s policy: %s\n", schemes[i].name,
-                    err);
-            return 1;
+            cli_log_usage("--%s: %s", schemes[i].name, err);
         }
         schemes[i].table = panda_table_create(&cfg, &err);
     }

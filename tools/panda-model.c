@@ -8,7 +8,6 @@
 #include <config.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -25,6 +24,7 @@
 
 #include <cli/json.h>
 #include <cli/log.h>
+#include <cli/opt.h>
 #include <cli/parse.h>
 
 #define MAX_FILES 64
@@ -220,7 +220,10 @@ Output:\n\
   --json              print the policy JSON on stdout (no summary)\n\
   --action            print only the panda(...) action arguments\n\
   -q, --quiet         no summary\n\
-  -h, --help          this help\n",
+  -h, --help          show this help and exit\n\
+  --version           show the version and exit\n\
+\n\
+Exit status: 0, 2 on bad arguments, 1 on unreadable or unusable inputs.\n",
            PANDA_MAX_LEVELS, PANDA_DEFAULT_MSS, PANDA_DEFAULT_HEADER_LEN);
 }
 
@@ -234,7 +237,7 @@ parse_list(const char *opt, const char *s, double *out, size_t max)
     for (tok = strtok_r(copy, ",/", &save); tok;
          tok = strtok_r(NULL, ",/", &save)) {
         if (n == max) {
-            cli_log_fatal("%s: more than %zu values", opt, max);
+            cli_log_usage("%s: more than %zu values", opt, max);
         }
         out[n++] = cli_parse_double(opt, tok, -HUGE_VAL, HUGE_VAL);
     }
@@ -250,7 +253,7 @@ parse_u8_list(const char *opt, const char *s, uint8_t *out, unsigned max)
 
     for (i = 0; i < n; i++) {
         if (v[i] < 0 || v[i] > max || v[i] != floor(v[i])) {
-            cli_log_fatal("%s: %g is not an integer in 0..%u", opt, v[i],
+            cli_log_usage("%s: %g is not an integer in 0..%u", opt, v[i],
                           max);
         }
         out[i] = (uint8_t) v[i];
@@ -270,7 +273,7 @@ parse_choice(const char *opt, const char *value, const char *const *names,
             return i;
         }
     }
-    cli_log_fatal("%s: \"%s\" is not %s", opt, value, expected);
+    cli_log_usage("%s: \"%s\" is not %s", opt, value, expected);
 }
 
 static void
@@ -278,7 +281,7 @@ parse_load(struct options *o, const char *arg)
 {
     o->rho = cli_parse_double("--load", arg, -HUGE_VAL, HUGE_VAL);
     if (!(o->rho > 0 && o->rho < 1)) {
-        cli_log_fatal("--load: rho = %s is outside (0, 1): the M/M/1 model"
+        cli_log_usage("--load: rho = %s is outside (0, 1): the M/M/1 model"
                       " needs a load strictly between 0 and 1", arg);
     }
 }
@@ -292,11 +295,11 @@ parse_class_bounds(struct options *o, const char *arg)
                              PANDA_MAX_WEIGHTS);
     for (i = 0; i < o->n_bounds; i++) {
         if (!(o->bounds[i] > 0)) {
-            cli_log_fatal("--class-bounds: %g is not a positive flow size",
+            cli_log_usage("--class-bounds: %g is not a positive flow size",
                           o->bounds[i]);
         }
         if (i && o->bounds[i] <= o->bounds[i - 1]) {
-            cli_log_fatal("--class-bounds: not strictly ascending (%g after"
+            cli_log_usage("--class-bounds: not strictly ascending (%g after"
                           " %g)", o->bounds[i], o->bounds[i - 1]);
         }
     }
@@ -319,10 +322,10 @@ parse_weight_values(struct options *o, const char *arg)
         double w = o->weight_values[i];
 
         if (w < 1 || w > 600) {
-            cli_log_fatal("--weight-values: %g outside 1..600", w);
+            cli_log_usage("--weight-values: %g outside 1..600", w);
         }
         if (i && w < o->weight_values[i - 1]) {
-            cli_log_fatal("--weight-values: weights must not decrease (1 ="
+            cli_log_usage("--weight-values: weights must not decrease (1 ="
                           " w0 <= w1 <= ...)");
         }
     }
@@ -332,7 +335,7 @@ static void
 add_file(const char *opt, const char **files, size_t *n, const char *file)
 {
     if (*n == MAX_FILES) {
-        cli_log_fatal("%s: at most %d files", opt, MAX_FILES);
+        cli_log_usage("%s: at most %d files", opt, MAX_FILES);
     }
     files[(*n)++] = file;
 }
@@ -383,7 +386,7 @@ static const struct option long_options[] = {
     { "json", no_argument, NULL, OPT_JSON },
     { "action", no_argument, NULL, OPT_ACTION },
     { "quiet", no_argument, NULL, 'q' },
-    { "help", no_argument, NULL, 'h' },
+    CLI_OPT_COMMON,
     { NULL, 0, NULL, 0 },
 };
 
@@ -501,12 +504,6 @@ parse_option(struct options *o, int c, const char *arg)
     case OPT_JSON: o->json_stdout = true; break;
     case OPT_ACTION: o->action_only = true; break;
     case 'q': o->quiet = true; break;
-    case 'h':
-        usage();
-        exit(0);
-    default:
-        fprintf(stderr, "Try 'panda-model --help'.\n");
-        exit(1);
     }
 }
 
@@ -515,55 +512,55 @@ static void
 check_options(const struct options *o)
 {
     if (o->header_len >= PANDA_SOLVER_MAX_SIZE) {
-        cli_log_fatal("--header-len: %" PRIu32 " is too large",
+        cli_log_usage("--header-len: %" PRIu32 " is too large",
                       o->header_len);
     }
     if (o->n_dscp >= 0 && o->n_dscp != o->K) {
-        cli_log_fatal("--dscp: %d values for K = %d levels", o->n_dscp, o->K);
+        cli_log_usage("--dscp: %d values for K = %d levels", o->n_dscp, o->K);
     }
     if (o->n_queues >= 0 && o->n_queues != o->K) {
-        cli_log_fatal("--queues: %d values for K = %d levels", o->n_queues,
+        cli_log_usage("--queues: %d values for K = %d levels", o->n_queues,
                       o->K);
     }
     if (o->K > 1 && !o->cdf_file) {
-        cli_log_fatal("--cdf: a flow-size CDF is needed for the %d priority"
+        cli_log_usage("--cdf: a flow-size CDF is needed for the %d priority"
                       " thresholds of K = %d levels (or use --levels 1)",
                       o->K - 1, o->K);
     }
     if (o->K > 1 && isnan(o->rho)) {
-        cli_log_fatal("--load: the link load rho is needed for the priority"
+        cli_log_usage("--load: the link load rho is needed for the priority"
                       " thresholds (0 < rho < 1)");
     }
     if (o->n_cfht && !o->counter_thresholds) {
-        cli_log_fatal("--counter-fht: only with --counter-thresholds (it"
+        cli_log_usage("--counter-fht: only with --counter-thresholds (it"
                       " measures the counter the thresholds are mapped to)");
     }
     if (o->counter_thresholds) {
         if (o->byte_thresholds) {
-            cli_log_fatal("--counter-thresholds and --byte-thresholds"
+            cli_log_usage("--counter-thresholds and --byte-thresholds"
                           " choose different units for the thresholds:"
                           " give one");
         }
         if (o->kind != PANDA_KIND_PANDA) {
-            cli_log_fatal("--counter-thresholds: PIAS has no weights (its"
+            cli_log_usage("--counter-thresholds: PIAS has no weights (its"
                           " thresholds are bytes)");
         }
         if (!o->n_weight_values && !o->weights_auto) {
-            cli_log_fatal("--counter-thresholds: needs size-interval weights"
+            cli_log_usage("--counter-thresholds: needs size-interval weights"
                           " (--weight-values LIST or auto); without them"
                           " the counter is bytes");
         }
         if (o->K < 2) {
-            cli_log_fatal("--counter-thresholds: no thresholds to map with"
+            cli_log_usage("--counter-thresholds: no thresholds to map with"
                           " --levels 1");
         }
     }
     if (o->kind == PANDA_KIND_PANDA && !o->n_flt) {
-        cli_log_fatal("no FLT samples: give the latency-sensitive traffic's"
+        cli_log_usage("no FLT samples: give the latency-sensitive traffic's"
                       " packet sizes with --flt FILE (or use --pias)");
     }
     if (o->kind == PANDA_KIND_PANDA && !o->n_fht) {
-        cli_log_fatal("no FHT samples: give the throughput traffic's packet"
+        cli_log_usage("no FHT samples: give the throughput traffic's packet"
                       " sizes with --fht FILE (or use --pias)");
     }
 }
@@ -574,11 +571,12 @@ parse_options(int argc, char *argv[], struct options *o)
     int c;
 
     options_init(o);
-    while ((c = getopt_long(argc, argv, "o:qh", long_options, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "o:qh", long_options, usage))
+           != -1) {
         parse_option(o, c, optarg);
     }
     if (optind < argc) {
-        cli_log_fatal("unexpected argument \"%s\" (inputs are given with"
+        cli_log_usage("unexpected argument \"%s\" (inputs are given with"
                       " --flt, --fht and --cdf)", argv[optind]);
     }
     check_options(o);
@@ -1108,7 +1106,7 @@ build_policy(const struct options *o, struct result *r)
         char *text;
 
         if (p->kind != PANDA_KIND_PANDA) {
-            cli_log_fatal("--rules: a compose policy falls back to Panda;"
+            cli_log_usage("--rules: a compose policy falls back to Panda;"
                           " not with --pias");
         }
         panda_policy_format(p, r->action, sizeof r->action);
@@ -1116,7 +1114,7 @@ build_policy(const struct options *o, struct result *r)
         err = panda_policy_parse(text, p);
         free(text);
         if (err) {
-            cli_log_fatal("--rules: %s", err);
+            cli_log_usage("--rules: %s", err);
         }
     }
     len = panda_policy_format(p, r->action, sizeof r->action);

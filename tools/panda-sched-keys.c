@@ -14,18 +14,29 @@
  *                                      TEXT (default: no key) parsed, and
  *                                      every key in effect
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <panda/scheduler.h>
 
+#include <cli/log.h>
+#include <cli/opt.h>
+
 static void
-usage(FILE *f)
+usage(void)
 {
-    fprintf(f, "usage: panda-sched-keys --markdown | --vswitch-xml=qos|queue"
-            " | --names | --effective[=KEY=VALUE,...]\n");
+    printf("usage: panda-sched-keys --markdown | --vswitch-xml=qos|queue"
+           " | --names | --effective[=KEY=VALUE,...]\n"
+           "Prints panda-sched's configuration keys from the table its"
+           " parser reads:\n"
+           "  --markdown          the key reference (docs/"
+           "panda-sched-keys.md)\n"
+           "  --vswitch-xml=qos|queue  vswitch.xml <column> elements\n"
+           "  --names             the known keys, one line\n"
+           "  --effective[=TEXT]  TEXT parsed, and every key in effect\n"
+           "  -h, --help          show this help and exit\n"
+           "  --version           show the version and exit\n");
 }
 
 int
@@ -36,24 +47,26 @@ main(int argc, char *argv[])
         { "vswitch-xml", required_argument, NULL, 'x' },
         { "names", no_argument, NULL, 'n' },
         { "effective", optional_argument, NULL, 'e' },
-        { "help", no_argument, NULL, 'h' },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     const char *arg = NULL;
     char *text = NULL;
     int c = -1, opt;
 
-    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        if (c != -1 || opt == '?') {
-            usage(stderr);
-            return 2;
+    cli_log_set_program("panda-sched-keys");
+    while ((opt = cli_opt_next(argc, argv, "h", options, usage)) != -1) {
+        if (c != -1) {
+            cli_log_usage("give one of --markdown, --vswitch-xml, --names"
+                          " and --effective");
         }
         c = opt;
         arg = optarg;
     }
-    if (c == -1 || optind != argc) {
-        usage(stderr);
-        return 2;
+    cli_opt_no_operands(argc, argv);
+    if (c == -1) {
+        cli_log_usage("give one of --markdown, --vswitch-xml, --names and"
+                      " --effective");
     }
     switch (c) {
     case 'm':
@@ -65,9 +78,7 @@ main(int argc, char *argv[])
         } else if (!strcmp(arg, "queue")) {
             text = panda_sched_keys_doc(PANDA_SCHED_DOC_VSWITCH_QUEUE);
         } else {
-            fprintf(stderr, "panda-sched-keys: --vswitch-xml=%s: qos or"
-                    " queue\n", arg);
-            return 2;
+            cli_log_usage("--vswitch-xml=%s: qos or queue", arg);
         }
         break;
     case 'n':
@@ -80,19 +91,15 @@ main(int argc, char *argv[])
         panda_sched_config_init(&cfg);
         err = panda_sched_config_parse(&cfg, arg ? arg : "");
         if (err) {
-            fprintf(stderr, "panda-sched-keys: %s\n", err);
-            free(err);
-            return 1;
+            /* The answer to "is this configuration valid?": a refusal, as
+             * ovs-vswitchd's, not a usage error. */
+            cli_log_fatal("%s", err);
         }
         text = panda_sched_config_format_effective(&cfg);
         break;
     }
-    case 'h':
-        usage(stdout);
-        return 0;
     default:
-        usage(stderr);
-        return 2;
+        abort();
     }
     fputs(text, stdout);
     if (*text && text[strlen(text) - 1] != '\n') {

@@ -397,7 +397,7 @@ def test_flt_excursions_bounded_by_a_floor(tmp_path):
                       (["--flt-bound", "ceiling"], "floor or alpha1")):
         res = run("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
                   0.8, *args, check=False)
-        assert res.returncode == 1 and msg in res.stderr
+        assert res.returncode == 2 and msg in res.stderr    # usage
 
 
 def test_flt_excursions_bounded_by_alpha1(tmp_path):
@@ -620,24 +620,26 @@ def test_ids_and_maps(tmp_path, cdf):
     assert "\n" not in act
 
 
-@pytest.mark.parametrize("args,cdf_text,message", [
-    (["--pias", "--load", 0.5], "", "no data points"),
-    (["--pias", "--load", 0.5], "# only a comment\n", "no data points"),
-    (["--pias", "--load", 0.5], "10 0.5\n5 1\n", "not sorted"),
-    (["--pias", "--load", 0.5], "10 0.5\n20 0.9\n", "not 1"),
-    (["--pias", "--load", 0], None, "outside (0, 1)"),
-    (["--pias", "--load", 1], None, "outside (0, 1)"),
-    (["--pias", "--load", 1.5], None, "outside (0, 1)"),
-    (["--pias", "--load", -0.2], None, "outside (0, 1)"),
-    (["--pias", "--load", 0.5, "--levels", 0], None, "out of range"),
-    (["--pias", "--load", 0.5, "--levels", 9], None, "out of range"),
-    (["--pias"], None, "--load"),
-    (["--pias", "--load", 0.5, "--dscp", "1/2"], None, "2 values"),
+# A bad file is a failure (exit status 1), a bad option a usage error (2).
+@pytest.mark.parametrize("args,cdf_text,message,status", [
+    (["--pias", "--load", 0.5], "", "no data points", 1),
+    (["--pias", "--load", 0.5], "# only a comment\n", "no data points", 1),
+    (["--pias", "--load", 0.5], "10 0.5\n5 1\n", "not sorted", 1),
+    (["--pias", "--load", 0.5], "10 0.5\n20 0.9\n", "not 1", 1),
+    (["--pias", "--load", 0], None, "outside (0, 1)", 2),
+    (["--pias", "--load", 1], None, "outside (0, 1)", 2),
+    (["--pias", "--load", 1.5], None, "outside (0, 1)", 2),
+    (["--pias", "--load", -0.2], None, "outside (0, 1)", 2),
+    (["--pias", "--load", 0.5, "--levels", 0], None, "out of range", 2),
+    (["--pias", "--load", 0.5, "--levels", 9], None, "out of range", 2),
+    (["--pias"], None, "--load", 2),
+    (["--pias", "--load", 0.5, "--dscp", "1/2"], None, "2 values", 2),
 ])
-def test_bad_cdf_and_parameters(tmp_path, cdf, args, cdf_text, message):
+def test_bad_cdf_and_parameters(tmp_path, cdf, args, cdf_text, message,
+                                status):
     path = cdf if cdf_text is None else write(tmp_path / "x.cdf", cdf_text)
     res = run(*args, "--cdf", path, check=False)
-    assert res.returncode == 1, res.stdout
+    assert res.returncode == status, res.stdout
     assert message in res.stderr, res.stderr
     assert res.stderr.startswith("panda-model: ")
 
@@ -666,7 +668,9 @@ def test_bad_samples(tmp_path, cdf):
     cases.append((["--flt", trunc, "--fht", fht], "trunc.pcap"))
     for args, message in cases:
         res = run(*args, "--cdf", cdf, "--load", 0.5, check=False)
-        assert res.returncode == 1, (args, res.stdout)
+        # No --flt at all is a usage error; unusable inputs a failure.
+        assert res.returncode == (2 if "--flt" not in args else 1), \
+            (args, res.stdout)
         assert message in res.stderr, (args, res.stderr)
 
 
@@ -757,7 +761,7 @@ def check_counter_thresholds(flt, fht, cdf):
     assert any("--counter-fht: fewer than 3 connections" in n
                for n in doc["model"]["notes"])
     res = run(*args, "--counter-fht", path, check=False)
-    assert res.returncode == 1 and "--counter-fht: only with " \
+    assert res.returncode == 2 and "--counter-fht: only with " \
         "--counter-thresholds" in res.stderr
     res = run(*args, "--counter-thresholds", "--counter-fht", fht,
               check=False)
@@ -771,7 +775,7 @@ def check_counter_thresholds(flt, fht, cdf):
             (["--pias"], "--counter-thresholds: PIAS has no weights")]:
         res = run("--flt", flt, "--fht", fht, "--cdf", cdf, "--load", 0.8,
                   "--counter-thresholds", *extra, check=False)
-        assert res.returncode == 1 and msg in res.stderr, res.stderr
+        assert res.returncode == 2 and msg in res.stderr, res.stderr
 
 
 def test_weight_values_auto(tmp_path, cdf):
