@@ -1,5 +1,7 @@
 """pandaovs: the Python side of Panda-OVS.
 
+    cli          the command-line convention: --version, exit statuses,
+                 sizes, rates and durations
     policy       one Panda/PIAS policy: JSON, text, NX wire format
     paths        source tree, build tree, the interpreter
     sandbox      OVS (userspace datapath) in private network namespaces
@@ -14,3 +16,7 @@ with python/ on PYTHONPATH (tools/panda-qos, testbed/run.py,
 ofproto-ext/controller/panda_controller.py, bench/*).  See
 docs/architecture.md.
 """
+
+# The project's version: configure.ac's AC_INIT says the same (a test
+# checks that the two agree).
+__version__ = "0.1.0"
