@@ -40,6 +40,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
+from pandaovs import cli  # noqa: E402
 from pandaovs import loadgen, paths  # noqa: E402
 from pandaovs.lab import FG_PORT, MEMCACHED_PORT, Lab, wait_until  # noqa
 from pandaovs.qos import parse_rate  # noqa: E402
@@ -74,7 +75,7 @@ def latency_row(build, rate, levels, rr_queue, bulk_queue, bulk, filters,
             lab.fg_server(lab.blk, FG_PORT)
             blk = loadgen.start_fg_client(
                 lab.build, lab.blk.ip, FG_PORT, workdir, host=lab.srv,
-                tag="bulk", size="1G", concurrency=BULK_FLOWS,
+                tag="bulk", size="1G", connections=BULK_FLOWS,
                 duration=3600, quiet=True)
             # The flows have filled their class (a standing queue).
             cls = "1:%x" % (bulk_queue + 1)
@@ -125,7 +126,7 @@ def forwarding_rate(build, seconds, flows, workdir):
         cpu0, pkts0 = cpu_seconds(vswitchd), tx_packets(lab)
         c = loadgen.start_fg_client(
             lab.build, lab.cli.ip, FG_PORT, workdir, host=lab.srv,
-            tag="rate", size="1G", concurrency=flows, duration=seconds,
+            tag="rate", size="1G", connections=flows, duration=seconds,
             drain_timeout=0, quiet=True)
         c.wait(timeout=seconds + 120)
         cpu, pkts = cpu_seconds(vswitchd) - cpu0, tx_packets(lab) - pkts0
@@ -170,7 +171,7 @@ def fmt(res):
 
 
 def main():
-    ap = argparse.ArgumentParser(
+    ap = cli.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n\n", 1)[1])

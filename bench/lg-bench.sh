@@ -71,10 +71,10 @@ EOF
 }
 
 echo "panda-fg-client on loopback, $secs s per line, $(nproc) CPUs"
-fg "10KB flows, new connection each, 32 in flight" --size 10K --concurrency 32
-fg "10KB flows, pooled connections, 32 in flight" --size 10K --concurrency 32 --pool
-fg "10MB flows, new connection each, 4 in flight" --size 10M --concurrency 4
-fg "10MB flows, 1 in flight" --size 10M --concurrency 1
+fg "10KB flows, new connection each, 32 in flight" --size 10K --connections 32
+fg "10KB flows, pooled connections, 32 in flight" --size 10K --connections 32 --pool
+fg "10MB flows, new connection each, 4 in flight" --size 10M --connections 4
+fg "10MB flows, 1 in flight" --size 10M --connections 1
 fg "web-search, open loop at 2 Gbit/s" --cdf "$top/load_generator/cdf/web-search.cdf" --load 2000
 
 if command -v memcached >/dev/null; then

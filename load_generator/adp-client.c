@@ -16,7 +16,7 @@
 #define _GNU_SOURCE 1
 #endif
 #include <errno.h>
-#include <getopt.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -70,26 +70,37 @@ usage(void)
 {
     printf("\
 Usage: panda-adp-client --port=PORT --mix=SPEC (--rate=R | --burst=N\n\
-                        --interval=MS) [OPTION]...\n\
+                        --interval=DURATION) [OPTION]...\n\
 Open-loop client of panda-adp-server: response times by request type.\n\
 \n\
-  -H, --host=ADDR      server address (default 127.0.0.1)\n\
-  -p, --port=PORT      server port\n\
-  -c, --conns=N        connections (default 64)\n\
-      --mix=SPEC       request types, TYPE:WEIGHT:WORK_US,...; TYPE is 4\n\
-                       letters or digits, e.g. LATS:5:10000,BULK:95:10000\n\
-      --rate=R         Poisson arrivals, R requests per second\n\
-      --burst=N        N requests back to back every --interval ms\n\
-      --interval=MS    time between bursts (default 100)\n\
-  -n, --requests=N     requests to send (default 1000)\n\
-      --warmup=N       leave the first N requests out of the results\n\
-      --seed=N         random seed (default 1)\n\
-      --drain-ms=MS    wait at most MS after the last send (default 3000)\n\
-      --json=FILE      results as JSON (default stdout)\n\
-      --samples=FILE   one line per counted request: type, microseconds\n\
-                       (-1: no answer)\n\
-  -h, --help           show this help\n");
-    exit(0);
+  -s, --server=ADDR          server address (default 127.0.0.1)\n\
+  -p, --port=PORT            server port\n\
+  -c, --connections=N        connections (default 64)\n\
+      --mix=SPEC             request types, TYPE:WEIGHT:WORK_US,...; TYPE is\n\
+                             4 letters or digits, e.g.\n\
+                             LATS:5:10000,BULK:95:10000\n\
+      --rate=R               Poisson arrivals, R requests per second\n\
+      --burst=N              N requests back to back every --interval\n\
+      --interval=DURATION    time between bursts (e.g. 100ms, the default;\n\
+                             a bare number is milliseconds, deprecated)\n\
+  -n, --requests=N           requests to send (default 1000)\n\
+      --warmup=N             leave the first N requests out of the results\n\
+      --seed=N               random seed (default 1)\n\
+      --drain-timeout=DURATION\n\
+                             wait at most DURATION after the last send\n\
+                             (default 3s)\n\
+      --json=FILE            results as JSON (default stdout)\n\
+      --samples=FILE         one line per counted request: type,\n\
+                             microseconds (-1: no answer)\n\
+  -h, --help                 show this help and exit\n\
+      --version              show the version and exit\n\
+\n\
+Deprecated spellings, still accepted with a warning: -H, --host (use -s,\n\
+--server), --conns (use --connections), --drain-ms=MS (use\n\
+--drain-timeout with a unit).\n\
+\n\
+Exit status: 0 (requests left unanswered, e.g. dropped by the server's\n\
+--drop-level, are in the results), 2 on bad arguments, 1 on errors.\n");
 }
 
 static void
@@ -104,12 +115,12 @@ parse_mix(const char *spec)
         int i;
 
         if (opts.n_types >= MAX_TYPES) {
-            cli_log_fatal("--mix: at most %d types", MAX_TYPES);
+            cli_log_usage("--mix: at most %d types", MAX_TYPES);
         }
         colon = strchr(item, ':');
         colon2 = colon ? strchr(colon + 1, ':') : NULL;
         if (!colon2 || colon - item != 4) {
-            cli_log_fatal("--mix: \"%s\" is not TYPE:WEIGHT:WORK_US with a"
+            cli_log_usage("--mix: \"%s\" is not TYPE:WEIGHT:WORK_US with a"
                           " 4-character TYPE", item);
         }
         memcpy(name, item, 4);
@@ -119,7 +130,7 @@ parse_mix(const char *spec)
 
             if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
                   || (c >= '0' && c <= '9'))) {
-                cli_log_fatal("--mix: type \"%s\": letters and digits only",
+                cli_log_usage("--mix: type \"%s\": letters and digits only",
                               name);
             }
         }
@@ -132,7 +143,7 @@ parse_mix(const char *spec)
     }
     free(copy);
     if (!opts.n_types) {
-        cli_log_fatal("--mix: no request types");
+        cli_log_usage("--mix: no request types");
     }
 }
 
@@ -140,11 +151,12 @@ static void
 parse_options(int argc, char *argv[])
 {
     enum { OPT_MIX = 256, OPT_RATE, OPT_BURST, OPT_INTERVAL, OPT_WARMUP,
-           OPT_SEED, OPT_DRAIN, OPT_JSON, OPT_SAMPLES };
+           OPT_SEED, OPT_DRAIN, OPT_JSON, OPT_SAMPLES, OPT_OLD_HOST,
+           OPT_OLD_CONNS, OPT_OLD_DRAIN };
     static const struct option longopts[] = {
-        { "host", required_argument, NULL, 'H' },
+        { "server", required_argument, NULL, 's' },
         { "port", required_argument, NULL, 'p' },
-        { "conns", required_argument, NULL, 'c' },
+        { "connections", required_argument, NULL, 'c' },
         { "mix", required_argument, NULL, OPT_MIX },
         { "rate", required_argument, NULL, OPT_RATE },
         { "burst", required_argument, NULL, OPT_BURST },
@@ -152,10 +164,14 @@ parse_options(int argc, char *argv[])
         { "requests", required_argument, NULL, 'n' },
         { "warmup", required_argument, NULL, OPT_WARMUP },
         { "seed", required_argument, NULL, OPT_SEED },
-        { "drain-ms", required_argument, NULL, OPT_DRAIN },
+        { "drain-timeout", required_argument, NULL, OPT_DRAIN },
         { "json", required_argument, NULL, OPT_JSON },
         { "samples", required_argument, NULL, OPT_SAMPLES },
-        { "help", no_argument, NULL, 'h' },
+        /* Deprecated. */
+        { "host", required_argument, NULL, OPT_OLD_HOST },
+        { "conns", required_argument, NULL, OPT_OLD_CONNS },
+        { "drain-ms", required_argument, NULL, OPT_OLD_DRAIN },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -167,17 +183,27 @@ parse_options(int argc, char *argv[])
     opts.requests = 1000;
     opts.seed = 1;
     opts.drain_ms = 3000;
-    while ((c = getopt_long(argc, argv, "H:p:c:n:h", longopts, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "s:H:p:c:n:h", longopts,
+                             usage)) != -1) {
         switch (c) {
         case 'H':
+        case OPT_OLD_HOST:
+            cli_log_deprecated(c == 'H' ? "-H" : "--host",
+                               c == 'H' ? "-s" : "--server");
+            /* Fall through. */
+        case 's':
             opts.host = optarg;
             break;
         case 'p':
+            cli_parse_u64("--port", optarg, 1, 65535);
             opts.port = optarg;
             break;
+        case OPT_OLD_CONNS:
+            cli_log_deprecated("--conns", "--connections");
+            /* Fall through. */
         case 'c':
-            opts.conns = (unsigned int) cli_parse_u64("--conns", optarg, 1,
-                                                      65536);
+            opts.conns = (unsigned int) cli_parse_u64("--connections", optarg,
+                                                      1, 65536);
             break;
         case OPT_MIX:
             parse_mix(optarg);
@@ -190,8 +216,8 @@ parse_options(int argc, char *argv[])
                                                       1000000);
             break;
         case OPT_INTERVAL:
-            opts.interval_ms = cli_parse_double("--interval", optarg, 0.001,
-                                                1e6);
+            opts.interval_ms = cli_parse_duration("--interval", optarg, 1e-3,
+                                                  1e-6, 1e3) * 1e3;
             break;
         case 'n':
             opts.requests = cli_parse_u64("--requests", optarg, 1,
@@ -204,6 +230,12 @@ parse_options(int argc, char *argv[])
             opts.seed = cli_parse_u64("--seed", optarg, 0, UINT64_MAX);
             break;
         case OPT_DRAIN:
+            opts.drain_ms = llround(cli_parse_duration("--drain-timeout",
+                                                       optarg, 1, 0, 3600)
+                                    * 1e3);
+            break;
+        case OPT_OLD_DRAIN:
+            cli_log_deprecated("--drain-ms=MS", "--drain-timeout=MSms");
             opts.drain_ms = cli_parse_u64("--drain-ms", optarg, 0, 3600000);
             break;
         case OPT_JSON:
@@ -212,24 +244,20 @@ parse_options(int argc, char *argv[])
         case OPT_SAMPLES:
             opts.samples = optarg;
             break;
-        case 'h':
-            usage();
-            break;
-        default:
-            exit(2);
         }
     }
+    cli_opt_no_operands(argc, argv);
     if (!opts.port) {
-        cli_log_fatal("--port is required (see --help)");
+        cli_log_usage("--port is required");
     }
     if (!opts.n_types) {
-        cli_log_fatal("--mix is required (see --help)");
+        cli_log_usage("--mix is required");
     }
     if (!opts.rate == !opts.burst) {
-        cli_log_fatal("give one of --rate and --burst");
+        cli_log_usage("give one of --rate and --burst");
     }
     if (opts.warmup >= opts.requests) {
-        cli_log_fatal("--warmup %llu leaves no request of --requests %llu",
+        cli_log_usage("--warmup %llu leaves no request of --requests %llu",
                       (unsigned long long) opts.warmup,
                       (unsigned long long) opts.requests);
     }

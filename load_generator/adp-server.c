@@ -38,7 +38,7 @@
 #define _GNU_SOURCE 1
 #endif
 #include <errno.h>
-#include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -106,18 +106,24 @@ request after the processing time it asks for.  Runs until SIGINT/SIGTERM.\n\
                            default 0: the caller's)\n\
       --drop-level=L       discard requests of levels >= L unanswered\n\
       --work=spin|sleep    how processing time is spent (default spin)\n\
-      --idle-timeout=MS    close a connection with no request under way\n\
-                           for MS ms (default 60000; 0: never)\n\
-      --request-timeout=MS close a connection that has sent part of a\n\
-                           request and not the rest within MS ms (default\n\
-                           10000; 0: never)\n\
+      --idle-timeout=DURATION\n\
+                           close a connection with no request under way\n\
+                           for DURATION (default 60s; 0: never)\n\
+      --request-timeout=DURATION\n\
+                           close a connection that has sent part of a\n\
+                           request and not the rest within DURATION\n\
+                           (default 10s; 0: never)\n\
       --max-connections=N  at most N connections open: the one idle the\n\
                            longest makes room for a new one (default 0:\n\
                            as many as descriptors allow)\n\
       --json=FILE          write counters as JSON to FILE on exit\n\
   -q, --quiet              no log lines on stderr\n\
-  -h, --help               show this help\n");
-    exit(0);
+  -h, --help               show this help and exit\n\
+      --version            show the version and exit\n\
+\n\
+DURATION: a number and a unit, e.g. 500ms, 10s, 2m; a bare number is\n\
+milliseconds here (deprecated: give the unit).\n\
+Exit status: 0 after SIGINT or SIGTERM, 2 on bad arguments, 1 on errors.\n");
 }
 
 static unsigned int
@@ -147,7 +153,7 @@ parse_options(int argc, char *argv[])
         { "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
         { "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
         { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -158,12 +164,13 @@ parse_options(int argc, char *argv[])
     opts.spin = true;
     opts.idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
     opts.request_timeout_ms = DEFAULT_REQUEST_TIMEOUT_MS;
-    while ((c = getopt_long(argc, argv, "b:p:qh", longopts, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "b:p:qh", longopts, usage)) != -1) {
         switch (c) {
         case 'b':
             opts.bind = optarg;
             break;
         case 'p':
+            cli_parse_u64("--port", optarg, 0, 65535);
             opts.port = optarg;
             break;
         case OPT_PORT_FILE:
@@ -178,7 +185,7 @@ parse_options(int argc, char *argv[])
             } else if (!strcmp(optarg, "priority")) {
                 opts.order = LG_EV_PRIORITY;
             } else {
-                cli_log_fatal("--order: \"%s\" is not fifo or priority",
+                cli_log_usage("--order: \"%s\" is not fifo or priority",
                               optarg);
             }
             break;
@@ -194,7 +201,7 @@ parse_options(int argc, char *argv[])
             break;
         case OPT_WORK:
             if (strcmp(optarg, "spin") && strcmp(optarg, "sleep")) {
-                cli_log_fatal("--work: \"%s\" is not spin or sleep", optarg);
+                cli_log_usage("--work: \"%s\" is not spin or sleep", optarg);
             }
             opts.spin = !strcmp(optarg, "spin");
             break;
@@ -202,12 +209,12 @@ parse_options(int argc, char *argv[])
             opts.json = optarg;
             break;
         case OPT_IDLE_TIMEOUT:
-            opts.idle_timeout_ms = (uint32_t) cli_parse_u64(
-                "--idle-timeout", optarg, 0, 86400000);
+            opts.idle_timeout_ms = (uint32_t) llround(cli_parse_duration(
+                "--idle-timeout", optarg, 1e-3, 0, 86400) * 1e3);
             break;
         case OPT_REQUEST_TIMEOUT:
-            opts.request_timeout_ms = (uint32_t) cli_parse_u64(
-                "--request-timeout", optarg, 0, 3600000);
+            opts.request_timeout_ms = (uint32_t) llround(cli_parse_duration(
+                "--request-timeout", optarg, 1e-3, 0, 3600) * 1e3);
             break;
         case OPT_MAX_CONNECTIONS:
             opts.max_connections = (uint32_t) cli_parse_u64(
@@ -216,17 +223,9 @@ parse_options(int argc, char *argv[])
         case 'q':
             opts.quiet = true;
             break;
-        case 'h':
-            usage();
-            break;
-        default:
-            exit(2);
         }
     }
-    if (optind < argc) {
-        cli_log_fatal("unexpected argument \"%s\" (see --help)",
-                      argv[optind]);
-    }
+    cli_opt_no_operands(argc, argv);
 }
 
 /* Spends 'us' microseconds, as --work says. */

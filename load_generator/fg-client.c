@@ -9,7 +9,6 @@
 #define _GNU_SOURCE 1
 #endif
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -139,28 +138,33 @@ usage(void)
     printf("\
 Usage: panda-fg-client [OPTION]...\n\
 Flow generator client: requests flows from panda-fg-server and reports each\n\
-flow's completion time (FCT).\n\
+flow's completion time (FCT).  Each flow is one request, for a number of\n\
+bytes the server sends back.\n\
 \n\
-Where:\n\
+Server:\n\
   -s, --server=HOST        server address (default 127.0.0.1)\n\
   -p, --port=PORT          server port (default 5001)\n\
       --bind=ADDR          local address for the client's connections\n\
 Flow sizes (one of):\n\
-  -c, --cdf=FILE           draw sizes from a CDF file (\"bytes cdf\" lines)\n\
-      --size=BYTES         fixed size (suffixes K, M, G = 10^3.., Ki, Mi..)\n\
-Load (one of; default --concurrency=1):\n\
-  -n, --concurrency=N      closed loop: keep N flows in flight\n\
-  -l, --load=MBPS          open loop: Poisson arrivals at MBPS Mbit/s\n\
+      --cdf=FILE           draw sizes from a CDF file (\"SIZE CDF\" lines)\n\
+      --size=SIZE          fixed size in bytes (e.g. 10K, 1.5Mi)\n\
+Load (one of; default --connections=1):\n\
+  -c, --connections=N      closed loop: keep N flows in flight\n\
+  -l, --load=RATE          open loop: Poisson arrivals at RATE (bit/s with a\n\
+                           unit, e.g. 50M, 1G; a bare number is Mbit/s)\n\
 Limits (at least one):\n\
-  -f, --flows=N            start N flows\n\
-  -d, --duration=SECONDS   start flows for SECONDS\n\
-      --drain-timeout=S    then wait up to S seconds for flows in flight\n\
-                           (default 60)\n\
-      --flow-timeout=S     give up on a flow after S seconds (default:\n\
-                           never)\n\
-      --fct-window=S[:L]   also summarise the FCT of the flows that start\n\
-                           from S seconds after the run's start, for L\n\
-                           seconds (default: until the run ends)\n\
+  -n, --requests=N         start N flows\n\
+  -d, --duration=DURATION  start flows for DURATION (e.g. 10s, 500ms; a\n\
+                           bare number is seconds)\n\
+      --drain-timeout=DURATION\n\
+                           then wait up to DURATION for flows in flight\n\
+                           (default 60s)\n\
+      --flow-timeout=DURATION\n\
+                           give up on a flow after DURATION (default: never)\n\
+      --fct-window=START[:LENGTH]\n\
+                           also summarise the FCT of the flows that start\n\
+                           from START after the run's start, for LENGTH\n\
+                           (durations; default: until the run ends)\n\
       --max-failures=N     stop starting flows after N failed ones\n\
                            (default 100, 0 = never stop)\n\
       --max-inflight=N     open loop: at most N flows in flight, later\n\
@@ -175,16 +179,26 @@ Output:\n\
       --seed=N             random seed (default 1): same seed, same flows\n\
       --dry-run            print the flow sequence (id, size, arrival) to\n\
                            --output or stdout without connecting; needs\n\
-                           --flows\n\
+                           --requests\n\
       --progress, --no-progress\n\
                            progress line on stderr (default: if a terminal)\n\
   -q, --quiet              no summary line on stderr\n\
-  -h, --help               show this help\n\
+  -h, --help               show this help and exit\n\
+      --version            show the version and exit\n\
 \n\
-Exit status: 0 if every flow completed, 2 if some did not (or were never\n\
-started because of --max-failures), 1 on bad arguments or setup errors.\n\
-See load_generator/README.md for the file formats.\n");
-    exit(0);
+Deprecated spellings, still accepted with a warning: -f, --flows (use\n\
+-n, --requests), --concurrency (use -c, --connections).\n\
+\n\
+Exit status: 0 if every flow completed, 3 if some did not (or were never\n\
+started because of --max-failures), 2 on bad arguments, 1 on setup\n\
+errors.  See load_generator/README.md for the file formats.\n");
+}
+
+/* A duration option of the flow generator: seconds without a unit. */
+static double
+parse_seconds(const char *option, const char *arg, double min)
+{
+    return cli_parse_duration(option, arg, 1, min, 1e7);
 }
 
 static void
@@ -194,16 +208,17 @@ parse_options(int argc, char *argv[], struct options *o)
         OPT_BIND = 256, OPT_SIZE, OPT_DRAIN, OPT_FLOW_TIMEOUT,
         OPT_MAX_FAILURES, OPT_MAX_INFLIGHT, OPT_POOL, OPT_DSCP, OPT_SEED,
         OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_FCT_WINDOW,
+        OPT_CDF, OPT_OLD_CONCURRENCY, OPT_OLD_FLOWS,
     };
     static const struct option longopts[] = {
         { "server", required_argument, NULL, 's' },
         { "port", required_argument, NULL, 'p' },
         { "bind", required_argument, NULL, OPT_BIND },
-        { "cdf", required_argument, NULL, 'c' },
+        { "cdf", required_argument, NULL, OPT_CDF },
         { "size", required_argument, NULL, OPT_SIZE },
-        { "concurrency", required_argument, NULL, 'n' },
+        { "connections", required_argument, NULL, 'c' },
         { "load", required_argument, NULL, 'l' },
-        { "flows", required_argument, NULL, 'f' },
+        { "requests", required_argument, NULL, 'n' },
         { "duration", required_argument, NULL, 'd' },
         { "drain-timeout", required_argument, NULL, OPT_DRAIN },
         { "flow-timeout", required_argument, NULL, OPT_FLOW_TIMEOUT },
@@ -219,7 +234,10 @@ parse_options(int argc, char *argv[], struct options *o)
         { "progress", no_argument, NULL, OPT_PROGRESS },
         { "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
         { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
+        /* Deprecated. */
+        { "concurrency", required_argument, NULL, OPT_OLD_CONCURRENCY },
+        { "flows", required_argument, NULL, OPT_OLD_FLOWS },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     bool have_conc = false, have_load = false;
@@ -235,8 +253,8 @@ parse_options(int argc, char *argv[], struct options *o)
     o->max_failures = 100;
     o->max_inflight = 4096;
     o->progress = -1;
-    while ((c = getopt_long(argc, argv, "s:p:c:n:l:f:d:o:j:qh", longopts,
-                            NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "s:p:c:n:f:l:d:o:j:qh", longopts,
+                             usage)) != -1) {
         switch (c) {
         case 's':
             o->server = optarg;
@@ -248,46 +266,58 @@ parse_options(int argc, char *argv[], struct options *o)
         case OPT_BIND:
             o->bind = optarg;
             break;
-        case 'c':
+        case OPT_CDF:
             o->cdf_file = optarg;
             break;
         case OPT_SIZE:
             o->fixed_size = cli_parse_bytes("--size", optarg, 1,
                                            LG_FG_MAX_SIZE);
             break;
-        case 'n':
-            o->concurrency = cli_parse_u64("--concurrency", optarg, 1,
+        case OPT_OLD_CONCURRENCY:
+            cli_log_deprecated("--concurrency", "--connections");
+            /* Fall through. */
+        case 'c':
+            o->concurrency = cli_parse_u64("--connections", optarg, 1,
                                           100000);
             have_conc = true;
             break;
         case 'l':
-            o->load_mbps = cli_parse_double("--load", optarg, 1e-6, 1e7);
+            o->load_mbps = cli_parse_rate("--load", optarg, 1e6, 1, 1e13)
+                           / 1e6;
             have_load = true;
             break;
         case 'f':
-            o->flows = cli_parse_u64("--flows", optarg, 1, UINT64_MAX / 2);
+        case OPT_OLD_FLOWS:
+            cli_log_deprecated(c == 'f' ? "-f" : "--flows",
+                               c == 'f' ? "-n" : "--requests");
+            /* Fall through. */
+        case 'n':
+            if (o->flows) {
+                cli_log_usage("the number of flows is given twice (-n is "
+                              "--requests; the old -n, flows in flight, "
+                              "is -c, --connections)");
+            }
+            o->flows = cli_parse_u64("--requests", optarg, 1,
+                                     UINT64_MAX / 2);
             break;
         case 'd':
-            o->duration = cli_parse_double("--duration", optarg, 1e-3, 1e7);
+            o->duration = parse_seconds("--duration", optarg, 1e-3);
             break;
         case OPT_DRAIN:
-            o->drain_timeout = cli_parse_double("--drain-timeout", optarg,
-                                               0, 1e7);
+            o->drain_timeout = parse_seconds("--drain-timeout", optarg, 0);
             break;
         case OPT_FLOW_TIMEOUT:
-            o->flow_timeout = cli_parse_double("--flow-timeout", optarg,
-                                              1e-3, 1e7);
+            o->flow_timeout = parse_seconds("--flow-timeout", optarg, 1e-3);
             break;
         case OPT_FCT_WINDOW: {
             char *colon = strchr(optarg, ':');
 
             if (colon) {
                 *colon = '\0';
-                o->window_length = cli_parse_double("--fct-window length",
-                                                   colon + 1, 1e-3, 1e7);
+                o->window_length = parse_seconds("--fct-window length",
+                                                 colon + 1, 1e-3);
             }
-            o->window_start = cli_parse_double("--fct-window start", optarg,
-                                              0, 1e7);
+            o->window_start = parse_seconds("--fct-window start", optarg, 0);
             o->window = true;
             break;
         }
@@ -326,30 +356,22 @@ parse_options(int argc, char *argv[], struct options *o)
         case 'q':
             o->quiet = true;
             break;
-        case 'h':
-            usage();
-            break;
-        default:
-            fprintf(stderr, "Try 'panda-fg-client --help'.\n");
-            exit(1);
         }
     }
-    if (optind < argc) {
-        cli_log_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
-    }
+    cli_opt_no_operands(argc, argv);
     if (!o->cdf_file == !o->fixed_size) {
-        cli_log_fatal("give exactly one of --cdf=FILE and --size=BYTES");
+        cli_log_usage("give exactly one of --cdf=FILE and --size=SIZE");
     }
     if (have_conc && have_load) {
-        cli_log_fatal("--concurrency (closed loop) and --load (open loop) "
-                 "exclude each other");
+        cli_log_usage("--connections (closed loop) and --load (open loop) "
+                      "exclude each other");
     }
     o->open_loop = have_load;
     if (!o->flows && !o->duration) {
-        cli_log_fatal("give --flows=N and/or --duration=SECONDS");
+        cli_log_usage("give --requests=N and/or --duration=DURATION");
     }
     if (o->dry_run && !o->flows) {
-        cli_log_fatal("--dry-run needs --flows=N");
+        cli_log_usage("--dry-run needs --requests=N");
     }
 }
 
@@ -1240,5 +1262,6 @@ main(int argc, char *argv[])
     }
     panda_cdf_destroy(&run.cdf);
     return (run.unfinished || run.aborted || run.interrupted
-            || (run.o.flows && run.started < run.o.flows)) ? 2 : 0;
+            || (run.o.flows && run.started < run.o.flows))
+           ? CLI_EXIT_INCOMPLETE : 0;
 }

@@ -21,7 +21,7 @@
 #define _GNU_SOURCE 1
 #endif
 #include <errno.h>
-#include <getopt.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -133,21 +133,26 @@ requested number of bytes.  Runs until SIGINT or SIGTERM.\n\
       --backlog=N        listen backlog (default 1024)\n\
       --max-size=BYTES   largest response a request may ask for (default\n\
                          1GiB, at most 1TiB); larger ones drop the connection\n\
-      --request-timeout=MS\n\
+      --request-timeout=DURATION\n\
                          close a connection that has sent part of a request\n\
-                         and not the rest within MS ms (default 10000)\n\
-      --idle-timeout=MS  close a connection with no request under way for\n\
-                         MS ms (default 60000; 0: never)\n\
+                         and not the rest within DURATION (default 10s)\n\
+      --idle-timeout=DURATION\n\
+                         close a connection with no request under way for\n\
+                         DURATION (default 60s; 0: never)\n\
       --max-connections=N  at most N connections open: the one idle the\n\
                          longest makes room for a new one (default 0: as\n\
                          many as descriptors allow)\n\
       --json=FILE        write counters as JSON to FILE on exit\n\
                          (\"-\" for stdout)\n\
   -q, --quiet            no log lines on stderr\n\
-  -h, --help             show this help\n\
+  -h, --help             show this help and exit\n\
+      --version          show the version and exit\n\
 \n\
+DURATION: a number and a unit, e.g. 500ms, 10s, 2m; a bare number is\n\
+milliseconds in --request-timeout and --idle-timeout (deprecated: give\n\
+the unit).\n\
+Exit status: 0 after SIGINT or SIGTERM, 2 on bad arguments, 1 on errors.\n\
 See load_generator/README.md for the request format.\n");
-    exit(0);
 }
 
 static void
@@ -167,7 +172,7 @@ parse_options(int argc, char *argv[], struct options *o)
         { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
         { "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
         { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -180,7 +185,8 @@ parse_options(int argc, char *argv[], struct options *o)
     o->max_size = DEFAULT_MAX_SIZE;
     o->request_timeout_ms = DEFAULT_REQUEST_TIMEOUT_MS;
     o->idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
-    while ((c = getopt_long(argc, argv, "b:p:t:qh", longopts, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "b:p:t:qh", longopts, usage))
+           != -1) {
         switch (c) {
         case 'b':
             o->bind = optarg;
@@ -206,12 +212,12 @@ parse_options(int argc, char *argv[], struct options *o)
                                           LG_FG_MAX_SIZE);
             break;
         case OPT_REQUEST_TIMEOUT:
-            o->request_timeout_ms = cli_parse_u64("--request-timeout", optarg,
-                                                  1, 3600000);
+            o->request_timeout_ms = llround(cli_parse_duration(
+                "--request-timeout", optarg, 1e-3, 1e-3, 3600) * 1e3);
             break;
         case OPT_IDLE_TIMEOUT:
-            o->idle_timeout_ms = cli_parse_u64("--idle-timeout", optarg, 0,
-                                               86400000);
+            o->idle_timeout_ms = llround(cli_parse_duration(
+                "--idle-timeout", optarg, 1e-3, 0, 86400) * 1e3);
             break;
         case OPT_MAX_CONNECTIONS:
             o->max_connections = cli_parse_u64("--max-connections", optarg,
@@ -220,17 +226,9 @@ parse_options(int argc, char *argv[], struct options *o)
         case 'q':
             o->quiet = true;
             break;
-        case 'h':
-            usage();
-            break;
-        default:
-            fprintf(stderr, "Try 'panda-fg-server --help'.\n");
-            exit(1);
         }
     }
-    if (optind < argc) {
-        cli_log_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
-    }
+    cli_opt_no_operands(argc, argv);
 }
 
 static void

@@ -20,6 +20,7 @@
 #include <cli/clock.h>
 #include <cli/json.h>
 #include <cli/log.h>
+#include <cli/opt.h>
 #include <cli/parse.h>
 
 /* ---- Statistics. ---- */

@@ -11,7 +11,6 @@
 #define _GNU_SOURCE 1
 #endif
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -116,23 +115,24 @@ the keys (SET), then times each GET from send to the full response.\n\
   -s, --server=HOST        memcached address (default 127.0.0.1)\n\
   -p, --port=PORT          memcached port (default 11211)\n\
       --bind=ADDR          local address of the client's connections\n\
-  -C, --connections=N      persistent connections, one request outstanding\n\
+  -c, --connections=N      persistent connections, one request outstanding\n\
                            on each (default 1)\n\
-  -r, --requests=N         measured requests (default 1000)\n\
-  -d, --duration=SECONDS   stop starting requests after SECONDS (the rest\n\
-                           are skipped, not failed)\n\
+  -n, --requests=N         measured requests (default 1000)\n\
+  -d, --duration=DURATION  stop starting requests after DURATION (e.g. 10s;\n\
+                           a bare number is seconds): the rest are skipped,\n\
+                           not failed\n\
   -k, --keys=N             distinct keys stored beforehand (default 1000)\n\
-      --key-size=BYTES     key length (default 64, 16..250)\n\
-  -c, --cdf=FILE           value sizes from a CDF file (\"bytes cdf\" lines)\n\
-      --value-size=BYTES   fixed value size instead (1 .. 1MiB)\n\
+      --key-size=SIZE      key length in bytes (default 64, 16..250)\n\
+      --cdf=FILE           value sizes from a CDF file (\"SIZE CDF\" lines)\n\
+      --value-size=SIZE    fixed value size in bytes instead (1 .. 1Mi)\n\
       --set-ratio=R        fraction of measured requests that are SETs\n\
                            (default 0: GETs only)\n\
-      --interval-us=N      start a request every N us on each connection\n\
-                           (default 0: back to back)\n\
-      --timeout-ms=N       give up on a response after N ms (default 10000)\n\
-                           and reconnect\n\
-      --outlier-ms=MS      count latencies above MS as RTO-scale outliers\n\
-                           (default 200)\n\
+      --interval=DURATION  start a request every DURATION on each\n\
+                           connection (e.g. 5ms; default 0: back to back)\n\
+      --timeout=DURATION   give up on a response after DURATION (default\n\
+                           10s) and reconnect\n\
+      --outlier=DURATION   count latencies above DURATION as RTO-scale\n\
+                           outliers (default 200ms)\n\
       --dscp=N             DSCP (0..63) of the client's packets\n\
       --no-nodelay         leave Nagle's algorithm on (default: TCP_NODELAY)\n\
       --seed=N             random seed (default 1)\n\
@@ -141,12 +141,16 @@ the keys (SET), then times each GET from send to the full response.\n\
       --progress, --no-progress\n\
                            progress line on stderr (default: if a terminal)\n\
   -q, --quiet              no summary line on stderr\n\
-  -h, --help               show this help\n\
+  -h, --help               show this help and exit\n\
+      --version            show the version and exit\n\
 \n\
-Exit status: 0 if every request got its expected response, 2 if some\n\
-failed (timeout, error, miss), 1 on bad arguments or setup errors.\n\
+Deprecated spellings, still accepted with a warning: -C (use -c), -r (use\n\
+-n), --interval-us=N, --timeout-ms=N, --outlier-ms=N (use --interval,\n\
+--timeout, --outlier with a unit).\n\
+\n\
+Exit status: 0 if every request got its expected response, 3 if some\n\
+failed (timeout, error, miss), 2 on bad arguments, 1 on setup errors.\n\
 See load_generator/README.md for the file formats.\n");
-    exit(0);
 }
 
 static void
@@ -155,23 +159,24 @@ parse_options(int argc, char *argv[])
     enum {
         OPT_KEY_SIZE = 256, OPT_VALUE_SIZE, OPT_SET_RATIO, OPT_INTERVAL,
         OPT_TIMEOUT, OPT_OUTLIER, OPT_DSCP, OPT_NO_NODELAY, OPT_SEED,
-        OPT_SAMPLES, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BIND,
+        OPT_SAMPLES, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_BIND, OPT_CDF,
+        OPT_OLD_INTERVAL, OPT_OLD_TIMEOUT, OPT_OLD_OUTLIER,
     };
     static const struct option longopts[] = {
         { "server", required_argument, NULL, 's' },
         { "port", required_argument, NULL, 'p' },
         { "bind", required_argument, NULL, OPT_BIND },
         { "duration", required_argument, NULL, 'd' },
-        { "connections", required_argument, NULL, 'C' },
-        { "requests", required_argument, NULL, 'r' },
+        { "connections", required_argument, NULL, 'c' },
+        { "requests", required_argument, NULL, 'n' },
         { "keys", required_argument, NULL, 'k' },
         { "key-size", required_argument, NULL, OPT_KEY_SIZE },
-        { "cdf", required_argument, NULL, 'c' },
+        { "cdf", required_argument, NULL, OPT_CDF },
         { "value-size", required_argument, NULL, OPT_VALUE_SIZE },
         { "set-ratio", required_argument, NULL, OPT_SET_RATIO },
-        { "interval-us", required_argument, NULL, OPT_INTERVAL },
-        { "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
-        { "outlier-ms", required_argument, NULL, OPT_OUTLIER },
+        { "interval", required_argument, NULL, OPT_INTERVAL },
+        { "timeout", required_argument, NULL, OPT_TIMEOUT },
+        { "outlier", required_argument, NULL, OPT_OUTLIER },
         { "dscp", required_argument, NULL, OPT_DSCP },
         { "no-nodelay", no_argument, NULL, OPT_NO_NODELAY },
         { "seed", required_argument, NULL, OPT_SEED },
@@ -180,7 +185,11 @@ parse_options(int argc, char *argv[])
         { "progress", no_argument, NULL, OPT_PROGRESS },
         { "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
         { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
+        /* Deprecated. */
+        { "interval-us", required_argument, NULL, OPT_OLD_INTERVAL },
+        { "timeout-ms", required_argument, NULL, OPT_OLD_TIMEOUT },
+        { "outlier-ms", required_argument, NULL, OPT_OLD_OUTLIER },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -197,8 +206,8 @@ parse_options(int argc, char *argv[])
     opt.dscp = -1;
     opt.nodelay = true;
     opt.progress = -1;
-    while ((c = getopt_long(argc, argv, "s:p:d:C:r:k:c:j:qh", longopts,
-                            NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "s:p:d:c:C:n:r:k:j:qh", longopts,
+                             usage)) != -1) {
         switch (c) {
         case 's':
             opt.server = optarg;
@@ -211,21 +220,28 @@ parse_options(int argc, char *argv[])
             opt.bind = optarg;
             break;
         case 'd':
-            opt.duration = cli_parse_double("--duration", optarg, 1e-3, 1e7);
+            opt.duration = cli_parse_duration("--duration", optarg, 1, 1e-3,
+                                              1e7);
             break;
         case 'C':
+            cli_log_deprecated("-C", "-c");
+            /* Fall through. */
+        case 'c':
             opt.connections = cli_parse_u64("--connections", optarg, 1, 1024);
             break;
         case 'r':
+            cli_log_deprecated("-r", "-n");
+            /* Fall through. */
+        case 'n':
             opt.requests = cli_parse_u64("--requests", optarg, 1, 100000000);
             break;
         case 'k':
             opt.keys = cli_parse_u64("--keys", optarg, 1, 10000000);
             break;
         case OPT_KEY_SIZE:
-            opt.key_size = cli_parse_u64("--key-size", optarg, 16, 250);
+            opt.key_size = cli_parse_bytes("--key-size", optarg, 16, 250);
             break;
-        case 'c':
+        case OPT_CDF:
             opt.cdf_file = optarg;
             break;
         case OPT_VALUE_SIZE:
@@ -236,14 +252,29 @@ parse_options(int argc, char *argv[])
             opt.set_ratio = cli_parse_double("--set-ratio", optarg, 0, 1);
             break;
         case OPT_INTERVAL:
+            opt.interval_us = llround(cli_parse_duration("--interval", optarg,
+                                                         1, 0, 60) * 1e6);
+            break;
+        case OPT_OLD_INTERVAL:
+            cli_log_deprecated("--interval-us=N", "--interval=Nus");
             opt.interval_us = cli_parse_u64("--interval-us", optarg, 0,
                                            60000000);
             break;
         case OPT_TIMEOUT:
+            opt.timeout_ms = llround(cli_parse_duration("--timeout", optarg,
+                                                        1, 1e-3, 3600) * 1e3);
+            break;
+        case OPT_OLD_TIMEOUT:
+            cli_log_deprecated("--timeout-ms=N", "--timeout=Nms");
             opt.timeout_ms = cli_parse_u64("--timeout-ms", optarg, 1,
                                           3600000);
             break;
         case OPT_OUTLIER:
+            opt.outlier_ms = cli_parse_duration("--outlier", optarg, 1, 0,
+                                                1e4) * 1e3;
+            break;
+        case OPT_OLD_OUTLIER:
+            cli_log_deprecated("--outlier-ms=N", "--outlier=Nms");
             opt.outlier_ms = cli_parse_double("--outlier-ms", optarg, 0, 1e7);
             break;
         case OPT_DSCP:
@@ -270,19 +301,11 @@ parse_options(int argc, char *argv[])
         case 'q':
             opt.quiet = true;
             break;
-        case 'h':
-            usage();
-            break;
-        default:
-            fprintf(stderr, "Try 'panda-mc-client --help'.\n");
-            exit(1);
         }
     }
-    if (optind < argc) {
-        cli_log_fatal("unexpected argument \"%s\" (try --help)", argv[optind]);
-    }
+    cli_opt_no_operands(argc, argv);
     if (!opt.cdf_file == !opt.fixed_value) {
-        cli_log_fatal("give exactly one of --cdf=FILE and --value-size=BYTES");
+        cli_log_usage("give exactly one of --cdf=FILE and --value-size=SIZE");
     }
     {
         /* Key names are "panda-mc:<index>:" padded to --key-size with 'k'
@@ -292,7 +315,7 @@ parse_options(int argc, char *argv[])
                             (unsigned long long) (opt.keys - 1));
 
         if ((unsigned int) need > opt.key_size) {
-            cli_log_fatal("--key-size %u is too short for --keys %llu: key "
+            cli_log_usage("--key-size %u is too short for --keys %llu: key "
                           "names need %d bytes (\"%s\"); use --key-size %d "
                           "or more", opt.key_size,
                           (unsigned long long) opt.keys, need, longest,
@@ -300,7 +323,7 @@ parse_options(int argc, char *argv[])
         }
     }
     if (opt.connections > opt.requests) {
-        cli_log_fatal("--connections (%u) is more than --requests (%llu)",
+        cli_log_usage("--connections (%u) is more than --requests (%llu)",
                  opt.connections, (unsigned long long) opt.requests);
     }
 }
@@ -949,5 +972,5 @@ main(int argc, char *argv[])
     free(samples);
     free(value_data);
     return (st.failed || st.count[ST_MISS] || st.count[ST_SIZE_MISMATCH]
-            ? 2 : 0);
+            ? CLI_EXIT_INCOMPLETE : 0);
 }

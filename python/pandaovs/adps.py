@@ -50,7 +50,8 @@ QUEUEING = {
     "policy": "id=1,kind=match,match=LATS:0,levels=2",
     "work": "sleep",
     "client": ["--mix", "LATS:5:10000,BULK:95:10000", "--burst", "40",
-               "--interval", "500", "--requests", "4000", "--conns", "128"],
+               "--interval", "500ms", "--requests", "4000",
+               "--connections", "128"],
     "modes": {
         "fifo": ["--order", "fifo"],
         "priority": ["--order", "priority"],
@@ -66,7 +67,8 @@ BLOCKING = {
     "policy": "id=2,kind=match,match=SHRT:0,levels=2",
     "work": "spin",
     "client": ["--mix", "SHRT:995:1,LONG:5:1000", "--rate", "4000",
-               "--requests", "200000", "--warmup", "2000", "--conns", "64"],
+               "--requests", "200000", "--warmup", "2000",
+               "--connections", "64"],
     "modes": {
         "fifo": ["--order", "fifo"],
         "priority": ["--order", "priority"],

@@ -11,7 +11,7 @@ The programs compute every figure (FCT buckets and their limits,
 percentiles, windows) and write it to their --json summary; Python only
 starts them, stops them by pid and reads that JSON (load_generator/README.md
 documents the keys).  Options are passed as keyword arguments:
-concurrency=14 becomes --concurrency 14, quiet=True --quiet, None is left
+connections=14 becomes --connections 14, quiet=True --quiet, None is left
 out.
 
 Each program runs locally or, given a 'host' (a sandbox.Netns), inside that

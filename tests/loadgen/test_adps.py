@@ -122,7 +122,8 @@ def test_queueing_quick(lg_bin):
     exp = dict(adps.QUEUEING)
     res = quick(exp, ["fifo", "priority", "ideal"],
                 ["--mix", "LATS:10:2000,BULK:90:2000", "--burst", "20",
-                 "--interval", "60", "--requests", "200", "--conns", "32"])
+                 "--interval", "60ms", "--requests", "200",
+                 "--connections", "32"])
     runs = {m: r[0] for m, r in res["runs"].items()}
     for m, r in runs.items():
         assert r["client"]["types"]["LATS"]["answered"] == \
@@ -146,7 +147,7 @@ def test_blocking_quick(lg_bin):
     exp = dict(adps.BLOCKING, work="sleep")
     res = quick(exp, ["fifo", "priority+core", "optimum"],
                 ["--mix", "SHRT:95:1,LONG:5:20000", "--rate", "200",
-                 "--requests", "400", "--conns", "32"])
+                 "--requests", "400", "--connections", "32"])
     runs = {m: r[0] for m, r in res["runs"].items()}
     long_answered = runs["priority+core"]["client"]["types"]["LONG"]
     assert runs["priority+core"]["server"]["offloaded"] == \

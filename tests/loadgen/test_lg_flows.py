@@ -53,8 +53,8 @@ def dry_run(lg_bin, *args):
 def test_help(lg_bin):
     for prog, words in ((lg_bin.fg_server, ["--bind", "--port-file",
                                             "--threads", "--json"]),
-                        (lg_bin.fg_client, ["--concurrency", "--load",
-                                            "--cdf", "--pool", "--flows",
+                        (lg_bin.fg_client, ["--connections", "--load",
+                                            "--cdf", "--pool", "--requests",
                                             "--duration", "--json",
                                             "--output"]),
                         (lg_bin.mc_client, ["--requests", "--samples",
@@ -65,45 +65,65 @@ def test_help(lg_bin):
             assert w in r.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--bogus"], "unrecognized option"),
-    (["--size", "10K"], "--flows=N and/or --duration"),
-    (["--flows", "5"], "exactly one of --cdf=FILE and --size"),
-    (["--flows", "5", "--size", "10K", "--cdf", WEB], "exactly one of"),
-    (["--flows", "5", "--size", "ten"], "--size: \"ten\" is not a valid size"),
-    (["--flows", "5", "--size", "0"], "--size: 0 is out of range"),
-    (["--flows", "5", "--size", "1K", "--concurrency", "0"],
-     "--concurrency: 0 is out of range"),
-    (["--flows", "5", "--size", "1K", "--concurrency", "2", "--load", "10"],
-     "exclude each other"),
-    (["--flows", "5", "--size", "1K", "--load", "-3"],
-     "--load: -3 is out of range"),
-    (["--flows", "5", "--size", "1K", "--dscp", "64"],
-     "--dscp: 64 is out of range"),
-    (["--flows", "5", "--size", "1K", "--server", "no.such.host.invalid"],
-     "cannot resolve"),
-    (["--flows", "x", "--size", "1K"], "--flows: \"x\" is not a valid"),
-    (["--duration", "5", "--size", "1K", "--dry-run"], "--dry-run needs"),
-    (["--flows", "5", "--cdf", "/nonexistent.cdf"],
-     "/nonexistent.cdf: cannot open CDF file"),
-    (["--flows", "5", "--size", "1K", "extra"], "unexpected argument"),
+@pytest.mark.parametrize("args, message, status", [
+    (["--bogus"], "unrecognized option", 2),
+    (["--size", "10K"], "--requests=N and/or --duration", 2),
+    (["--requests", "5"], "exactly one of --cdf=FILE and --size", 2),
+    (["--requests", "5", "--size", "10K", "--cdf", WEB], "exactly one of", 2),
+    (["-n", "5", "--size", "ten"], "--size: \"ten\" is not a size", 2),
+    (["-n", "5", "--size", "0"], "--size: 0 is out of range", 2),
+    (["-n", "5", "--size", "1K", "--connections", "0"],
+     "--connections: 0 is out of range", 2),
+    (["-n", "5", "--size", "1K", "-c", "2", "--load", "10"],
+     "exclude each other", 2),
+    (["-n", "5", "--size", "1K", "--load", "-3"],
+     "--load: \"-3\" is not a rate", 2),
+    (["-n", "5", "--size", "1K", "--dscp", "64"],
+     "--dscp: 64 is out of range", 2),
+    (["-n", "5", "--size", "1K", "--duration", "5x"],
+     "--duration: \"5x\" is not a duration", 2),
+    (["-n", "x", "--size", "1K"], "--requests: \"x\" is not a", 2),
+    (["--duration", "5", "--size", "1K", "--dry-run"], "--dry-run needs", 2),
+    (["-n", "5", "--size", "1K", "extra"], "unexpected argument", 2),
+    # The old -n (flows in flight) beside the old --flows: refused, not
+    # silently read as two numbers of requests.
+    (["-n", "4", "--flows", "100", "--size", "1K"], "given twice", 2),
+    # Failures at run time: exit status 1.
+    (["-n", "5", "--size", "1K", "--server", "no.such.host.invalid"],
+     "cannot resolve", 1),
+    (["-n", "5", "--cdf", "/nonexistent.cdf"],
+     "/nonexistent.cdf: cannot open CDF file", 1),
 ])
-def test_client_bad_arguments(lg_bin, args, message):
+def test_client_bad_arguments(lg_bin, args, message, status):
     r = run([lg_bin.fg_client] + args)
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == status, r.stderr
     assert message in r.stderr
     assert "panda-fg-client" in r.stderr or "Try" in r.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--port", "70000"], "--port: 70000 is out of range"),
-    (["--threads", "0"], "--threads: 0 is out of range"),
-    (["--bind", "256.1.1.1"], "cannot resolve"),
-    (["extra"], "unexpected argument"),
+def test_client_deprecated_spellings(lg_bin):
+    """--concurrency and --flows still work, with a warning naming the new
+    spelling (scripts written for earlier versions)."""
+    new = run([lg_bin.fg_client, "--dry-run", "--size", "1K",
+               "--connections", "2", "--requests", "3"])
+    old = run([lg_bin.fg_client, "--dry-run", "--size", "1K",
+               "--concurrency", "2", "--flows", "3"])
+    assert new.returncode == old.returncode == 0, old.stderr
+    assert old.stdout == new.stdout and new.stderr == ""
+    assert "--concurrency is deprecated and will go; use --connections" \
+        in old.stderr
+    assert "--flows is deprecated and will go; use --requests" in old.stderr
+
+
+@pytest.mark.parametrize("args, message, status", [
+    (["--port", "70000"], "--port: 70000 is out of range", 2),
+    (["--threads", "0"], "--threads: 0 is out of range", 2),
+    (["extra"], "unexpected argument", 2),
+    (["--bind", "256.1.1.1"], "cannot resolve", 1),
 ])
-def test_server_bad_arguments(lg_bin, args, message):
+def test_server_bad_arguments(lg_bin, args, message, status):
     r = run([lg_bin.fg_server] + args, timeout=10)
-    assert r.returncode == 1
+    assert r.returncode == status
     assert message in r.stderr
 
 
@@ -133,7 +153,7 @@ def test_server_port_in_use(lg_bin, fg_server):
 def test_malformed_cdf(lg_bin, tmp_path, text, message):
     path = tmp_path / "bad.cdf"
     path.write_text(text)
-    for cmd in ([lg_bin.fg_client, "--flows", "3", "--cdf", str(path)],
+    for cmd in ([lg_bin.fg_client, "--requests", "3", "--cdf", str(path)],
                 [lg_bin.mc_client, "--cdf", str(path)]):
         r = run(cmd)
         assert r.returncode == 1, r.stderr
@@ -149,7 +169,7 @@ def test_sizes_follow_cdf(lg_bin, path):
     the empirical CDF of 40000 draws (fixed seed) is within the 99.9%
     Kolmogorov-Smirnov band of the file's piecewise-linear CDF."""
     n = 40000
-    sizes, _ = dry_run(lg_bin, "--cdf", path, "--flows", str(n), "--seed",
+    sizes, _ = dry_run(lg_bin, "--cdf", path, "--requests", str(n), "--seed",
                        "11")
     assert len(sizes) == n
     pts = read_cdf(path)
@@ -167,13 +187,13 @@ def test_sizes_follow_cdf(lg_bin, path):
 
 
 def test_same_seed_same_flows(lg_bin):
-    a, _ = dry_run(lg_bin, "--cdf", WEB, "--flows", "500", "--seed", "5")
-    b, _ = dry_run(lg_bin, "--cdf", WEB, "--flows", "500", "--seed", "5")
-    c, _ = dry_run(lg_bin, "--cdf", WEB, "--flows", "500", "--seed", "6")
+    a, _ = dry_run(lg_bin, "--cdf", WEB, "--requests", "500", "--seed", "5")
+    b, _ = dry_run(lg_bin, "--cdf", WEB, "--requests", "500", "--seed", "5")
+    c, _ = dry_run(lg_bin, "--cdf", WEB, "--requests", "500", "--seed", "6")
     assert a == b
     assert a != c
     # The size sequence does not depend on the load mode.
-    d, arr = dry_run(lg_bin, "--cdf", WEB, "--flows", "500", "--seed", "5",
+    d, arr = dry_run(lg_bin, "--cdf", WEB, "--requests", "500", "--seed", "5",
                      "--load", "100")
     assert d == a
     assert all(x != "-" for x in arr)
@@ -183,7 +203,7 @@ def test_poisson_arrivals(lg_bin):
     """Open-loop arrivals are Poisson: exponential gaps whose mean is
     mean size * 8 / load."""
     n = 20000
-    _, arr = dry_run(lg_bin, "--size", "100K", "--flows", str(n),
+    _, arr = dry_run(lg_bin, "--size", "100K", "--requests", str(n),
                      "--load", "400", "--seed", "3")
     t = [float(x) for x in arr]
     gaps = [b - a for a, b in zip([0.0] + t, t)]
@@ -213,13 +233,13 @@ def test_all_flows_complete(lg_bin, fg_server, tmp_path):
     s = fg_server()
     out, js = tmp_path / "flows.txt", tmp_path / "sum.json"
     r = run([lg_bin.fg_client, "--port", str(s.port), "--cdf", WEB,
-             "--concurrency", "4", "--flows", "150", "--seed", "2",
+             "--connections", "4", "--requests", "150", "--seed", "2",
              "--output", str(out), "--json", str(js)])
     assert r.returncode == 0, r.stderr
     flows = read_flows(out)
     check_flows(flows, 150)
     # The network run used the dry run's size sequence.
-    sizes, _ = dry_run(lg_bin, "--cdf", WEB, "--flows", "150", "--seed", "2")
+    sizes, _ = dry_run(lg_bin, "--cdf", WEB, "--requests", "150", "--seed", "2")
     assert [f["size"] for f in sorted(flows, key=lambda f: f["id"])] == sizes
 
     j = load_json(js)
@@ -260,7 +280,7 @@ def test_fct_window(lg_bin, fg_server, tmp_path, window):
     s = fg_server()
     out, js = tmp_path / "flows.txt", tmp_path / "sum.json"
     r = run([lg_bin.fg_client, "--port", str(s.port), "--cdf", WEB,
-             "--concurrency", "3", "--duration", "1", "--seed", "7",
+             "--connections", "3", "--duration", "1", "--seed", "7",
              "--fct-window", window, "--output", str(out), "--json",
              str(js)])
     assert r.returncode == 0, r.stderr
@@ -300,7 +320,7 @@ def test_closed_loop_concurrency(lg_bin, fg_server, tmp_path, conc):
     s = fg_server()
     out, js = tmp_path / "flows.txt", tmp_path / "sum.json"
     r = run([lg_bin.fg_client, "--port", str(s.port), "--size", "1M",
-             "--concurrency", str(conc), "--flows", str(40 * conc),
+             "--connections", str(conc), "--requests", str(40 * conc),
              "--output", str(out), "--json", str(js)])
     assert r.returncode == 0, r.stderr
     flows = read_flows(out)
@@ -335,7 +355,7 @@ def test_pool_reuses_connections(lg_bin, fg_server, tmp_path):
     s = fg_server()
     js = tmp_path / "sum.json"
     r = run([lg_bin.fg_client, "--port", str(s.port), "--size", "20K",
-             "--concurrency", "5", "--flows", "400", "--pool",
+             "--connections", "5", "--requests", "400", "--pool",
              "--json", str(js)])
     assert r.returncode == 0, r.stderr
     j = load_json(js)
@@ -371,7 +391,7 @@ def test_duration_limit(lg_bin, fg_server, tmp_path):
     out, js = tmp_path / "flows.txt", tmp_path / "sum.json"
     t0 = time.time()
     r = run([lg_bin.fg_client, "--port", str(s.port), "--size", "10K",
-             "--concurrency", "3", "--duration", "1", "--output", str(out),
+             "--connections", "3", "--duration", "1", "--output", str(out),
              "--json", str(js)])
     t1 = time.time()
     assert r.returncode == 0, r.stderr
@@ -393,7 +413,7 @@ def test_kill_server_mid_run(lg_bin, fg_server, tmp_path):
     out, js = tmp_path / "flows.txt", tmp_path / "sum.json"
     client = subprocess.Popen(
         [lg_bin.fg_client, "--port", str(s.port), "--size", "200M",
-         "--concurrency", "4", "--flows", "40", "--output", str(out),
+         "--connections", "4", "--requests", "40", "--output", str(out),
          "--json", str(js), "--max-failures", "10", "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # Flows are in flight (closed loop: four, until the server is gone).
@@ -403,7 +423,7 @@ def test_kill_server_mid_run(lg_bin, fg_server, tmp_path):
         _, err = client.communicate(timeout=60)
     finally:
         end_process(client, signal.SIGKILL)
-    assert client.returncode == 2, err
+    assert client.returncode == 3, err     # incomplete
     j = load_json(js)
     assert j["flows_unfinished"] >= 4
     assert j["flows_completed"] + j["flows_unfinished"] == j["flows_started"]
@@ -464,7 +484,7 @@ def test_server_survives_vanishing_clients(lg_bin, fg_server, tmp_path):
             assert got == answer
         c.close()
     r = run([lg_bin.fg_client, "--port", str(s.port), "--size", "1M",
-             "--concurrency", "2", "--flows", "20"])
+             "--connections", "2", "--requests", "20"])
     assert r.returncode == 0, r.stderr
     info = s.stop()
     assert s.proc.returncode == 0
@@ -477,7 +497,7 @@ def test_server_threads_and_dscp(lg_bin, fg_server, tmp_path):
     s = fg_server(threads=3)
     js = tmp_path / "sum.json"
     r = run([lg_bin.fg_client, "--port", str(s.port), "--cdf", WEB,
-             "--concurrency", "8", "--flows", "100", "--dscp", "10",
+             "--connections", "8", "--requests", "100", "--dscp", "10",
              "--json", str(js)])
     assert r.returncode == 0, r.stderr
     j = load_json(js)
@@ -490,9 +510,9 @@ def test_no_server(lg_bin, tmp_path, free_port):
     --max-failures and says so."""
     js = tmp_path / "sum.json"
     r = run([lg_bin.fg_client, "--port", str(free_port()), "--size", "1K",
-             "--concurrency", "2", "--flows", "1000", "--max-failures", "5",
+             "--connections", "2", "--requests", "1000", "--max-failures", "5",
              "--json", str(js)])
-    assert r.returncode == 2
+    assert r.returncode == 3
     assert "gave up" in r.stderr
     j = load_json(js)
     assert j["aborted"] is True
@@ -507,14 +527,14 @@ def test_interrupt_writes_summary(lg_bin, fg_server, tmp_path):
     out, js = tmp_path / "flows.txt", tmp_path / "sum.json"
     client = subprocess.Popen(
         [lg_bin.fg_client, "--port", str(s.port), "--size", "1G",
-         "--concurrency", "2", "--duration", "60", "--output", str(out),
+         "--connections", "2", "--duration", "60", "--output", str(out),
          "--json", str(js), "--quiet", "--progress"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     # Two 1 GB flows are in flight (closed loop: a completed one is
     # replaced at once), however fast the machine.
     wait_output(client.stderr, "in flight")
     client.send_signal(signal.SIGINT)
-    assert client.wait(timeout=20) == 2
+    assert client.wait(timeout=20) == 3
     j = load_json(js)
     assert j["interrupted"] is True
     assert j["unfinished_reasons"].get("interrupted", 0) == 2
@@ -530,11 +550,11 @@ def test_flow_timeout(lg_bin, tmp_path):
     js = tmp_path / "sum.json"
     try:
         r = run([lg_bin.fg_client, "--port", str(ls.getsockname()[1]),
-                 "--size", "1K", "--concurrency", "2", "--flows", "2",
-                 "--flow-timeout", "0.3", "--json", str(js)])
+                 "--size", "1K", "--connections", "2", "--requests", "2",
+                 "--flow-timeout", "300ms", "--json", str(js)])
     finally:
         ls.close()
-    assert r.returncode == 2
+    assert r.returncode == 3
     j = load_json(js)
     # Ended by the flow timeout (a drain timeout would say
     # "drain_timeout").
@@ -563,7 +583,7 @@ def _run_with_tty_stderr(cmd, timeout=60):
 def test_progress_line_on_terminal(lg_bin, fg_server, tmp_path):
     s = fg_server()
     cmd = [lg_bin.fg_client, "--port", str(s.port), "--size", "10K",
-           "--concurrency", "2", "--duration", "1.5", "--quiet"]
+           "--connections", "2", "--duration", "1.5", "--quiet"]
     rc, err = _run_with_tty_stderr(cmd)
     assert rc == 0
     assert "flows done" in err and "/1.5 s" in err
@@ -572,7 +592,7 @@ def test_progress_line_on_terminal(lg_bin, fg_server, tmp_path):
     # Not a terminal: no progress line unless asked for.
     r = run(cmd)
     assert r.returncode == 0 and r.stderr == ""
-    r = run(cmd[:-1] + ["--flows", "50", "--progress"])
+    r = run(cmd[:-1] + ["--requests", "50", "--progress"])
     assert r.returncode == 0
     assert "50/50 flows done" in r.stderr     # the final state
 
@@ -585,7 +605,7 @@ def test_ipv6_loopback(lg_bin, fg_server, tmp_path):
     s = fg_server(bind="::1")
     js = tmp_path / "sum.json"
     r = run([lg_bin.fg_client, "--server", "::1", "--port", str(s.port),
-             "--size", "64K", "--concurrency", "3", "--flows", "30",
+             "--size", "64K", "--connections", "3", "--requests", "30",
              "--dscp", "46", "--json", str(js)])
     assert r.returncode == 0, r.stderr
     j = load_json(js)

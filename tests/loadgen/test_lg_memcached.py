@@ -101,7 +101,7 @@ def test_connections_and_set_mix(lg_bin, memcached, tmp_path):
 def test_outlier_threshold(lg_bin, memcached, tmp_path):
     _, port = memcached
     r, j, _ = mc(lg_bin, port, tmp_path, "--value-size", "100",
-                 "--requests", "300", "--outlier-ms", "0")
+                 "--requests", "300", "--outlier", "0")
     assert r.returncode == 0, r.stderr
     assert j["outliers"] == 300
     assert j["outlier_threshold_ms"] == 0
@@ -114,11 +114,11 @@ def test_stalled_server_gives_outliers(lg_bin, memcached, tmp_path):
     proc, port = memcached
     client = subprocess.Popen(
         [lg_bin.mc_client, "--port", str(port), "--value-size", "200",
-         "--requests", "150", "--interval-us", "10000", "--keys", "10",
+         "--requests", "150", "--interval", "10ms", "--keys", "10",
          "--json", str(tmp_path / "j"), "--samples", str(tmp_path / "s"),
          "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # The window runs (10 GETs served; --interval-us paces the other 140
+    # The window runs (10 GETs served; --interval paces the other 140
     # over at least 1.4 s, so the stall lands mid-run however fast the
     # machine).
     wait_gets(port, 10, client)
@@ -136,13 +136,13 @@ def test_stalled_server_gives_outliers(lg_bin, memcached, tmp_path):
 
 
 def test_timeout_and_reconnect(lg_bin, memcached, tmp_path):
-    """Responses later than --timeout-ms count as failures; the client
-    reconnects and carries on, and exits 2."""
+    """Responses later than --timeout count as failures; the client
+    reconnects and carries on, and exits 3 (incomplete)."""
     proc, port = memcached
     client = subprocess.Popen(
         [lg_bin.mc_client, "--port", str(port), "--value-size", "200",
-         "--requests", "100", "--interval-us", "10000", "--timeout-ms",
-         "150", "--keys", "10", "--json", str(tmp_path / "j"),
+         "--requests", "100", "--interval", "10ms", "--timeout",
+         "150ms", "--keys", "10", "--json", str(tmp_path / "j"),
          "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_gets(port, 10, client)        # mid-run (paced: >= 0.9 s to go)
@@ -150,7 +150,7 @@ def test_timeout_and_reconnect(lg_bin, memcached, tmp_path):
     time.sleep(0.6)
     os.kill(proc.pid, signal.SIGCONT)
     _, err = client.communicate(timeout=60)
-    assert client.returncode == 2, err
+    assert client.returncode == 3, err
     j = load_json(tmp_path / "j")
     assert j["status_counts"]["timeout"] >= 1
     assert j["requests_timed_out"] == j["status_counts"]["timeout"]
@@ -167,14 +167,14 @@ def test_server_killed(lg_bin, memcached, tmp_path):
     proc, port = memcached
     client = subprocess.Popen(
         [lg_bin.mc_client, "--port", str(port), "--value-size", "100",
-         "--requests", "200", "--interval-us", "5000", "--json",
-         str(tmp_path / "j"), "--timeout-ms", "1000", "--keys", "10",
+         "--requests", "200", "--interval", "5ms", "--json",
+         str(tmp_path / "j"), "--timeout", "1s", "--keys", "10",
          "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_gets(port, 5, client)         # some answered, most to go
     end_process(proc, signal.SIGKILL)
     _, err = client.communicate(timeout=60)
-    assert client.returncode == 2, err
+    assert client.returncode == 3, err
     j = load_json(tmp_path / "j")
     assert j["requests_failed"] > 0
     assert j["status_counts"]["not_sent"] > 0
@@ -188,26 +188,49 @@ def test_no_memcached(lg_bin, tmp_path, free_port):
     assert "cannot connect to 127.0.0.1:" in r.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    ([], "exactly one of --cdf=FILE and --value-size"),
-    (["--value-size", "2M"], "--value-size: 2M is out of range"),
-    (["--value-size", "10", "--key-size", "8"], "--key-size: 8 is out"),
+@pytest.mark.parametrize("args, message, status", [
+    ([], "exactly one of --cdf=FILE and --value-size", 2),
+    (["--value-size", "2M"], "--value-size: 2M is out of range", 2),
+    (["--value-size", "10", "--key-size", "8"], "--key-size: 8 is out", 2),
     # Key names are "panda-mc:<index>:" padded to --key-size: index 1000000
     # needs 17 bytes (this crashed with a 4 GiB memset before the check).
     (["--value-size", "10", "--key-size", "16", "--keys", "1000001"],
      "--key-size 16 is too short for --keys 1000001: key names need 17 "
-     "bytes (\"panda-mc:1000000:\")"),
-    (["--value-size", "10", "--requests", "0"], "--requests: 0 is out"),
-    (["--value-size", "10", "--set-ratio", "1.5"], "--set-ratio: 1.5 is out"),
+     "bytes (\"panda-mc:1000000:\")", 2),
+    (["--value-size", "10", "--requests", "0"], "--requests: 0 is out", 2),
+    (["--value-size", "10", "--set-ratio", "1.5"], "--set-ratio: 1.5 is out",
+     2),
     (["--value-size", "10", "--requests", "2", "--connections", "3"],
-     "--connections (3) is more than --requests (2)"),
-    (["--value-size", "10", "--bogus"], "unrecognized option"),
-    (["--cdf", "/nonexistent"], "cannot open CDF file"),
+     "--connections (3) is more than --requests (2)", 2),
+    (["--value-size", "10", "--bogus"], "unrecognized option", 2),
+    (["--value-size", "10", "--interval", "5 ms"], "not a duration", 2),
+    # -c was --cdf: a file name where a number belongs is refused.
+    (["-c", "values.cdf"], "--connections: \"values.cdf\" is not", 2),
+    (["--cdf", "/nonexistent"], "cannot open CDF file", 1),
 ])
-def test_bad_arguments(lg_bin, args, message):
-    r = run([lg_bin.mc_client] + args)
-    assert r.returncode == 1
+def test_bad_arguments(lg_bin, args, message, status, free_port):
+    r = run([lg_bin.mc_client, "--port", str(free_port())] + args)
+    assert r.returncode == status, r.stderr
     assert message in r.stderr
+
+
+def test_deprecated_spellings(lg_bin, memcached, tmp_path):
+    """The spellings of earlier versions still work, with a warning."""
+    _, port = memcached
+    r = run([lg_bin.mc_client, "--port", str(port), "--value-size", "100",
+             "-C", "2", "-r", "20", "--interval-us", "1000", "--timeout-ms",
+             "5000", "--outlier-ms", "100", "--json",
+             str(tmp_path / "j")])
+    assert r.returncode == 0, r.stderr
+    for old, new in (("-C", "-c"), ("-r", "-n"),
+                     ("--interval-us=N", "--interval=Nus"),
+                     ("--timeout-ms=N", "--timeout=Nms"),
+                     ("--outlier-ms=N", "--outlier=Nms")):
+        assert "%s is deprecated and will go; use %s" % (old, new) \
+            in r.stderr
+    j = load_json(tmp_path / "j")
+    assert (j["connections"], j["requests_ok"], j["interval_us"],
+            j["outlier_threshold_ms"]) == (2, 20, 1000, 100)
 
 
 def test_value_cdf_too_large(lg_bin, tmp_path):
@@ -222,14 +245,14 @@ def test_interrupt_writes_results(lg_bin, memcached, tmp_path):
     _, port = memcached
     client = subprocess.Popen(
         [lg_bin.mc_client, "--port", str(port), "--value-size", "100",
-         "--requests", "1000", "--interval-us", "10000", "--connections",
+         "--requests", "1000", "--interval", "10ms", "--connections",
          "2", "--keys", "10", "--json", str(tmp_path / "j"), "--samples",
          str(tmp_path / "s"), "--progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_gets(port, 30, client)        # > 20 answered, paced: many to go
     client.send_signal(signal.SIGINT)
     _, err = client.communicate(timeout=30)
-    assert client.returncode == 2, err
+    assert client.returncode == 3, err
     assert "interrupted" in err
     j = load_json(tmp_path / "j")
     assert j["interrupted"] is True

@@ -89,8 +89,8 @@ def test_flows_across_namespaces(lg_bin, pair, server_b, tmp_path):
     s = server_b()
     out, js = tmp_path / "flows.txt", tmp_path / "sum.json"
     r = run(fg_client(pair, lg_bin, "--port", s.port, "--bind", A_IP,
-                      "--cdf", cdf("web-search.cdf"), "--concurrency", 6,
-                      "--flows", 120, "--output", out, "--json", js))
+                      "--cdf", cdf("web-search.cdf"), "--connections", 6,
+                      "--requests", 120, "--output", out, "--json", js))
     assert r.returncode == 0, r.stderr
     j = load_json(js)
     assert j["flows_completed"] == 120 and j["max_in_flight"] == 6
@@ -132,7 +132,7 @@ def test_dscp_on_the_wire(lg_bin, pair, server_b, tmp_path):
             seen.append(dump.stderr.readline())
         assert "listening on" in seen[-1], seen
         r = run(fg_client(pair, lg_bin, "--port", s.port, "--size", "100K",
-                          "--concurrency", 2, "--flows", 4, "--dscp", 10))
+                          "--connections", 2, "--requests", 4, "--dscp", 10))
         assert r.returncode == 0, r.stderr
         # Every packet was received; wait until tcpdump has written both
         # directions' (-U: packet-buffered), however slow the machine.
@@ -152,14 +152,14 @@ def test_kill_server_across_namespaces(lg_bin, pair, server_b, tmp_path):
     js = tmp_path / "sum.json"
     client = subprocess.Popen(
         fg_client(pair, lg_bin, "--port", s.port, "--size", "500M",
-                  "--concurrency", 3, "--flows", 30, "--json", js,
+                  "--connections", 3, "--requests", 30, "--json", js,
                   "--max-failures", 5, "--quiet", "--progress"),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     # Three flows are in flight (closed loop: there are three until the
     # server goes away, however fast they complete).
     wait_output(client.stderr, "in flight")
     s.kill()
-    assert client.wait(timeout=120) == 2
+    assert client.wait(timeout=120) == 3       # incomplete
     j = load_json(js)
     assert j["flows_unfinished"] >= 3
     assert j["flows_completed"] + j["flows_unfinished"] == j["flows_started"]
@@ -174,7 +174,7 @@ def test_memcached_under_load(lg_bin, pair, server_b, memcached_b, tmp_path):
     fg_json, mc_json = tmp_path / "fg.json", tmp_path / "mc.json"
     fg = subprocess.Popen(
         fg_client(pair, lg_bin, "--port", s.port, "--cdf",
-                  cdf("web-search.cdf"), "--concurrency", 4, "--duration",
+                  cdf("web-search.cdf"), "--connections", 4, "--duration",
                   3600, "--json", fg_json, "--quiet", "--progress"),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -184,7 +184,7 @@ def test_memcached_under_load(lg_bin, pair, server_b, memcached_b, tmp_path):
                            "--json", mc_json, "--samples", tmp_path / "s"))
         assert r.returncode == 0, r.stderr
         fg.send_signal(signal.SIGINT)
-        assert fg.wait(timeout=60) == 2        # interrupted, as asked
+        assert fg.wait(timeout=60) == 3        # interrupted, as asked
     finally:
         end_process(fg, signal.SIGKILL)
     m, f = load_json(mc_json), load_json(fg_json)

@@ -48,11 +48,12 @@ def connections(ov, tmp, a, b):
     try:
         clients = [
             loadgen.start_fg_client(BUILD, a.ip, BULK_PORT, tmp, host=b,
-                                    tag="bulk", concurrency=1, quiet=True,
-                                    size=BULK_BYTES, flows=1),
+                                    tag="bulk", connections=1, quiet=True,
+                                    size=BULK_BYTES, requests=1),
             loadgen.start_fg_client(BUILD, a.ip, RR_PORT, tmp, host=b,
-                                    tag="rr", concurrency=1, quiet=True,
-                                    size=RR_SIZE, flows=RR_COUNT, pool=True)]
+                                    tag="rr", connections=1, quiet=True,
+                                    size=RR_SIZE, requests=RR_COUNT,
+                                    pool=True)]
         for c, flows in zip(clients, (1, RR_COUNT)):
             assert c.wait(timeout=300) == 0, c.error_tail()
             assert c.result()["flows_completed"] == flows

@@ -129,7 +129,7 @@ def test_panda_action_marks_dscp_and_queue(lab, tmp_path):
         c = loadgen.start_fg_client(lab.build, lab.blk.ip, FG_PORT,
                                     lab.workdir, host=lab.srv,
                                     tag="dpdk-bulk", size=BULK_BYTES,
-                                    flows=1, concurrency=1, quiet=True)
+                                    requests=1, connections=1, quiet=True)
         assert c.wait(timeout=300) == 0, c.error_tail()
         memcached(lab, "dpdk-panda", MC_REQUESTS)
         # Everything srv's port sent is in the capture (tcpdump -U writes

@@ -130,13 +130,13 @@ def run_connection(sb, tmp, mode, port, amount):
     srv = FgServer(BUILD, tmp, host=sb.a, bind=sb.a.ip, port=port,
                    tag="fg-%d" % port, quiet=True)
     try:
-        opts = ({"size": amount, "flows": 1} if mode == "bulk" else
-                {"size": RR_SIZE, "flows": amount, "pool": True})
+        opts = ({"size": amount, "requests": 1} if mode == "bulk" else
+                {"size": RR_SIZE, "requests": amount, "pool": True})
         c = loadgen.start_fg_client(BUILD, sb.a.ip, port, tmp, host=sb.b,
                                     tag="fg-client-%d" % port,
-                                    concurrency=1, quiet=True, **opts)
+                                    connections=1, quiet=True, **opts)
         assert c.wait(timeout=300) == 0, c.error_tail()
-        assert c.result()["flows_completed"] == opts["flows"]
+        assert c.result()["flows_completed"] == opts["requests"]
     finally:
         srv.kill()
 

@@ -128,7 +128,7 @@ class Bulk:
     def __init__(self, lab, tag):
         self.client = loadgen.start_fg_client(
             lab.build, lab.blk.ip, FG_PORT, lab.workdir, host=lab.srv,
-            tag=tag, size="1G", concurrency=BULK_FLOWS, duration=3600,
+            tag=tag, size="1G", connections=BULK_FLOWS, duration=3600,
             quiet=True)
 
     def stop(self):

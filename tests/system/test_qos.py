@@ -190,7 +190,7 @@ def test_top_class_no_retransmissions_under_bulk(lab, tmp_path):
     lab.fg_server(lab.blk, FG_PORT)
     bulk = loadgen.start_fg_client(
         lab.build, lab.blk.ip, FG_PORT, str(tmp_path), host=lab.srv,
-        size="1G", concurrency=14, duration=3600, quiet=True)
+        size="1G", connections=14, duration=3600, quiet=True)
     try:
         # A standing queue in the lowest class: the bulk flows saturate it
         # (more than the ~90 packets the default socket send buffer would

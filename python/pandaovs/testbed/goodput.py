@@ -46,7 +46,7 @@ def cross_check(tb, cdf, workload_name, concurrency, seconds, seed, workdir,
     tb.wait_drained()
     fg = loadgen.start_fg_client(
         tb.build, PM2_IP, FG_PORT, workdir, host=tb.pm1, tag="fg", cdf=cdf,
-        concurrency=concurrency, duration=3600, drain_timeout=1,
+        connections=concurrency, duration=3600, drain_timeout=1,
         max_failures=0, seed=seed, no_progress=True, quiet=True)
     try:
         end = time.monotonic() + seconds

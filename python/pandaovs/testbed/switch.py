@@ -11,9 +11,9 @@ One switch trial (per variant, on the same testbed, back to back):
 
   t0            panda with the first workload's policy (tables flushed);
                 memcached requests at a fixed rate for the whole trial
-                (panda-mc-client --interval-us, --samples: every request's
+                (panda-mc-client --interval, --samples: every request's
                 start and latency), flows of the first workload (closed
-                loop, --concurrency);
+                loop, --connections);
   t0 + phase    the flow client is stopped and one of the second workload
                 started (the switch);
   + settle      end of "during": the window in which auto-tune is expected
@@ -40,7 +40,7 @@ import sys
 import threading
 import time
 
-from .. import loadgen, sizehist
+from .. import cli, loadgen, sizehist
 from .. import workload as workloads
 from ..controller import autotune
 from ..lab import FG_PORT, MEMCACHED_PORT
@@ -256,12 +256,12 @@ def switch_trial(run, tb, variant, policy, to_cdf, p, workdir):
             tb.build, PM2_IP, MEMCACHED_PORT, workdir, host=tb.pm1,
             cdf=loadgen.MEMCACHED_CDF, keys=200, seed=cfg.seed,
             requests=int(total * 1e6 / p.mc_interval_us) + 1,
-            interval_us=p.mc_interval_us, duration=total,
+            interval="%dus" % p.mc_interval_us, duration=total,
             samples=path("mc-samples.txt"), no_progress=True, quiet=True)
         t0 = time.time()
         fg = loadgen.start_fg_client(
             tb.build, PM2_IP, FG_PORT, workdir, host=tb.pm1, tag="fg-before",
-            cdf=run.cdf, concurrency=p.concurrency, duration=3600,
+            cdf=run.cdf, connections=p.concurrency, duration=3600,
             drain_timeout=1, max_failures=0, seed=cfg.seed,
             output=path("flows-before.txt"), no_progress=True, quiet=True)
         loop = TuneLoop(tb, settings, policy, variant == "autotune", log)
@@ -275,7 +275,7 @@ def switch_trial(run, tb, variant, policy, to_cdf, p, workdir):
         log("      switch to %s at %.0f s" % (p.to, t_switch - t0))
         fg = loadgen.start_fg_client(
             tb.build, PM2_IP, FG_PORT, workdir, host=tb.pm1, tag="fg-after",
-            cdf=to_cdf, concurrency=p.concurrency, duration=3600,
+            cdf=to_cdf, connections=p.concurrency, duration=3600,
             drain_timeout=1, max_failures=0, seed=cfg.seed + 1,
             output=path("flows-after.txt"), no_progress=True, quiet=True)
         time.sleep(p.after_s)
@@ -417,7 +417,7 @@ def table(result):
 
 
 def parser():
-    p = argparse.ArgumentParser(
+    p = cli.ArgumentParser(
         prog="testbed/switch.py", add_help=False,
         description="The mid-run workload switch (testbed/README.md, "
         "\"Workload switch\"); other options are testbed/run.py's.")
@@ -435,7 +435,7 @@ def parser():
 def parse(argv):
     """(RunConfig, SwitchParams) from 'argv'."""
     own, rest = parser().parse_known_args(argv)
-    cfg = parse_args(rest + ["--schemes", "panda"])
+    cfg = parse_args(rest + ["--schemes", "panda"], prog="testbed/switch.py")
     if cfg.resume or cfg.stop_after_s is not None:
         print("testbed/switch.py: --resume/--stop-after: runs over several "
               "sessions are testbed/run.py's only", file=sys.stderr)

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import time
 
-from .. import iperf3, loadgen
+from .. import cli, iperf3, loadgen
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import end_process
 from . import pcap
@@ -107,7 +107,7 @@ def memcached_summary(mcj):
 def memcached_failure(mcj):
     """The trial's failure from panda-mc-client's summary, or None.
 
-    A request that timed out (no response within --timeout-ms, 10 s) is
+    A request that timed out (no response within --timeout, 10 s) is
     what the scheme under test did to it: strict priority without a guard
     can starve the memcached connection that long.  It is measured (counted,
     and in the percentiles at the time waited), not a failed trial: failing
@@ -321,7 +321,7 @@ class Trial:
             self.fg = loadgen.start_fg_client(
                 tb.build, PM2_IP, FG_PORT, self.dir, host=tb.pm1,
                 cdf=cfg.cdf or loadgen.WEB_SEARCH_CDF,
-                concurrency=self.concurrency,
+                connections=self.concurrency,
                 duration=3600, drain_timeout=1, max_failures=0,
                 seed=self.seed, output=self.path("flows.txt"),
                 fct_window=window, no_progress=True, quiet=True)
@@ -416,7 +416,8 @@ class Trial:
         """Reads the programs' summaries into the result."""
         res = self.res
         mcj = self.mc.result()
-        if self.mc.returncode not in (0, 2):
+        # EXIT_INCOMPLETE: some requests failed; the summary says which.
+        if self.mc.returncode not in (cli.EXIT_OK, cli.EXIT_INCOMPLETE):
             raise TrialError("panda-mc-client failed (status %d): %s"
                              % (self.mc.returncode, self.mc.error_tail()))
         res["memcached"] = memcached_summary(mcj)
