@@ -25,7 +25,7 @@ packet it puts there, for pipelines that pick queues with set_queue.
               panda-sched: [--ecn-threshold BYTES] [--guard PERMILLE]
                            [--fifo-levels] [--limit-bytes N]
                            [--limit-packets N] [--set KEY=VALUE ...]
-              htb:         [--min-share F] [--burst BITS]
+              htb:         [--min-share F] [--burst SIZE]
     panda-qos show PORT
     panda-qos del PORT
 
@@ -50,39 +50,77 @@ import subprocess
 import sys
 import time
 
+from . import cli
+
 MAX_LEVELS = 8          # Panda's K <= 8 (HTB has 8 priorities, panda-sched
                         # 8 levels).
 TAG = "panda-qos"       # external_ids key marking records we created.
 TYPES = {"panda-sched": "panda-sched", "htb": "linux-htb"}  # -> OVS type
 WAIT_S = 30             # for ovs-vswitchd to report the QoS state
 
-RATE_UNITS = {
-    "": 1, "bit": 1, "bps": 1,
-    "k": 10**3, "kbit": 10**3, "m": 10**6, "mbit": 10**6,
-    "g": 10**9, "gbit": 10**9, "t": 10**12, "tbit": 10**12,
-}
-
 # panda-sched keys that have an option of their own: option -> key.
 SCHED_OPTIONS = (("ecn_threshold", "ecn-threshold"), ("guard", "guard"),
                  ("limit_bytes", "limit-bytes"),
                  ("limit_packets", "limit-packets"))
-HTB_OPTIONS = ("min_share", "burst")
+HTB_OPTIONS = ("min_share", "burst", "burst_bits")
 
 
-class UsageError(Exception):
-    pass
+class QosError(Exception):
+    """A failure at run time: ovs-vsctl failed, ovs-vswitchd refused the
+    QoS, a record is not ours (exit status 1)."""
+
+
+class UsageError(QosError):
+    """A bad command line (exit status 2)."""
 
 
 def parse_rate(text):
-    """'50M', '50mbit', '1G', '1000000' -> bit/s (int)."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", text)
-    if not m or m.group(2).lower() not in RATE_UNITS:
-        raise UsageError("bad rate %r: expected e.g. 50M, 1G, 100mbit or a "
-                         "number of bit/s" % text)
-    rate = int(float(m.group(1)) * RATE_UNITS[m.group(2).lower()])
+    """'50M', '50mbit', '1G', '1000000' -> bit/s (int): the project's rate
+    syntax (pandaovs.cli), a bare number being bit/s as in OVS's
+    max-rate."""
+    try:
+        rate = int(cli.parse_rate(text))
+    except ValueError as e:
+        raise UsageError("--rate: %s" % e)
     if rate < 8 * 10**3:
         raise UsageError("rate %r is below 8 kbit/s" % text)
     return rate
+
+
+# The smallest htb burst: one full frame.
+HTB_MIN_BURST_BYTES = 1514
+
+
+def htb_burst_bits(burst, burst_bits, rate):
+    """linux-htb's other_config:burst (bits) from --burst (bytes, the
+    project's unit for sizes) or --burst-bits (the unit of linux-htb's
+    key, and of --burst in earlier versions); default 1 ms at the rate, at
+    least two full frames."""
+    if burst is not None and burst_bits is not None:
+        raise UsageError("--burst (bytes) and --burst-bits: give one")
+    if burst_bits is not None:
+        if not burst_bits.isdigit() or int(burst_bits) < 8 * \
+                HTB_MIN_BURST_BYTES:
+            raise UsageError("--burst-bits %r: must be a number of bits, at "
+                             "least one full frame (%d)"
+                             % (burst_bits, 8 * HTB_MIN_BURST_BYTES))
+        return int(burst_bits)
+    if burst is not None:
+        try:
+            nbytes = cli.parse_size(burst)
+        except ValueError as e:
+            raise UsageError("--burst: %s" % e)
+        if nbytes < HTB_MIN_BURST_BYTES:
+            raise UsageError("--burst %s: at least one full frame, %d bytes"
+                             % (burst, HTB_MIN_BURST_BYTES))
+        if burst.isdigit():
+            # Earlier versions took bits: say so while scripts adapt.
+            print("panda-qos: warning: --burst %s is taken as bytes "
+                  "(earlier versions took bits: --burst-bits %s keeps that "
+                  "meaning); give a unit, e.g. %sB, to silence this"
+                  % (burst, burst, burst), file=sys.stderr)
+        return 8 * nbytes
+    return max(rate // 1000, 2 * 8 * HTB_MIN_BURST_BYTES)
 
 
 def parse_dscp(text, levels):
@@ -191,10 +229,10 @@ class Vsctl:
         try:
             res = subprocess.run(full, capture_output=True, text=True)
         except FileNotFoundError:
-            raise UsageError("cannot run %s (use --vsctl or PANDA_VSCTL)"
-                             % self.cmd[0])
+            raise QosError("cannot run %s (use --vsctl or PANDA_VSCTL)"
+                           % self.cmd[0])
         if res.returncode:
-            raise UsageError("%s failed: %s" % (
+            raise QosError("%s failed: %s" % (
                 " ".join(shlex.quote(a) for a in full[:4]) + " ...",
                 res.stderr.strip()))
         return res.stdout.strip()
@@ -222,7 +260,7 @@ def qos_status(vsctl, qos):
     not written it); None if this OVS has no such column (stock OVS)."""
     try:
         out = vsctl("get", "QoS", qos, "status")
-    except UsageError as e:
+    except QosError as e:
         if "column" in str(e):
             return None
         raise
@@ -238,7 +276,7 @@ def wait_status(vsctl, qos, timeout):
         if st is None or st.get("state") in ("active", "refused"):
             return st
         if time.monotonic() >= deadline:
-            raise UsageError(
+            raise QosError(
                 "ovs-vswitchd did not apply QoS %s within %g s (status %s); "
                 "is it running?  The records are left in the database"
                 % (qos, timeout, st or "empty"))
@@ -248,7 +286,7 @@ def wait_status(vsctl, qos, timeout):
 def owned(vsctl, qos, port):
     ext = vsctl("get", "QoS", qos, "external_ids")
     if TAG not in ext:
-        raise UsageError("the QoS of port %s was not created by panda-qos "
+        raise QosError("the QoS of port %s was not created by panda-qos "
                          "(external_ids %s); not touching it" % (port, ext))
 
 
@@ -299,10 +337,10 @@ def do_add(vsctl, port, qos_type, create, wait):
         back = (["--", "set", "Port", port, "qos=%s" % old] if old
                 else ["--", "clear", "Port", port, "qos"])
         vsctl(*back, *destroy_args(new, qos_queues(vsctl, new)), write=True)
-        raise UsageError("%s: ovs-vswitchd refused the %s QoS: %s; the port "
-                         "keeps %s" % (port, qos_type, st.get("error"),
-                                       "its previous QoS" if old
-                                       else "no QoS"))
+        raise QosError("%s: ovs-vswitchd refused the %s QoS: %s; the port "
+                       "keeps %s" % (port, qos_type, st.get("error"),
+                                     "its previous QoS" if old
+                                     else "no QoS"))
     if old:
         vsctl(*destroy_args(old, qos_queues(vsctl, old)), write=True)
     return st or {}
@@ -332,7 +370,7 @@ def do_show(vsctl, port):
 
 
 def parser():
-    ap = argparse.ArgumentParser(
+    ap = cli.ArgumentParser(
         prog="panda-qos", description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
     common = argparse.ArgumentParser(add_help=False)
@@ -391,8 +429,13 @@ def parser():
                    help="fraction of the rate guaranteed to all levels "
                    "together, split evenly (default 0.1); the rest goes "
                    "strictly by priority")
-    h.add_argument("--burst", help="HTB burst per queue, in bits "
-                   "(default: 1 ms at the link rate, at least 2 frames)")
+    h.add_argument("--burst", metavar="SIZE",
+                   help="HTB burst per queue, in bytes (e.g. 15000, 15K, "
+                   "64Ki; default: 1 ms at the link rate, at least 2 "
+                   "frames)")
+    h.add_argument("--burst-bits", metavar="BITS",
+                   help="the same in bits, as linux-htb's other_config:burst "
+                   "(and --burst in earlier versions)")
     d = sub.add_parser("del", parents=[common],
                        help="remove the QoS created by panda-qos")
     d.add_argument("port")
@@ -443,13 +486,7 @@ def add(vsctl, args):
         if not 0 < min_share < 1:
             raise UsageError("--min-share %s: must be between 0 and 1"
                              % min_share)
-        if args.burst:
-            if not args.burst.isdigit() or int(args.burst) < 8 * 1514:
-                raise UsageError("--burst %r: must be a number of bits, at "
-                                 "least one full frame (12112)" % args.burst)
-            burst = int(args.burst)
-        else:
-            burst = max(rate // 1000, 2 * 8 * 1514)
+        burst = htb_burst_bits(args.burst, args.burst_bits, rate)
         create, min_rate = plan_htb(args.port, rate, args.levels, dscp,
                                     min_share, burst)
 
@@ -471,8 +508,10 @@ def add(vsctl, args):
     else:
         for i in range(args.levels):
             print("  queue %d -> tc class 1:%d  priority %d  min-rate %d  "
-                  "max-rate %d  burst %d%s" % (
-                      i, i + 1, i, min_rate, rate, burst,
+                  "max-rate %d  burst %s%s" % (
+                      i, i + 1, i, min_rate, rate,
+                      "%d bytes" % (burst // 8) if burst % 8 == 0
+                      else "%d bits" % burst,
                       "" if dscp is None else "  dscp %d" % dscp[i]))
 
 
@@ -486,10 +525,13 @@ def main(argv=None):
             do_del(vsctl, args.port)
         else:
             add(vsctl, args)
-        return 0
+        return cli.EXIT_OK
     except UsageError as e:
         print("panda-qos: %s" % e, file=sys.stderr)
-        return 2
+        return cli.EXIT_USAGE
+    except QosError as e:
+        print("panda-qos: %s" % e, file=sys.stderr)
+        return cli.EXIT_FAILURE
 
 
 if __name__ == "__main__":

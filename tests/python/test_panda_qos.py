@@ -25,6 +25,27 @@ def test_parse_rate_rejects(text):
         pq.parse_rate(text)
 
 
+def test_htb_burst_units(capsys):
+    """--burst is bytes (the project's unit for sizes); --burst-bits keeps
+    linux-htb's and the earlier versions' unit.  A bare number warns that
+    the unit changed."""
+    assert pq.htb_burst_bits("15K", None, 10**9) == 8 * 15000
+    assert pq.htb_burst_bits("64Ki", None, 10**9) == 8 * 65536
+    assert capsys.readouterr().err == ""
+    assert pq.htb_burst_bits("20000", None, 10**9) == 8 * 20000
+    assert "taken as bytes" in capsys.readouterr().err
+    assert pq.htb_burst_bits(None, "20000", 10**9) == 20000
+    # Default: 1 ms at the rate, at least two full frames.
+    assert pq.htb_burst_bits(None, None, 10**9) == 10**6
+    assert pq.htb_burst_bits(None, None, 10**6) == 2 * 8 * 1514
+    for burst, bits, msg in (("1000B", None, "at least one full frame"),
+                             ("15 kbit", None, "not a size"),
+                             (None, "1514", "at least one full frame"),
+                             ("15K", "20000", "give one")):
+        with pytest.raises(pq.UsageError, match=msg):
+            pq.htb_burst_bits(burst, bits, 10**9)
+
+
 def test_parse_dscp():
     assert pq.parse_dscp("46/26/18/0", 4) == [46, 26, 18, 0]
     with pytest.raises(pq.UsageError, match="3 values"):
@@ -118,16 +139,17 @@ def run(*args):
 
 def test_cli_errors_are_clear():
     r = run("add", "p1", "--rate", "fast", "--vsctl", "true")
-    assert r.returncode == 2 and "bad rate 'fast'" in r.stderr
+    assert r.returncode == 2 and "--rate: 'fast' is not a rate" in r.stderr
     r = run("add", "p1", "--rate", "1G", "--levels", "9", "--vsctl", "true")
     assert r.returncode == 2 and "--levels 9" in r.stderr
     r = run("add", "p1", "--rate", "1G", "--type", "htb", "--guard", "5",
             "--vsctl", "true")
     assert r.returncode == 2 and "linux-htb has one FIFO" in r.stderr
+    # Failures at run time: exit status 1.
     r = run("add", "p1", "--rate", "1G", "--vsctl", "/nonexistent/vsctl")
-    assert r.returncode == 2 and "cannot run /nonexistent/vsctl" in r.stderr
+    assert r.returncode == 1 and "cannot run /nonexistent/vsctl" in r.stderr
     r = run("add", "p1", "--rate", "1G", "--vsctl", "false")
-    assert r.returncode == 2 and "failed" in r.stderr
+    assert r.returncode == 1 and "failed" in r.stderr
 
 
 def test_dry_run_prints_command():
