@@ -15,7 +15,6 @@ reference figures were taken (README.md, "Application-defined
 priority").  tests/loadgen/test_adps.py runs the quick versions.
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -29,11 +28,12 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
+from pandaovs import cli  # noqa: E402
 from pandaovs import adps  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = cli.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--experiments", default="queueing,blocking")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", default=None,

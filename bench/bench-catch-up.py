@@ -39,7 +39,6 @@ whole run and ended by their pids, so that the kernel preempts the PMD
 thread (or the main thread) as a busy host would, on an otherwise quiet
 machine.  Needs root."""
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -54,6 +53,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
+from pandaovs import cli  # noqa: E402
 from pandaovs import iperf3, paths  # noqa: E402
 from pandaovs.lab import PortConfig  # noqa: E402
 from pandaovs.sandbox import end_process, is_root  # noqa: E402
@@ -79,7 +79,7 @@ VARIANTS = {
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ports", default="dpdk,afxdp,system",
                     help="port types, one testbed each (default "
                     "%(default)s)")

@@ -15,7 +15,6 @@ Needs root.  Usage:
         [--build _build]
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -29,6 +28,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
+from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
 from pandaovs.controller.harness import ControllerLab, write_json  # noqa
 from pandaovs.policy import Policy  # noqa: E402
@@ -42,7 +42,7 @@ def policy(thresholds):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = cli.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bridges", type=int, default=50)
     ap.add_argument("--rules", type=int, default=4,
                     help="panda rules per bridge (plus a default flow)")

@@ -39,7 +39,6 @@ table is full and after the flood, and the table's evictions, refusals
 and expirations.
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -55,6 +54,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
 
 from benchnet import (SINK_MAC, build_blaster, cpu_ns, rss_bytes,  # noqa
                       rx_packets, wait_quiet)
+from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
 from pandaovs.sandbox import OvsSandbox, is_root  # noqa: E402
 
@@ -135,7 +135,7 @@ class Bench:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = cli.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=paths.build_dir(),
                     help="build tree (default $PANDA_BUILD_DIR or "
                     "<repo>/_build)")

@@ -72,7 +72,6 @@ preamble and gap.  The machine is shared, so the absolute rates are those of
 a loaded 2-core VM; the ratio is what matters.
 """
 
-import argparse
 import contextlib
 import os
 import re
@@ -93,6 +92,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
 
 from benchnet import (BENCH_C, SINK_MAC, build_blaster, cpu_ns,  # noqa
                       rx_packets)
+from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
 from pandaovs.lab import Lab, PortConfig, PortsUnavailable  # noqa: E402
 from pandaovs.sandbox import is_root  # noqa: E402
@@ -283,7 +283,7 @@ def set_flows(sb, actions):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = cli.ArgumentParser(description=__doc__.split("\n")[0])
     add_ports_option(ap)
     ap.add_argument("--seconds", type=float, default=4)
     ap.add_argument("--reps", type=int, default=3)

@@ -45,7 +45,6 @@ absolute times are those of a loaded 2-core VM; the ratio between rows in
 one run is what matters.  No pass/fail.
 """
 
-import argparse
 import os
 import statistics
 import sys
@@ -62,6 +61,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                    {"SCRIPT": os.path.realpath(__file__)})
 
 from benchnet import SINK_MAC, build_blaster, cpu_ns, rx_packets  # noqa
+from pandaovs import cli  # noqa: E402
 from pandaovs import loadgen  # noqa: E402
 from pandaovs.lab import MEMCACHED_PORT, Lab  # noqa: E402
 from pandaovs.sandbox import is_root  # noqa: E402
@@ -139,7 +139,7 @@ def run_row(lab, blaster, workdir, mode, args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = cli.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=None)
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--reps", type=int, default=3)

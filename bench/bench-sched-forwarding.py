@@ -42,7 +42,6 @@ The machine is shared, so the absolute rates are those of a loaded 2-core
 VM; the ratios are what matter.
 """
 
-import argparse
 import importlib.util
 import os
 import statistics
@@ -59,6 +58,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
+from pandaovs import cli  # noqa: E402
 from pandaovs.sandbox import is_root  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -178,7 +178,7 @@ def shaping(args, sb, src, sink, blaster):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = cli.ArgumentParser(description=__doc__.split("\n")[0])
     fwd.add_ports_option(ap)
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--reps", type=int, default=3)

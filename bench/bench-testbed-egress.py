@@ -36,7 +36,6 @@ differs between the two egresses (where and how often the queue is served:
 panda-sched on netdev-linux ports is served by ovs-vswitchd's main thread
 on millisecond timers, HTB by the kernel's hrtimer).  Needs root."""
 
-import argparse
 import dataclasses
 import os
 import statistics
@@ -51,6 +50,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
+from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
 from pandaovs.lab import PortConfig  # noqa: E402
 from pandaovs.sandbox import is_root  # noqa: E402
@@ -86,7 +86,7 @@ def trial(tb, cfg, conc, requests, seed, workdir, policy=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", required=True,
                     help="policy.json of an earlier testbed run")
     ap.add_argument("--build", default=paths.build_dir())

@@ -342,10 +342,13 @@ def test_options_are_range_checked(capsys):
                       (["--queue-pkts", "0"], "--queue-pkts 0: must be at "
                        "least 2"),
                       (["--seed", "-1"], "--seed -1: must be 0 or more"),
-                      (["--warmup", "-1"], "--warmup -1: must be 0..600"),
-                      (["--ecn-threshold", "-1"], "--ecn-threshold -1"),
+                      (["--warmup", "-1"], "argument --warmup: '-1' is "
+                       "not a duration"),
+                      (["--warmup", "11m"], "--warmup 660: must be 0..600"),
+                      (["--ecn-threshold", "-1"], "argument --ecn-threshold:"
+                       " '-1' is not a size"),
                       (["--qos", "htb", "--ecn-threshold", "-1"],
-                       "--ecn-threshold -1"),
+                       "argument --ecn-threshold: '-1'"),
                       (["--fct-window", "0"], "--fct-window 0"),
                       (["--load", "0"], "--load 0: must be in (0, 1)"),
                       (["--calibrate", "25,0"], "every rate must be above "
@@ -356,6 +359,15 @@ def test_options_are_range_checked(capsys):
     # An explicit 0 where 0 means something is kept, not defaulted.
     assert config.parse_args(["--warmup", "0"]).warmup_s == 0.0
     assert config.parse_args(["--goodput-check", "0"]).goodput_check_s == 0
+    # Durations and sizes in the project's syntax (pandaovs.cli).
+    cfg = config.parse_args(["--warmup", "1.5m", "--fct-window", "500ms",
+                             "--burst", "3Ki", "--ecn-threshold", "30K",
+                             "--stop-after", "2h"])
+    assert (cfg.warmup_s, cfg.fct_window_s, cfg.qos.burst_bytes,
+            cfg.qos.ecn_threshold, cfg.stop_after_s) == (
+                90, 0.5, 3072, 30000, 7200)
+    # A bare --stop-after is minutes, as before.
+    assert config.parse_args(["--stop-after", "3"]).stop_after_s == 180
 
 
 def test_queue_scaling():
@@ -948,7 +960,7 @@ def test_ports_option(capsys):
              "--ports dpdk needs --qos panda-sched"),
             (["--qos", "panda-sched", "--ports", "tap"], "invalid choice"),
             (["--qos", "panda-sched", "--burst", "1000"], "--burst 1000"),
-            (["--burst", "-1"], "--burst -1"),
+            (["--burst", "-1"], "argument --burst: '-1' is not a size"),
             (["--qos", "htb", "--burst", "3028"], "--burst 3028")):
         with pytest.raises(SystemExit):
             config.parse_args(argv)

@@ -32,6 +32,7 @@ import os
 import ssl
 import sys
 
+from .. import cli
 from . import config
 from .config import (RUN_ENV, is_loopback, parse_listen, read_token,
                      split_hostport)
@@ -72,7 +73,7 @@ def cmd_rest(args):
         token = read_token(args.rest_token_file)
     except config.ConfigError as e:
         print("panda_controller: %s" % e, file=sys.stderr)
-        return 2
+        return cli.EXIT_FAILURE
     req = urllib.request.Request(
         url, method="POST" if args.command == "sync" else "GET",
         headers={"Authorization": "Bearer " + token})
@@ -82,10 +83,11 @@ def cmd_rest(args):
     except urllib.error.HTTPError as e:
         body, ok = e.read().decode(), False
     except OSError as e:
+        # Unreachable: nothing on stdout (an HTTP error writes its body).
         print("panda_controller: %s: %s" % (url, e), file=sys.stderr)
-        return 2
+        return cli.EXIT_FAILURE
     sys.stdout.write(body)
-    return 0 if ok else 1
+    return cli.EXIT_OK if ok else cli.EXIT_FAILURE
 
 
 def cmd_run(args):
@@ -95,7 +97,7 @@ def cmd_run(args):
         print("panda_controller: os-ken is not importable by %s (%s; "
               "install Debian's python3-os-ken and run /usr/bin/python3)"
               % (sys.executable, e), file=sys.stderr)
-        return 2
+        return cli.EXIT_FAILURE
     osken_args = _listen_args(args)
     if osken_args is None:
         return 1
@@ -113,13 +115,13 @@ def cmd_run(args):
             print("panda_controller: --rest needs --rest-token-file FILE "
                   "(created with a random token if it does not exist; "
                   "'status' and 'sync' read it)", file=sys.stderr)
-            return 1
+            return cli.EXIT_USAGE
         try:
             split_hostport(args.rest, 8181)
         except ValueError:
             print("panda_controller: --rest %s: expected [HOST:]PORT"
                   % args.rest, file=sys.stderr)
-            return 1
+            return cli.EXIT_USAGE
         os.environ[RUN_ENV["rest"]] = args.rest
         os.environ[RUN_ENV["rest_token_file"]] = os.path.abspath(
             args.rest_token_file)
@@ -128,7 +130,7 @@ def cmd_run(args):
     if args.auto_tune:
         settings = _autotune_settings(args)
         if settings is None:
-            return 1
+            return cli.EXIT_USAGE
         os.environ[RUN_ENV["autotune"]] = settings.to_json()
     os.environ[RUN_ENV["poll"]] = str(args.poll)
     os.environ[RUN_ENV["audit"]] = str(args.audit)
@@ -237,7 +239,7 @@ def _listen_args(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(
+    ap = cli.ArgumentParser(
         prog="panda_controller.py",
         description="Push Panda policies to Open vSwitch bridges over "
                     "OpenFlow 1.3 (os-ken).")

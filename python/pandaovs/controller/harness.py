@@ -119,7 +119,9 @@ class ControllerLab:
                            "127.0.0.1:%d" % REST_PORT,
                            "--rest-token-file", self.token_file),
             capture_output=True, text=True, timeout=300)
-        if check and res.returncode == 2:
+        # Unreachable: a failure with nothing on stdout (an HTTP error
+        # answer writes its JSON body).
+        if check and res.returncode and not res.stdout.strip():
             raise LabError("REST unreachable: %s\n%s"
                            % (res.stderr, self.log()))
         try:

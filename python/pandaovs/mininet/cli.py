@@ -19,7 +19,7 @@ import dataclasses
 import datetime
 import sys
 
-from .. import paths
+from .. import cli, paths
 from ..sandbox import is_root
 from ..testbed import config, runner
 from ..testbed.profiles import PROFILES
@@ -140,7 +140,7 @@ def main(argv=None):
 def cli_main(argv):
     from ..testbed.schemes import SCHEMES, QosConfig
     from ..testbed.model import load_policy, policies
-    p = argparse.ArgumentParser(prog=PROG + " cli", description=(
+    p = cli.ArgumentParser(prog=PROG + " cli", description=(
         "Builds a Mininet topology on the patched OVS (as 'run' does) and "
         "opens Mininet's CLI in it."))
     add_topology_options(p)

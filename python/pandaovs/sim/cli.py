@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-from .. import paths
+from .. import cli, paths
 from . import incast
 from . import plots
 from . import points as pts
@@ -672,8 +672,8 @@ def _schemes(s):
 
 
 def parser():
-    ap = argparse.ArgumentParser(prog="sim/run.py", description=__doc__,
-                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap = cli.ArgumentParser(prog="sim/run.py", description=__doc__,
+                            formatter_class=argparse.RawTextHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     def common(p, schemes=pts.SEED_SCHEMES):

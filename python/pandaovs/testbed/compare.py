@@ -21,6 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from .. import cli  # noqa: E402
 from .model import policies  # noqa: E402
 from .plots import COLORS  # noqa: E402
 from .report import rows_of  # noqa: E402
@@ -133,7 +134,7 @@ def fig_metrics(runs, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(
+    p = cli.ArgumentParser(
         prog="python3 -m pandaovs.testbed.compare",
         description="figures comparing testbed runs side by side")
     p.add_argument("--out", required=True, help="directory for the figures")

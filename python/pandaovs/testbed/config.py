@@ -10,7 +10,7 @@ import json
 import os
 from typing import Optional, Tuple
 
-from .. import paths
+from .. import cli, paths
 from .. import workload as workloads
 from . import conditions
 from ..lab import PMD_MAXSLEEP_MAX_US, PORT_TYPES, PortConfig
@@ -94,14 +94,15 @@ class TrialConfig:
 DEFAULT_PMD_MAXSLEEP_US = 50
 
 
-# Exit status of a run stopped by --stop-after (0: every trial ok, 1: a
-# trial failed or the setup did, 2: bad arguments or a refused --resume,
-# 130: interrupted).
-EXIT_STOPPED = 3
+# Exit status of a run stopped by --stop-after: its measurement is
+# incomplete (pandaovs.cli: 0 every trial ok, 1 the setup failed or every
+# trial did, 2 bad arguments or a refused --resume, 3 incomplete: stopped,
+# or some trials failed, 130 interrupted).
+EXIT_STOPPED = cli.EXIT_INCOMPLETE
 
 
 def parser(prog="testbed/run.py"):
-    p = argparse.ArgumentParser(
+    p = cli.ArgumentParser(
         prog=prog,
         description="Panda vs PIAS vs FIFO on one machine (thesis ch. 5): "
         "OVS (userspace datapath) in a private network namespace, PM1/PM2 "
@@ -166,12 +167,13 @@ def parser(prog="testbed/run.py"):
     p.add_argument("--pmd-cpu-mask", metavar="HEX",
                    help="--ports afxdp/dpdk: OVS other_config:pmd-cpu-mask "
                    "(default: one PMD thread, on the last CPU)")
-    p.add_argument("--burst", type=int, metavar="BYTES",
-                   help="panda-sched token bucket depth (default: %d, two "
+    p.add_argument("--burst", type=cli.size(), metavar="SIZE",
+                   help="panda-sched token bucket depth, bytes (default: "
+                   "%d, two "
                    "frames; 0 = the datapath's default, 10 ms at the rate)"
                    % SCHED_BURST)
-    p.add_argument("--ecn-threshold", type=int, metavar="BYTES",
-                   help="panda-sched port ECN threshold K: CE on ECN-"
+    p.add_argument("--ecn-threshold", type=cli.size(), metavar="SIZE",
+                   help="panda-sched port ECN threshold K, bytes: CE on ECN-"
                    "capable packets (those of the --cc conditions that "
                    "negotiate ECN) above it; 0 = drop-tail only (default: "
                    "the profile's; 1g %d, the thesis's K kept in bytes, "
@@ -221,11 +223,12 @@ def parser(prog="testbed/run.py"):
                    help="buffer in packets: each linux-htb queue, or the "
                    "panda-sched port, shared by its levels (default: "
                    "scaled with the rate, 1000 at 1 Gbit/s)")
-    p.add_argument("--warmup", type=float, help="seconds of load before "
-                   "the memcached client starts")
-    p.add_argument("--fct-window", type=float, metavar="SECONDS",
-                   help="experiment (c)'s FCT window (default: quick 20, "
-                   "headline and full 60); the load is kept up half as "
+    p.add_argument("--warmup", type=cli.duration(), metavar="DURATION",
+                   help="load before the memcached client starts (e.g. "
+                   "10s; a bare number is seconds)")
+    p.add_argument("--fct-window", type=cli.duration(), metavar="DURATION",
+                   help="experiment (c)'s FCT window (default: quick 20s, "
+                   "headline and full 60s); the load is kept up half as "
                    "long again")
     p.add_argument("--workload", default=workloads.DEFAULT,
                    metavar="web-search|data-mining|FILE",
@@ -237,10 +240,11 @@ def parser(prog="testbed/run.py"):
                    help="add N long-lived iperf3 streams (PM2 to PM1, the "
                    "path of the flows) as background load to every loaded "
                    "trial (default 0; needs iperf3)")
-    p.add_argument("--goodput-check", type=float, metavar="SECONDS",
+    p.add_argument("--goodput-check", type=cli.duration(),
+                   metavar="DURATION",
                    help="length of the iperf3 cross-check of the load "
-                   "generator's goodput, once per run (default: quick 10, "
-                   "headline and full 30; 0 = skip)")
+                   "generator's goodput, once per run (default: quick 10s, "
+                   "headline and full 30s; 0 = skip)")
     p.add_argument("--flt-level0", type=float, metavar="SHARE",
                    help="the model makes room for the memcached counter's "
                    "excursions so that SHARE of the collected memcached "
@@ -279,9 +283,11 @@ def parser(prog="testbed/run.py"):
                    "results is refused when it differs from the run's "
                    "(--reps may grow; --build-dir, --no-plots, --stop-after "
                    "are this session's)")
-    r.add_argument("--stop-after", type=float, metavar="MINUTES",
-                   help="start no trial once MINUTES have passed since this "
-                   "session started (the trial under way finishes), write "
+    r.add_argument("--stop-after", type=cli.duration(bare=60),
+                   metavar="DURATION",
+                   help="start no trial once DURATION has passed since this "
+                   "session started (e.g. 90m, 2h; a bare number is "
+                   "minutes; the trial under way finishes), write "
                    "the partial result, summary, CSV and figures and exit "
                    "%d with the command that continues the run" % EXIT_STOPPED)
     r.add_argument("--allow-code-change", action="store_true",
@@ -295,9 +301,9 @@ def parser(prog="testbed/run.py"):
     return p
 
 
-def parse_args(argv):
+def parse_args(argv, prog="testbed/run.py"):
     """Checks 'argv' (argparse's exit 2 on errors) -> RunConfig."""
-    p = parser()
+    p = parser(prog)
     return run_config(p, p.parse_args(argv), argv)
 
 
@@ -451,8 +457,7 @@ def run_config(p, a, argv):
     check_s = (a.goodput_check if a.goodput_check is not None
                else MODES[mode]["goodput_check_s"])
     if a.stop_after is not None and a.stop_after <= 0:
-        p.error("--stop-after %g: must be a positive number of minutes"
-                % a.stop_after)
+        p.error("--stop-after: must be positive")
     if a.allow_code_change and not a.resume:
         p.error("--allow-code-change: only with --resume")
     if a.resume and a.calibrate:
@@ -487,7 +492,7 @@ def run_config(p, a, argv):
         flt_level0=a.flt_level0, flt_bound=a.flt_bound, weights=weights,
         threshold_units=units,
         argv=tuple(argv), resume=a.resume,
-        stop_after_s=None if a.stop_after is None else a.stop_after * 60,
+        stop_after_s=a.stop_after,
         allow_code_change=a.allow_code_change, dry_run=a.dry_run)
 
 

@@ -18,7 +18,7 @@ import sys
 import time
 
 from .. import cc as ccs
-from .. import iperf3, paths
+from .. import cli, iperf3, paths
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import is_root
 from . import (conditions, config, experiments, goodput, model, report,
@@ -579,7 +579,11 @@ class Run:
         if failed:
             self.log("run %s: the failed trials run again with: %s"
                      % (self.run_id, self.resume_command()))
-        return 1 if failed or not self.result["trials"] else 0
+        if not self.result["trials"] or len(failed) == len(
+                self.result["trials"]):
+            return cli.EXIT_FAILURE
+        # Some trials measured, some not: the results are incomplete.
+        return cli.EXIT_INCOMPLETE if failed else cli.EXIT_OK
 
     def summarize(self):
         """The summary of the trials so far; "progress" says whether they
