@@ -17,6 +17,8 @@
 # malloc, same results); optional, glibc's malloc without it.
 # python3-numpy, python3-scipy: the testbed's confidence intervals (Student's
 # t quantiles; python/pandaovs/testbed/stats.py).
+# python3-argcomplete: tab completion of the Python programs' options
+# (README.md, "Command-line convention"); optional at run time.
 # valgrind: the benchmarks' --instructions modes (exact instruction counts,
 # independent of the machine's load).
 # debhelper, lintian: the Debian packages (packaging/build-debs.sh) and
@@ -34,7 +36,7 @@ APT_PACKAGES="
   build-essential autoconf automake libtool pkg-config rsync patch
   openvswitch-source libssl-dev libcap-ng-dev libunbound-dev libnuma-dev
   python3 python3-six python3-pytest python3-matplotlib python3-os-ken
-  python3-numpy python3-scipy
+  python3-numpy python3-scipy python3-argcomplete
   libcmocka-dev libpcap-dev libmemcached-dev memcached
   libbpf-dev libxdp-dev dpdk-dev bpftool
   libns3-dev libgsl-dev libtcmalloc-minimal4
