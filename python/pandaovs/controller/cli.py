@@ -26,7 +26,6 @@ to the os-ken application (pandaovs.controller.app) in the environment and
 starts os-ken's manager.
 """
 
-import argparse
 import logging
 import os
 import ssl

@@ -14,7 +14,6 @@ dump-flows s1'...; the sandbox's ovs-* tools are on PATH there), and takes
 it down when the CLI exits.  mininet/README.md is the guide.
 """
 
-import argparse
 import dataclasses
 import datetime
 import sys

@@ -12,7 +12,6 @@ mean FCT of pias and panda per run) and DIR/compare.json (the figures'
 numbers).  Reads each run's result.json (and its panda trial's
 mc-rx.pcap); needs no root."""
 
-import argparse
 import json
 import os
 import sys

@@ -4,7 +4,6 @@ ansible/ drives it) and the typed configuration it produces.
 parse_args() checks the arguments once and returns a RunConfig; the rest
 of the testbed reads only that (never the argparse namespace)."""
 
-import argparse
 import dataclasses
 import json
 import os

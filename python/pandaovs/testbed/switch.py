@@ -32,7 +32,6 @@ experiment measures the tuning, not os-ken's scheduling.
 testbed/switch.py is the command; testbed/README.md, "Workload switch",
 documents it and its results."""
 
-import argparse
 import dataclasses
 import json
 import os
