@@ -37,7 +37,7 @@ APT_PACKAGES="
   openvswitch-source libssl-dev libcap-ng-dev libunbound-dev libnuma-dev
   python3 python3-six python3-pytest python3-matplotlib python3-os-ken
   python3-numpy python3-scipy python3-argcomplete
-  libcmocka-dev libpcap-dev libmemcached-dev memcached
+  libcmocka-dev libjansson-dev libpcap-dev libmemcached-dev memcached
   libbpf-dev libxdp-dev dpdk-dev bpftool
   libns3-dev libgsl-dev libtcmalloc-minimal4
   iproute2 ethtool tcpdump tshark iputils-ping netcat-openbsd procps iperf3

@@ -35,3 +35,32 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/wire.h
 
 PANDA_LIBADD = lib/panda/libpanda.a $(LIBS)
+
+# The JSON forms of a policy (panda/policy-json.h): jansson, for the tools
+# and the shared library only; the datapath links libpanda.a without it.
+noinst_LIBRARIES += lib/panda/libpanda-json.a
+lib_panda_libpanda_json_a_CFLAGS = $(AM_CFLAGS) -fPIC $(JANSSON_CFLAGS)
+lib_panda_libpanda_json_a_SOURCES = \
+	lib/panda/policy-json.c \
+	lib/panda/policy-json.h
+
+# libpanda-policy.so.1: the stable C API of policies for other languages
+# (panda/policy-api.h; Python binds it with ctypes).  Linked without
+# libtool, as the one shared object of the tree: the soname carries
+# PANDA_API_VERSION, the version script exports panda_api_* alone (under
+# the node PANDA_POLICY_1) and hides the rest of lib/panda.  Installed
+# beside the Python package in $(pkglibdir), not in the system's library
+# path: only pandaovs loads it, by its full path.
+pandalibdir = $(pkglibdir)
+pandalib_PROGRAMS = lib/panda/libpanda-policy.so.1
+lib_panda_libpanda_policy_so_1_SOURCES = \
+	lib/panda/policy-api.c \
+	lib/panda/policy-api.h
+lib_panda_libpanda_policy_so_1_CFLAGS = $(AM_CFLAGS) -fPIC
+lib_panda_libpanda_policy_so_1_LDFLAGS = $(AM_LDFLAGS) -shared \
+	-Wl,-soname,libpanda-policy.so.1 \
+	-Wl,--version-script=$(srcdir)/lib/panda/policy-api.map -Wl,-z,defs
+lib_panda_libpanda_policy_so_1_LDADD = lib/panda/libpanda-json.a \
+	lib/panda/libpanda.a $(JANSSON_LIBS) $(LIBS)
+EXTRA_lib_panda_libpanda_policy_so_1_DEPENDENCIES = lib/panda/policy-api.map
+EXTRA_DIST += lib/panda/policy-api.map

@@ -461,6 +461,12 @@ parse_keyword(const char *s, size_t n, struct panda_rule *r)
     return NULL;
 }
 
+char *
+panda_rule_parse_keyword(const char *s, struct panda_rule *r)
+{
+    return parse_keyword(s, strlen(s), r);
+}
+
 /* Parses one rule "VALUE:LEVEL" of 'type' into 'r'. */
 static char *
 parse_rule(enum panda_rule_type type, const char *item, struct panda_rule *r)
@@ -765,6 +771,19 @@ panda_rule_format_value(const struct panda_rule *r, char *buf, size_t size)
 }
 
 int
+panda_policy_format_weight(uint16_t weight, char *buf, size_t size)
+{
+    struct fmt f = fmt_start(buf, size);
+
+    fmt_put(&f, "%d", weight / 100);
+    if (weight % 100) {
+        fmt_put(&f, weight % 10 ? ".%02d" : ".%d",
+                weight % 10 ? weight % 100 : weight % 100 / 10);
+    }
+    return f.len;
+}
+
+int
 panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
 {
     struct fmt f = fmt_start(buf, size);
@@ -780,12 +799,11 @@ panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
     for (i = 0; i < p->n_weights; i++) {
         const struct panda_weight *w = &p->weights[i];
 
-        fmt_put(&f, "%s%" PRIu32 ":%d", i ? "/" : ",weights=",
-                w->above, w->weight / 100);
-        if (w->weight % 100) {
-            fmt_put(&f, w->weight % 10 ? ".%02d" : ".%d",
-                    w->weight % 10 ? w->weight % 100 : w->weight % 100 / 10);
-        }
+        char weight[16];
+
+        panda_policy_format_weight(w->weight, weight, sizeof weight);
+        fmt_put(&f, "%s%" PRIu32 ":%s", i ? "/" : ",weights=", w->above,
+                weight);
     }
     if (panda_kind_has_counter(p->kind)) {
         for (i = 0; i + 1 < p->n_levels; i++) {

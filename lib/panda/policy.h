@@ -203,6 +203,16 @@ int panda_policy_format(const struct panda_policy *p, char *buf, size_t size);
 int panda_rule_format_value(const struct panda_rule *r, char *buf,
                             size_t size);
 
+/* Formats a weight in hundredths as the text syntax writes it ("2",
+ * "2.5", "2.25").  Returns the length like snprintf; 8 bytes are always
+ * enough. */
+int panda_policy_format_weight(uint16_t weight, char *buf, size_t size);
+
+/* Parses the keyword text 's' of a rule 'match' (letters, digits, "-_.~",
+ * \xHH) into r->keyword and r->len.  Returns NULL, or a malloc()ed
+ * message ("match: ...") that the caller frees. */
+char *panda_rule_parse_keyword(const char *s, struct panda_rule *r);
+
 /* Compares the fields that are in use (entries past n_levels/n_weights are
  * ignored). */
 bool panda_policy_equal(const struct panda_policy *a,

@@ -15,6 +15,7 @@ UNIT_TESTS = \
 	tests/unit/test-lg-evloop \
 	tests/unit/test-model \
 	tests/unit/test-policy \
+	tests/unit/test-policy-json \
 	tests/unit/test-scheduler \
 	tests/unit/test-sizehist \
 	tests/unit/test-solver \
@@ -34,6 +35,10 @@ tests_unit_test_classifier_LDADD = $(UNIT_LDADD)
 tests_unit_test_cli_SOURCES = tests/unit/test-cli.c
 tests_unit_test_cli_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cli_LDADD = $(CLI_LIBADD) $(CMOCKA_LIBS)
+tests_unit_test_policy_json_SOURCES = tests/unit/test-policy-json.c
+tests_unit_test_policy_json_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_policy_json_LDADD = lib/panda/libpanda-json.a $(UNIT_LDADD) \
+	$(JANSSON_LIBS)
 tests_unit_test_sizehist_SOURCES = tests/unit/test-sizehist.c
 tests_unit_test_sizehist_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sizehist_LDADD = $(UNIT_LDADD)
