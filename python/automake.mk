@@ -10,22 +10,32 @@ pandaovs_pythondir = $(pkglibdir)/python
 PANDAOVS_PY = $(shell cd $(srcdir)/python && find pandaovs -name '*.py' | LC_ALL=C sort)
 # COMMAND:MODULE
 PANDAOVS_COMMANDS = panda-qos:qos panda-controller:controller
-EXTRA_DIST += python/launcher.in $(addprefix python/,$(PANDAOVS_PY))
+EXTRA_DIST += python/launcher.in python/install_paths.py.in \
+	$(addprefix python/,$(PANDAOVS_PY))
 
+# pandaovs/install_paths.py: the directories of this installation, so that
+# the installed package finds its programs, the policy library and the
+# CDFs without a checkout (pandaovs.paths).
 install-data-local: install-pandaovs-python
 install-pandaovs-python:
 	@set -e; for f in $(PANDAOVS_PY); do \
 	    $(MKDIR_P) "$(DESTDIR)$(pandaovs_pythondir)/$$(dirname $$f)"; \
 	    $(INSTALL_DATA) "$(srcdir)/python/$$f" "$(DESTDIR)$(pandaovs_pythondir)/$$f"; \
-	done
+	done; \
+	$(SED) -e "s|@PYTHONDIR@|$(pandaovs_pythondir)|g" \
+	    -e "s|@BINDIR@|$(bindir)|g" -e "s|@PKGLIBDIR@|$(pkglibdir)|g" \
+	    -e "s|@CDFDIR@|$(cdfdir)|g" $(srcdir)/python/install_paths.py.in \
+	    > "$(DESTDIR)$(pandaovs_pythondir)/pandaovs/install_paths.py"
 
 install-exec-local: install-pandaovs-commands
 install-pandaovs-commands:
 	@set -e; $(MKDIR_P) "$(DESTDIR)$(bindir)"; \
+	rel=$$(realpath -m --relative-to="$(bindir)" "$(pandaovs_pythondir)"); \
 	for c in $(PANDAOVS_COMMANDS); do \
 	    cmd=$${c%%:*}; mod=$${c#*:}; \
 	    $(SED) -e "s|@COMMAND@|$$cmd|g" -e "s|@MODULE@|$$mod|g" \
 	        -e "s|@PYTHONDIR@|$(pandaovs_pythondir)|g" \
+	        -e "s|@PYTHONDIR_FROM_BIN@|$$rel|g" -e "s|@BINDIR@|$(bindir)|g" \
 	        $(srcdir)/python/launcher.in > "$(DESTDIR)$(bindir)/$$cmd.tmp"; \
 	    chmod 755 "$(DESTDIR)$(bindir)/$$cmd.tmp"; \
 	    mv -f "$(DESTDIR)$(bindir)/$$cmd.tmp" "$(DESTDIR)$(bindir)/$$cmd"; \

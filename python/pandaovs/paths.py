@@ -1,6 +1,14 @@
-"""Where things are: the source tree, the build tree and the Python that
-runs the package.  The one place that knows the layout (tests, the
-testbed, the benchmarks and the launchers all ask here).
+"""Where things are: the installed package's files, or the source tree and
+the build tree, and the Python that runs the package.  The one place that
+knows the layout (tests, the testbed, the benchmarks and the launchers all
+ask here).
+
+Installed ('make install', the Debian packages): 'make install' writes
+pandaovs/install_paths.py (from python/install_paths.py.in) with the
+directories configure chose, so the programs, the policy library and the
+CDFs are found where the packages put them, with no checkout.  From a
+checkout (no install_paths module) they are in the build tree and the
+source tree.
 
 The build tree is the one ./build.sh makes (default <repo>/_build), or the
 one named by $PANDA_BUILD_DIR (tests/run.sh sets it) or by an explicit
@@ -13,10 +21,31 @@ toolchain; bpf/bpf-status says why not).
 
 import os
 
+try:
+    from . import install_paths as _installed
+except ImportError:
+    _installed = None
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON_DIR = os.path.dirname(HERE)
 TOP = os.path.dirname(PYTHON_DIR)
-CDF_DIR = os.path.join(TOP, "load_generator", "cdf")
+# True when this package runs from where 'make install' put it.
+INSTALLED = _installed is not None
+
+
+def _install_dir(name):
+    """Directory 'name' of install_paths, taken relative to where the
+    package is now rather than where it was installed, so that an
+    installed tree moved as a whole (a package unpacked with dpkg-deb -x
+    into a scratch root) still finds its files."""
+    path = getattr(_installed, name)
+    return os.path.normpath(os.path.join(
+        PYTHON_DIR, os.path.relpath(path, _installed.PYTHONDIR)))
+
+
+CDF_DIR = (_install_dir("CDF_DIR") if INSTALLED
+           else os.path.join(TOP, "load_generator", "cdf"))
+POLICY_LIBRARY = "libpanda-policy.so.1"
 # Debian's interpreter: python3-os-ken and matplotlib import there (a pyenv
 # python3 on PATH does not see them).
 PY = "/usr/bin/python3"
@@ -43,8 +72,27 @@ def dpdk_build_dir(explicit=None):
 
 
 def cdf(name):
-    """A distribution shipped with the load generator (load_generator/cdf)."""
+    """A distribution shipped with the load generator: installed in
+    $(pkgdatadir)/cdf, in a checkout load_generator/cdf."""
     return os.path.join(CDF_DIR, name)
+
+
+def tool(name):
+    """The path of a project program (panda-model, ...): installed in
+    $(bindir), from a checkout in the build tree's tools/.  Not checked:
+    callers say what is missing when they run it."""
+    if INSTALLED:
+        return os.path.join(_install_dir("BINDIR"), name)
+    return os.path.join(build_dir(), "tools", name)
+
+
+def policy_library():
+    """libpanda-policy.so.1, which pandaovs.policy binds: installed in
+    $(pkglibdir), from a checkout in the build tree ($PANDA_BUILD_DIR, else
+    <repo>/_build)."""
+    if INSTALLED:
+        return os.path.join(_install_dir("PKGLIBDIR"), POLICY_LIBRARY)
+    return os.path.join(build_dir(), "lib", "panda", POLICY_LIBRARY)
 
 
 class BuildTree:

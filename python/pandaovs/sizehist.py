@@ -19,10 +19,11 @@ controller runs is panda-model itself on the datapath's own numbers.
 
 import struct
 
-NX_VENDOR_ID = 0x00002320
+from . import policy
+from .policy import NX_VENDOR_ID  # noqa: F401 (OpenFlow's, shared)
+
 NXST_PANDA_HISTOGRAM = 5        # Nicira statistics subtype (exp_type).
 VERSION = 1
-MAX_LEVELS = 8
 MAX_PAYLOAD = 65535
 U64_MAX = (1 << 64) - 1
 CDF_MAX_VALUE = 1 << 40     # The largest value lib/panda's CDFs take.
@@ -191,7 +192,7 @@ def parse(text):
             raise HistogramError("%s: no \"panda-histogram %d\" line before "
                                  "the buckets" % (where, VERSION))
         elif w[0] == "payload" and len(w) == 4:
-            lv = _int(w[1], "level", 0, MAX_LEVELS - 1, where)
+            lv = _int(w[1], "level", 0, policy.MAX_LEVELS - 1, where)
             lo = _int(w[2], "payload size", 1, MAX_PAYLOAD, where)
             c = _int(w[3], "count", 0, U64_MAX, where)
             b = cur.payload.setdefault(lv, {})

@@ -40,6 +40,8 @@ EXPECTED = {
         "/opt/panda-ovs/bin/panda-fg-client",
         "/opt/panda-ovs/bin/panda-mc-client",
         "/opt/panda-ovs/lib/panda-ovs/python/pandaovs/qos.py",
+        "/opt/panda-ovs/lib/panda-ovs/python/pandaovs/install_paths.py",
+        "/opt/panda-ovs/lib/panda-ovs/libpanda-policy.so.1",
         "/opt/panda-ovs/share/panda-ovs/cdf/web-search.cdf",
         "/opt/panda-ovs/share/panda-ovs/cdf/memcached-values.cdf",
         "/opt/panda-ovs/bin/panda-cc",
@@ -154,6 +156,70 @@ def test_programs_run_from_the_package(debs, tmp_path):
     assert res.returncode == 0 and "--levels" in res.stdout, res
     with open(root + "/opt/panda-ovs/bin/panda-qos") as f:
         assert "PYTHONPATH=/opt/panda-ovs/lib/panda-ovs/python" in f.read()
+
+
+def test_installed_tree_needs_no_checkout(debs, tmp_path):
+    """Unpacked into a scratch root, with no checkout anywhere on the path
+    (an empty working directory, no PYTHONPATH, no PANDA_BUILD_DIR): the
+    package binds its own policy library, panda-controller checks a
+    configuration written by its own panda-model with a CDF it ships, and
+    --auto-tune's default model is the packaged panda-model."""
+    for deb in debs.values():
+        subprocess.run(["dpkg-deb", "-x", deb, str(tmp_path)], check=True)
+    prefix = str(tmp_path / "opt" / "panda-ovs")
+    pyroot = prefix + "/lib/panda-ovs/python"
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PANDA_BUILD_DIR")}
+    env["PATH"] = "/usr/bin:/bin"
+
+    def py(code):
+        res = subprocess.run(["/usr/bin/python3", "-c", code],
+                             env=dict(env, PYTHONPATH=pyroot),
+                             cwd=str(work), capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 0, res.stderr
+        return res.stdout.split("\n")
+
+    lib, cdf, model, top, text = py(
+        "from pandaovs import paths, policy\n"
+        "p = policy.Policy.from_text('id=3,thresholds=10/20')\n"
+        "print(paths.policy_library()); print(paths.cdf('web-search.cdf'))\n"
+        "print(paths.tool('panda-model')); print(paths.INSTALLED)\n"
+        "print(p.text())")[:5]
+    assert lib == prefix + "/lib/panda-ovs/libpanda-policy.so.1"
+    assert cdf == prefix + "/share/panda-ovs/cdf/web-search.cdf"
+    assert model == prefix + "/bin/panda-model"
+    assert top == "True" and text.startswith("id=3,threshold=0,")
+    assert os.path.isfile(cdf) and os.access(model, os.X_OK)
+
+    # A policy from the packaged panda-model on a packaged CDF, checked by
+    # the packaged controller (through its launcher).
+    policy = work / "policy.json"
+    res = subprocess.run([model, "--pias", "--id", "2", "--cdf", cdf,
+                          "--load", "0.5", "--levels", "4", "-q",
+                          "-o", str(policy)], env=env, cwd=str(work),
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    res = subprocess.run([prefix + "/bin/panda-controller", "check",
+                          "--config", str(policy)], env=env, cwd=str(work),
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "panda(id=2,kind=pias," in res.stdout, res.stdout
+
+    # --auto-tune's model path without --auto-tune-model: the packaged
+    # panda-model, accepted by the settings check (an executable).
+    settings = py(
+        "from pandaovs.controller import cli\n"
+        "def show(args):\n"
+        "    s = cli._autotune_settings(args)\n"
+        "    print(s.model if s else 'refused')\n"
+        "cli.cmd_run = show\n"
+        "cli.main(['run', '--config', %r, '--auto-tune',\n"
+        "          '--auto-tune-load', '0.5', '--auto-tune-cdf', %r])"
+        % (str(policy), cdf))[0]
+    assert settings == model
 
 
 def debian_ovs(tmp_path, name):

@@ -618,8 +618,7 @@ def keep_flt_bound(proposed, excursion):
     alpha_1, 0 if alpha_1 is above it."""
     if excursion is None or not proposed.thresholds:
         return proposed
-    return dataclasses.replace(
-        proposed, floor=min(0, proposed.thresholds[0] - excursion))
+    return proposed.replace(floor=min(0, proposed.thresholds[0] - excursion))
 
 
 def run_model(settings, current, window, keep_dir=None, excursion=None):

@@ -155,8 +155,7 @@ def _autotune_settings(args):
         print("panda_controller: --auto-tune needs --auto-tune-load RHO",
               file=sys.stderr)
         return None
-    model = args.auto_tune_model or os.path.join(
-        paths.build_dir(), "tools", "panda-model")
+    model = args.auto_tune_model or paths.tool("panda-model")
     try:
         levels = tuple(int(x) for x in args.auto_tune_flt_levels.split(","))
     except ValueError:
@@ -327,7 +326,8 @@ def main(argv=None):
                          "that \"auto_tune_bounds\" does not give: its "
                          "configured value / and x this (default 4)")
     at.add_argument("--auto-tune-model", default=None,
-                    help="panda-model (default: the build's)")
+                    help="panda-model (default: the installed one; in "
+                         "a checkout, the build tree's)")
     run.add_argument("--log-file", default=None)
     run.add_argument("--pid-file", default=None)
     run.add_argument("--verbose", action="store_true")

@@ -54,23 +54,17 @@ load_checked() raises ConfigError with the file and the problem, never
 another exception; ConfigWatcher tries a given
 version of the files once, so a bad file is reported once, not every poll.
 
-Policy files: panda-model's JSON, read by pandaovs.policy.Policy.from_json:
-the structured fields are authoritative -- "id", "kind", "threshold",
-"weights" ([[above, weight], ...], weight a number with up to two
-decimals), "thresholds", "dscp", "queues", and optionally "ctl_level",
-"floor", "idle_reset"; the rule kinds (app, match, length, compose) add
-"priority_rules" ([{"match": "get\\x20", "level": 0}, {"app": 46, "level": 0},
-{"length": 1000, "level": 2}, ...], a keyword written as in the text
-syntax), "levels" and "default_level".  "action" (the policy text panda-model prints) is
+Policy files: panda-model's JSON (its keys: tools/README-panda-model.md),
+read by lib/panda through pandaovs.policy.Policy.from_json: the structured
+fields are authoritative; "action" (the policy text panda-model prints) is
 compared with them and a mismatch is reported as a warning.
 
 Validation (the decision): everything is checked here, when the files are
 read, before anything is pushed -- the JSON structure (types, counts, the
 value ranges the action can carry) and lib/panda's policy
 rules (thresholds strictly ascending, weights >= 1 and non-decreasing,
-t0 >= T, ctl_level < K, floor <= 0, PIAS with T = 0, ...), which Policy
-applies with lib/panda's own messages (tests/vectors/policies.txt keeps the
-two in step), e.g. "policy.json: policy id 7: thresholds: not strictly
+t0 >= T, ctl_level < K, floor <= 0, PIAS with T = 0, ...), both by
+lib/panda with its own messages, e.g. "policy.json: policy id 7: thresholds: not strictly
 ascending (50000 after 500000)".  The switch applies the same rules when it
 decodes the action; each switch gets its changes in one atomic OpenFlow
 bundle, so a switch that refuses anything keeps the previous policy
