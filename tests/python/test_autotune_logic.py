@@ -170,7 +170,7 @@ def test_model_run_is_panda_model(tmp_path):
     cur = Policy(id=9, threshold=1000, thresholds=(10000, 100000),
                  dscp=(46, 26, 10), queues=(0, 1, 2))
     w = hist(9, {24: 500, 96: 100}, {1448: 3000, 512: 50})
-    proposed, model, cmd, source = autotune.run_model(
+    proposed, model, cmd, source = autotune.propose(
         s, cur, w, keep_dir=str(tmp_path))
     assert source == CDF            # No finished flows: the file.
     with open(tmp_path / "flt.hist") as f:
@@ -227,7 +227,7 @@ def test_live_flows_set_the_thresholds(tmp_path):
     for name, w in (("small", small), ("large", large)):
         d = tmp_path / name
         d.mkdir()
-        proposed, _, cmd, source = autotune.run_model(s, cur, w,
+        proposed, _, cmd, source = autotune.propose(s, cur, w,
                                                       keep_dir=str(d))
         assert source == "live 100 flows"
         assert "--cdf %s " % (d / "flows.cdf") in cmd
@@ -248,7 +248,7 @@ def test_live_flows_set_the_thresholds(tmp_path):
     assert out["small"].thresholds[0] < 1048576 <= out["large"].thresholds[1]
     # 49 flows: the file.
     few = flows_hist(9, {5120: 49})
-    assert autotune.run_model(s, cur, few)[3] == CDF
+    assert autotune.propose(s, cur, few)[3] == CDF
 
     # No file: the window waits for 50 flows, then has them.
     s2 = autotune.Settings(model=MODEL, cdf=None, load=0.6, min_flows=50,

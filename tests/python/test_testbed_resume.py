@@ -86,7 +86,7 @@ class Lab:
         self.interrupt = None
         self.out = str(tmp_path / "out")
         monkeypatch.setattr(runner, "run_trial", self.run_trial)
-        monkeypatch.setattr(runner.model, "run_model", self.run_model)
+        monkeypatch.setattr(runner.model, "make_policies", self.run_model)
         monkeypatch.setattr(runner.Run, "preflight", lambda self: None)
         monkeypatch.setattr(runner, "cc_session", fake_cc_session)
 

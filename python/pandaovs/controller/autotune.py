@@ -310,8 +310,7 @@ def bound_proposal(current, proposed, bounds, max_step):
     if not notes:
         return proposed, notes
     try:
-        return dataclasses.replace(proposed, threshold=t, thresholds=ts), \
-            notes
+        return proposed.replace(threshold=t, thresholds=ts), notes
     except PolicyError as e:
         return None, notes + ["limited proposal refused: %s" % e]
 
@@ -500,8 +499,8 @@ class Tuner:
                 " or %d finished flows" % st.min_flows), None, inputs
         excursion = self.flt_excursion(current)
         try:
-            raw, _, cmd, source = run_model(st, current, win.hist,
-                                            excursion=excursion)
+            raw, _, cmd, source = propose(st, current, win.hist,
+                                          excursion=excursion)
         except (modeltool.ModelToolError, PolicyError, OSError) as e:
             return "keep", "model failed: %s" % e, None, inputs
         proposed, limits = bound_proposal(current, raw, bounds, st.max_step)
@@ -596,20 +595,16 @@ def model_inputs(window, settings, directory):
     return paths
 
 
-def model_command(settings, current, flt, fht, cdf, out):
-    """The panda-model command for the policy id of 'current' on the FLT
-    and FHT files and the flow-size CDF 'cdf' (the live one is in bytes):
-    K, DSCP and queues of the policy in force."""
-    unit = settings.cdf_unit if cdf == settings.cdf else "bytes"
-    return [settings.model, "--id", str(current.id),
-            "--flt", flt, "--fht", fht,
-            "--cdf", cdf, "--cdf-unit", unit,
-            "--load", repr(settings.load),
-            "--levels", str(current.n_levels),
-            "--header-len", str(settings.header_len),
-            "--dscp", "/".join(str(d) for d in current.dscp),
-            "--queues", "/".join(str(q) for q in current.queues),
-            "-o", out]
+def model_options(settings, current, flt, fht, cdf):
+    """panda-model's options (modeltool.command()) for the policy id of
+    'current' on the FLT and FHT files and the flow-size CDF 'cdf' (the
+    live one is in bytes): K, DSCP and queues of the policy in force."""
+    return dict(id=current.id, flt=flt, fht=fht, cdf=cdf,
+                cdf_unit=settings.cdf_unit if cdf == settings.cdf
+                else "bytes",
+                load=settings.load, levels=current.n_levels,
+                header_len=settings.header_len, dscp=current.dscp,
+                queues=current.queues)
 
 
 def keep_flt_bound(proposed, excursion):
@@ -621,19 +616,19 @@ def keep_flt_bound(proposed, excursion):
     return proposed.replace(floor=min(0, proposed.thresholds[0] - excursion))
 
 
-def run_model(settings, current, window, keep_dir=None, excursion=None):
-    """Runs panda-model on 'window' for the id of 'current'; returns
-    (Policy, with the FLT counter bound 'excursion' kept
+def propose(settings, current, window, keep_dir=None, excursion=None):
+    """Runs panda-model (modeltool.run_model) on 'window' for the id of
+    'current'; returns (Policy, with the FLT counter bound 'excursion' kept
     (keep_flt_bound()), model JSON, command, where the flow sizes came
-    from: "live N flows" or the CDF file).  'keep_dir': write the inputs there (kept),
-    else in a temporary directory."""
+    from: "live N flows" or the CDF file).  'keep_dir': write the inputs
+    there (kept), else in a temporary directory."""
     d = keep_dir or tempfile.mkdtemp(prefix="panda-autotune-")
     try:
         paths = model_inputs(window, settings, d)
-        out = os.path.join(d, "policy.json")
-        cmd = model_command(settings, current, paths["flt"], paths["fht"],
-                            paths["cdf"], out)
-        record, warnings = modeltool.run({"tuned": cmd}, {"tuned": out})
+        record, warnings = modeltool.run_model(
+            settings.model, {"tuned": model_options(
+                settings, current, paths["flt"], paths["fht"],
+                paths["cdf"])}, d)
         rec = record["tuned"]
         source = "live %d flows" % window.flows() \
             if paths["cdf"] != settings.cdf else settings.cdf
@@ -677,7 +672,7 @@ def influence(settings, current, win, proposed, excursion=None, limit=8):
             out[br] = "no FLT or FHT packets without it"
             continue
         try:
-            alt = run_model(settings, current, w.hist, excursion=excursion)[0]
+            alt = propose(settings, current, w.hist, excursion=excursion)[0]
         except (modeltool.ModelToolError, PolicyError, OSError) as e:
             out[br] = "model failed without it: %s" % e
             continue

@@ -225,17 +225,6 @@ def cmd_fq_codel_check(args):
 
 # ------------------------------------------------------------ crosscheck
 
-def _dscps(action, levels=8):
-    for part in action.split(","):
-        if part.startswith("dscp="):
-            return [int(x) for x in part[5:].split("/")]
-    n = levels
-    for part in action.split(","):
-        if part.startswith("thresholds="):
-            n = len(part[11:].split("/")) + 1
-    return [i + 1 for i in range(n)]
-
-
 def cmd_crosscheck(args):
     """The testbed's quick point in the simulator: 50 Mbit/s, CUBIC,
     Linux timers, 14 web-search flows in a closed loop, memcached GETs on
@@ -248,9 +237,11 @@ def cmd_crosscheck(args):
     given (the testbed collects on its FIFO trial too)."""
     ctx = _ctx(args, args.run_id or "crosscheck")
     from . import policy as pol
+    from ..policy import Policy
     dscps = [i + 1 for i in range(8)]
     if args.policy:
-        dscps = _dscps(pol.load_policy(args.policy)["panda"]["action"])
+        dscps = list(Policy.from_text(
+            pol.load_policy(args.policy)["panda"]["action"]).dscp)
     wred = "wred=" + "/".join("%d:74999:75000:1" % d
                               for d in sorted(set(dscps[1:])))
     fifo = pts.Point(topology="dumbbell", edge_rate="50Mbps",
@@ -624,7 +615,7 @@ def cmd_profile(args):
     try:
         doc = pol.load_policy(args.policy) if args.policy else None
         parts, funcs, path = profile.run(ctx, p, doc, args.freq)
-    except (pol.PolicyError, profile.ProfileError) as e:
+    except (pol.ModelToolError, profile.ProfileError) as e:
         sys.exit("sim/run.py profile: %s" % e)
     print("%s (%s): own time per part of the simulation" % (p.name(),
                                                             ctx.malloc))

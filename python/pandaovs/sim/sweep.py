@@ -108,12 +108,12 @@ def run_sweep(ctx, points, jobs, policy_file=None, log=_log,
             path = os.path.join(pdir, "policy.json")
             try:
                 policies[g] = (pol.load_policy(path) if os.path.exists(path)
-                               else pol.run_model(
+                               else pol.make_policies(
                                    ctx.build_dir, d,
                                    os.path.join(ctx.top, "load_generator",
                                                 "cdf", p.workload + ".cdf"),
                                    _model_load(p, res[g]), pdir))
-            except pol.PolicyError as e:
+            except pol.ModelToolError as e:
                 errors[g + " (model)"] = str(e)
                 log("model for %s: FAILED: %s" % (g, e))
                 continue

@@ -12,9 +12,8 @@ import collections
 import json
 import os
 
-from .. import modeltool
 from ..lab import FG_PORT, MEMCACHED_PORT
-from ..modeltool import ModelToolError
+from ..modeltool import ModelToolError, load_policy, run_model  # noqa: F401
 from ..policy import Policy, PolicyError
 from . import pcap
 from .topology import PM2_IP
@@ -32,8 +31,8 @@ THRESHOLD_UNITS = ("counter", "counter-w1", "bytes")
 ALL_ONES_ID = 3
 
 
-class ModelError(RuntimeError):
-    pass
+# The model tool's error (one class: a failed run, a bad policy record).
+ModelError = ModelToolError
 
 
 def sample_summary(path, port):
@@ -66,9 +65,10 @@ def sample_summary(path, port):
             "share_below_1000": sum(c for s, c in ordered if s < 1000) / n}
 
 
-def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
-              flt_level0=0.99, flt_bound="floor", weights=None,
-              threshold_units="counter", counter_fht=None, log=None):
+def make_policies(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
+                  flt_level0=0.99, flt_bound="floor", weights=None,
+                  threshold_units="counter", counter_fht=None,
+                  log=None):
     """Runs panda-model for Panda and PIAS on the flow-size CDF 'cdf' (the
     run's workload); returns the policy record.  'flt_level0', 'flt_bound':
     the Panda policy makes room for the memcached counter's excursions in
@@ -92,22 +92,17 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
         tool = build.tool("panda-model")
     except RuntimeError as e:
         raise ModelError(str(e))
-    common = ["--cdf", cdf, "--load", str(load),
-              "--levels", str(levels)]
-    names = list(MODEL_IDS) + ([ALL_ONES] if weights else [])
-    out_json = {s: os.path.join(outdir, "%s-policy.json" % s)
-                for s in names}
+    common = dict(cdf=cdf, load=load, levels=levels)
 
-    def panda(name, pid, extra):
-        return [tool, "--id", str(pid),
-                "--flt", flt_pcap, "--flt-filter",
-                "src host %s and tcp src port %d" % (PM2_IP, MEMCACHED_PORT),
-                "--fht", fht_pcap, "--fht-filter",
-                "src host %s and tcp src port %d" % (PM2_IP, FG_PORT),
-                "--flt-level0", "%g" % flt_level0,
-                "--flt-bound", flt_bound,
-                "-o", out_json[name]] + extra + common
-    cmds = {
+    def panda(pid, extra):
+        return dict(
+            id=pid, flt=flt_pcap,
+            flt_filter="src host %s and tcp src port %d" % (PM2_IP,
+                                                            MEMCACHED_PORT),
+            fht=fht_pcap,
+            fht_filter="src host %s and tcp src port %d" % (PM2_IP, FG_PORT),
+            flt_level0=flt_level0, flt_bound=flt_bound, **extra, **common)
+    runs = {
         # Not eq. 3-24's mapping by each class's eta: computed from the
         # collection's sizes it raises the thresholds as much as the
         # weights raise an average flow's counter, so the weights only
@@ -120,24 +115,19 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
         # bytes (tools/README-panda-model.md, "Thresholds in counter
         # units").  memcached's bound (--flt-level0) is computed with the
         # weights either way.
-        "panda": panda("panda", MODEL_IDS["panda"],
-                       ["--weight-values", weights,
-                        "--byte-thresholds" if threshold_units == "bytes"
-                        else "--counter-thresholds"]
-                       + (["--counter-fht", counter_fht]
-                          if counter_fht and threshold_units == "counter-w1"
-                          else [])
-                       if weights else []),
-        "pias": [tool, "--pias", "--id", str(MODEL_IDS["pias"]),
-                 "-o", out_json["pias"]] + common,
+        "panda": panda(MODEL_IDS["panda"], dict(
+            weight_values=weights,
+            byte_thresholds=threshold_units == "bytes",
+            counter_thresholds=threshold_units != "bytes",
+            counter_fht=counter_fht
+            if threshold_units == "counter-w1" else None)
+            if weights else {}),
+        "pias": dict(pias=True, id=MODEL_IDS["pias"], **common),
     }
     if weights:
-        cmds[ALL_ONES] = panda(ALL_ONES, ALL_ONES_ID, [])
-    try:
-        out, warnings = modeltool.run(cmds, out_json)
-    except ModelToolError as e:
-        raise ModelError(str(e))
-    for name in cmds:
+        runs[ALL_ONES] = panda(ALL_ONES_ID, {})
+    out, warnings = run_model(tool, runs, outdir)
+    for name in runs:
         if warnings[name]:
             raise ModelError("panda-model (%s): %s"
                              % (name, warnings[name][0]))
@@ -169,22 +159,6 @@ def run_model(build, flt_pcap, fht_pcap, cdf, load, levels, outdir,
         log("  thresholds in counter units: C(alpha) / alpha = %s (%s)" % (
             "/".join("%.2f" % r for r in mapping["counter_per_byte"]), how))
     return out
-
-
-def load_policy(path):
-    """Reads a saved policy record (a run's policy.json).  Returns it,
-    checked: each action is a valid policy."""
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise ModelError("--policy %s: %s" % (path, e))
-    if not all(isinstance(doc.get(s), dict) and "action" in doc[s]
-               for s in MODEL_IDS):
-        raise ModelError("--policy %s: expected a testbed policy.json with "
-                         "panda.action and pias.action" % path)
-    policies(doc, "--policy %s" % path)
-    return doc
 
 
 def policies(record, where="policy"):

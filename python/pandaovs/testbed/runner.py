@@ -687,7 +687,7 @@ class Run:
                      coll["fht"].get("mean_payload") or 0))
         self.log("stage 2: model (panda-model, %s CDF, rho %g, K %d)"
                  % (c.workload.name, c.load, tb.levels))
-        pol = model.run_model(self.build, flt, fht, self.cdf, c.load,
+        pol = model.make_policies(self.build, flt, fht, self.cdf, c.load,
                               tb.levels, self.dir, flt_level0=c.flt_level0,
                               flt_bound=c.flt_bound, weights=c.weights,
                               threshold_units=c.threshold_units,
@@ -735,7 +735,7 @@ class Run:
             "fht_pcap": fht_w1, "fht": model.sample_summary(fht_w1,
                                                             FG_PORT)}
         self.log("stage 2b: model again, C(alpha) from %s" % fht_w1)
-        return model.run_model(self.build, flt, fht, self.cdf, c.load,
+        return model.make_policies(self.build, flt, fht, self.cdf, c.load,
                                tb.levels, self.dir, flt_level0=c.flt_level0,
                                flt_bound=c.flt_bound, weights=c.weights,
                                threshold_units=c.threshold_units,
