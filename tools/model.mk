@@ -10,5 +10,6 @@ MODEL_PCAP_CFLAGS = -DHAVE_PCAP $(PCAP_CFLAGS)
 endif
 
 tools_panda_model_SOURCES = tools/panda-model.c $(MODEL_COMMON_SOURCES)
-tools_panda_model_CFLAGS = $(AM_CFLAGS) $(MODEL_PCAP_CFLAGS)
-tools_panda_model_LDADD = $(CLI_LIBADD) $(PCAP_LIBS)
+tools_panda_model_CFLAGS = $(AM_CFLAGS) $(MODEL_PCAP_CFLAGS) $(JANSSON_CFLAGS)
+tools_panda_model_LDADD = lib/panda/libpanda-json.a $(CLI_LIBADD) $(PCAP_LIBS) \
+	$(JANSSON_LIBS)

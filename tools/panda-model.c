@@ -18,9 +18,12 @@
 #include <panda/cdf.h>
 #include "model-input.h"
 #include <panda/model.h>
+#include <panda/policy-json.h>
 #include <panda/policy.h>
 #include <panda/solver.h>
 #include <panda/base.h>
+
+#include <jansson.h>
 
 #include <cli/json.h>
 #include <cli/log.h>
@@ -941,21 +944,21 @@ counter_thresholds(const struct options *o, const struct input_summary *fht,
                                  : UINT64_MAX;
     if (o->n_cfht) {
         counter_measured(o, c, r);
+        for (j = 0; j < n; j++) {
+            r->cm_ratio[j] = c[j] / (double) r->alpha_bytes[j];
+        }
+        raised = panda_model_map_thresholds(r->alpha_bytes, c, n,
+                                            r->cm_raw_from, p->alpha);
     } else {
         uint32_t sizes[64];
         size_t n_sizes = panda_model_slow_start_sizes(
             r->cm_iw, r->cm_tso_max, sizes, sizeof sizes / sizeof sizes[0]);
 
-        for (j = 0; j < n; j++) {
-            c[j] = panda_model_counter_at(p, sizes, n_sizes,
-                                          r->alpha_bytes[j]);
-        }
+        raised = panda_model_counter_thresholds(p, sizes, n_sizes,
+                                                r->alpha_bytes, n,
+                                                r->cm_raw_from, p->alpha,
+                                                r->cm_ratio);
     }
-    for (j = 0; j < n; j++) {
-        r->cm_ratio[j] = c[j] / (double) r->alpha_bytes[j];
-    }
-    raised = panda_model_map_thresholds(r->alpha_bytes, c, n,
-                                        r->cm_raw_from, p->alpha);
     r->have_counter_map = true;
     if (raised) {
         note(r, "--counter-thresholds: %d threshold(s) in bytes raised above"
@@ -1158,18 +1161,6 @@ json_u64s(struct cli_json *j, const char *key, const uint64_t *v, int n)
 }
 
 static void
-json_u8s(struct cli_json *j, const char *key, const uint8_t *v, int n)
-{
-    int i;
-
-    cli_json_array_compact(j, key);
-    for (i = 0; i < n; i++) {
-        cli_json_u64(j, NULL, v[i]);
-    }
-    cli_json_end_array(j);
-}
-
-static void
 json_doubles(struct cli_json *j, const char *key, const double *v, int n)
 {
     int i;
@@ -1241,54 +1232,62 @@ json_inputs(struct cli_json *j, const char *key,
     cli_json_end_object(j);
 }
 
-/* The policy itself, as the controller reads it. */
+/* Writes the JSON value 'v' under 'key' (NULL in an array) with 'j':
+ * arrays of scalars on one line. */
+static void
+json_emit(struct cli_json *j, const char *key, json_t *v)
+{
+    const char *k;
+    json_t *e;
+    size_t i;
+    bool flat = true;
+
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        cli_json_object(j, key);
+        json_object_foreach (v, k, e) {
+            json_emit(j, k, e);
+        }
+        cli_json_end_object(j);
+        break;
+    case JSON_ARRAY:
+        json_array_foreach (v, i, e) {
+            flat = flat && !json_is_object(e);
+        }
+        (flat ? cli_json_array_compact : cli_json_array)(j, key);
+        json_array_foreach (v, i, e) {
+            json_emit(j, NULL, e);
+        }
+        cli_json_end_array(j);
+        break;
+    case JSON_STRING: cli_json_str(j, key, json_string_value(v)); break;
+    case JSON_INTEGER: cli_json_i64(j, key, json_integer_value(v)); break;
+    case JSON_REAL: cli_json_double(j, key, json_real_value(v)); break;
+    case JSON_TRUE: cli_json_bool(j, key, true); break;
+    case JSON_FALSE: cli_json_bool(j, key, false); break;
+    case JSON_NULL: cli_json_null(j, key); break;
+    }
+}
+
+/* The policy itself, as lib/panda writes a policy document (the one
+ * writer of a policy's JSON; the controller reads it with the one reader):
+ * its members at the top of panda-model's output. */
 static void
 json_policy(struct cli_json *j, const struct result *r)
 {
-    const struct panda_policy *p = &r->policy;
-    int i;
+    char *text = panda_policy_json_write(&r->policy, PANDA_JSON_DOC);
+    json_t *doc = json_loads(text, 0, NULL);
+    const char *key;
+    json_t *v;
 
-    cli_json_i64(j, "version", 1);
-    cli_json_u64(j, "id", p->id);
-    cli_json_str(j, "kind", panda_policy_kind_name(p->kind));
-    cli_json_u64(j, "threshold", p->threshold);
-    cli_json_array_compact(j, "weights");
-    for (i = 0; i < p->n_weights; i++) {
-        cli_json_array_compact(j, NULL);
-        cli_json_u64(j, NULL, p->weights[i].above);
-        cli_json_double(j, NULL,
-                        p->weights[i].weight / (double) PANDA_WEIGHT_ONE);
-        cli_json_end_array(j);
+    if (!doc) {
+        cli_log_fatal("internal error: lib/panda wrote bad JSON: %s", text);
     }
-    cli_json_end_array(j);
-    json_u64s(j, "thresholds", p->alpha, p->n_levels - 1);
-    json_u8s(j, "dscp", p->dscp, p->n_levels);
-    json_u8s(j, "queues", p->queue, p->n_levels);
-    if (p->floor) {
-        /* Only a bound (--flt-bound floor) sets it. */
-        cli_json_i64(j, "floor", p->floor);
+    json_object_foreach (doc, key, v) {
+        json_emit(j, key, v);
     }
-    if (p->n_rules) {
-        cli_json_array(j, "priority_rules");
-        for (i = 0; i < p->n_rules; i++) {
-            const struct panda_rule *rule = &p->rules[i];
-            char value[PANDA_MAX_KEYWORD * 4 + 1];
-
-            cli_json_object(j, NULL);
-            if (rule->type == PANDA_RULE_MATCH) {
-                panda_rule_format_value(rule, value, sizeof value);
-                cli_json_str(j, "match", value);
-            } else {
-                cli_json_u64(j, panda_rule_type_name(rule->type),
-                             rule->type == PANDA_RULE_APP
-                             ? rule->dscp : rule->min_payload);
-            }
-            cli_json_u64(j, "level", rule->level);
-            cli_json_end_object(j);
-        }
-        cli_json_end_array(j);
-    }
-    cli_json_str(j, "action", r->action);
+    json_decref(doc);
+    free(text);
 }
 
 /* T (eq. 3-9) and the data ratios. */
