@@ -1,7 +1,6 @@
 /* Live size histograms; see sizehist.h. */
 #include <panda/sizehist.h>
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,25 +146,6 @@ panda_sizehist_snapshot(struct panda_sizehist *dst,
     load_all(dst->flow, src->flow, PANDA_SIZEHIST_FLOW_BUCKETS);
 }
 
-static void
-add_all(uint64_t *dst, const uint64_t *src, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        dst[i] = dst[i] + src[i] < dst[i] ? UINT64_MAX : dst[i] + src[i];
-    }
-}
-
-void
-panda_sizehist_merge(struct panda_sizehist *dst,
-                     const struct panda_sizehist *src)
-{
-    add_all(&dst->payload[0][0], &src->payload[0][0],
-            sizeof src->payload / sizeof src->payload[0][0]);
-    add_all(dst->flow, src->flow, PANDA_SIZEHIST_FLOW_BUCKETS);
-}
-
 static uint64_t
 sat_sum(const uint64_t *c, size_t n)
 {
@@ -179,45 +159,9 @@ sat_sum(const uint64_t *c, size_t n)
 }
 
 uint64_t
-panda_sizehist_packets(const struct panda_sizehist *h,
-                       unsigned int level_mask)
-{
-    uint64_t s = 0, l;
-    int level;
-
-    for (level = 0; level < PANDA_MAX_LEVELS; level++) {
-        if (level_mask & (1u << level)) {
-            l = sat_sum(h->payload[level], PANDA_SIZEHIST_PAYLOAD_BUCKETS);
-            s = s + l < s ? UINT64_MAX : s + l;
-        }
-    }
-    return s;
-}
-
-uint64_t
 panda_sizehist_flows(const struct panda_sizehist *h)
 {
     return sat_sum(h->flow, PANDA_SIZEHIST_FLOW_BUCKETS);
-}
-
-void
-panda_sizehist_to_hist(const struct panda_sizehist *h,
-                       unsigned int level_mask, uint32_t header_len,
-                       struct panda_hist *out)
-{
-    int level;
-    size_t b;
-
-    for (b = 0; b < PANDA_SIZEHIST_PAYLOAD_BUCKETS; b++) {
-        uint32_t size = (uint32_t) panda_sizehist_lower(
-            PANDA_SIZEHIST_PAYLOAD, b) + header_len;
-
-        for (level = 0; level < PANDA_MAX_LEVELS; level++) {
-            if (level_mask & (1u << level) && h->payload[level][b]) {
-                panda_hist_add(out, size, (double) h->payload[level][b]);
-            }
-        }
-    }
 }
 
 /* Longest line: "payload 7 65535 18446744073709551615\n". */
@@ -256,117 +200,4 @@ panda_sizehist_format(const struct panda_sizehist *h)
         }
     }
     return panda_xrealloc(s, n + 1);
-}
-
-/* Parses a decimal uint64 word at '*p' (advancing it); false if none. */
-static int
-parse_u64(const char **p, uint64_t *v)
-{
-    const char *s = *p + strspn(*p, " \t");
-    char *end;
-
-    if (*s < '0' || *s > '9') {
-        return 0;
-    }
-    errno = 0;
-    *v = strtoull(s, &end, 10);
-    if (errno || (*end && !strchr(" \t\r\n", *end))) {
-        return 0;
-    }
-    *p = end;
-    return 1;
-}
-
-/* The bucket whose lower edge is 'v', or SIZE_MAX. */
-static size_t
-edge_bucket(enum panda_sizehist_kind kind, uint64_t v)
-{
-    size_t b;
-
-    if (kind == PANDA_SIZEHIST_PAYLOAD && (v == 0 || v > PANDA_MAX_PKT_SIZE)) {
-        return SIZE_MAX;
-    }
-    b = panda_sizehist_bucket(kind, v);
-    return panda_sizehist_lower(kind, b) == v ? b : SIZE_MAX;
-}
-
-char *
-panda_sizehist_parse(const char *text, struct panda_sizehist *h)
-{
-    unsigned long lineno = 0;
-    int seen_header = 0;
-    const char *line;
-
-    panda_sizehist_reset(h);
-    for (line = text; line && *line; ) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t) (nl - line) : strlen(line);
-        const char *p = line;
-        uint64_t level = 0, lower, count;
-        enum panda_sizehist_kind kind;
-        uint64_t *slot;
-        size_t b;
-
-        lineno++;
-        line = nl ? nl + 1 : NULL;
-        p += strspn(p, " \t\r");
-        if (*p == '\n' || !*p) {
-            continue;               /* Empty line. */
-        }
-        if (!seen_header) {
-            uint64_t version;
-
-            if (strncmp(p, "panda-histogram", 15)) {
-                return panda_asprintf("line %lu: expected \"panda-histogram"
-                                      " %d\"", lineno,
-                                      PANDA_SIZEHIST_VERSION);
-            }
-            p += 15;
-            if (!parse_u64(&p, &version)
-                || version != PANDA_SIZEHIST_VERSION) {
-                return panda_asprintf("line %lu: unknown histogram version"
-                                      " (this reader knows %d)", lineno,
-                                      PANDA_SIZEHIST_VERSION);
-            }
-            seen_header = 1;
-            continue;
-        }
-        if (!strncmp(p, "payload", 7) && strchr(" \t", p[7])) {
-            kind = PANDA_SIZEHIST_PAYLOAD;
-            p += 7;
-            if (!parse_u64(&p, &level) || level >= PANDA_MAX_LEVELS) {
-                return panda_asprintf("line %lu: payload level must be 0"
-                                      " to %d", lineno, PANDA_MAX_LEVELS - 1);
-            }
-        } else if (!strncmp(p, "flow", 4) && strchr(" \t", p[4])) {
-            kind = PANDA_SIZEHIST_FLOW;
-            p += 4;
-        } else {
-            return panda_asprintf("line %lu: unknown line \"%.*s\" (expected"
-                                  " payload or flow)", lineno,
-                                  (int) (len > 40 ? 40 : len), p);
-        }
-        if (!parse_u64(&p, &lower)
-            || (b = edge_bucket(kind, lower)) == SIZE_MAX) {
-            return panda_asprintf("line %lu: not a %s bucket edge", lineno,
-                                  kind == PANDA_SIZEHIST_PAYLOAD ? "payload"
-                                  : "flow");
-        }
-        if (!parse_u64(&p, &count)) {
-            return panda_asprintf("line %lu: count must be an integer from"
-                                  " 0 to %" PRIu64, lineno, UINT64_MAX);
-        }
-        p += strspn(p, " \t\r");
-        if (*p && *p != '\n') {
-            return panda_asprintf("line %lu: trailing text", lineno);
-        }
-        slot = kind == PANDA_SIZEHIST_PAYLOAD ? &h->payload[level][b]
-                                              : &h->flow[b];
-        *slot = *slot + count < *slot ? UINT64_MAX : *slot + count;
-    }
-    if (!seen_header) {
-        return panda_asprintf("empty histogram (no \"panda-histogram %d\""
-                              " line)", PANDA_SIZEHIST_VERSION);
-    }
-    return NULL;
 }

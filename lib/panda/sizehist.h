@@ -34,7 +34,7 @@
  * Memory.  struct panda_sizehist is a plain array of counters: K=8 payload
  * histograms of 276 buckets and one flow histogram of 252 buckets, 8 bytes
  * each: 19680 bytes per policy id.  Nothing here allocates except the text
- * functions (panda_sizehist_format() and _parse(), off the packet path).
+ * function (panda_sizehist_format(), off the packet path).
  *
  * Concurrency.  The count functions add with relaxed atomic increments,
  * so that every datapath thread can count into the one histogram of a
@@ -55,9 +55,10 @@
  *                                    edge in payload bytes)
  *     flow LOWER COUNT              (LOWER in bytes)
  *
- * Lower edges identify buckets (panda_sizehist_parse() refuses a value that
- * is not an edge); "size count" files for panda-model are the payload lines
- * of the chosen levels, size = LOWER + header_len.
+ * Lower edges identify buckets (the reader, the controller's
+ * pandaovs.sizehist, refuses a value that is not an edge); "size count"
+ * files for panda-model are the payload lines of the chosen levels, size =
+ * LOWER + header_len.
  */
 #ifndef PANDA_SIZEHIST_H
 #define PANDA_SIZEHIST_H 1
@@ -65,7 +66,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <panda/hist.h>
 #include <panda/policy.h>
 
 #ifdef __cplusplus
@@ -111,32 +111,11 @@ void panda_sizehist_count_flow(struct panda_sizehist *, uint64_t bytes);
 void panda_sizehist_snapshot(struct panda_sizehist *dst,
                              const struct panda_sizehist *src);
 
-/* Adds 'src' (a snapshot) to 'dst' (private), saturating. */
-void panda_sizehist_merge(struct panda_sizehist *dst,
-                          const struct panda_sizehist *src);
-
-/* Sums of a snapshot: packets of the levels in 'level_mask' (bit i = level
- * i), and finished flows. */
-uint64_t panda_sizehist_packets(const struct panda_sizehist *,
-                                unsigned int level_mask);
+/* Finished flows of a snapshot (saturating sum). */
 uint64_t panda_sizehist_flows(const struct panda_sizehist *);
-
-/* Adds the payload buckets of the levels in 'level_mask' to 'out' as the
- * model's packet sizes: each bucket as its lower edge + 'header_len', with
- * its count as weight (the input of panda_model_*, as panda-model reads
- * "size count" files). */
-void panda_sizehist_to_hist(const struct panda_sizehist *,
-                            unsigned int level_mask, uint32_t header_len,
-                            struct panda_hist *out);
 
 /* The text serialisation of a snapshot (header above); malloc()ed. */
 char *panda_sizehist_format(const struct panda_sizehist *);
-
-/* Parses the text of panda_sizehist_format() into 'h' (reset first).
- * Returns NULL or a malloc()ed message naming the line and the problem
- * (unknown kind, a level above 7, a value that is not a bucket edge, a
- * count that is not an integer, a missing or unknown version). */
-char *panda_sizehist_parse(const char *text, struct panda_sizehist *h);
 
 #ifdef __cplusplus
 }
