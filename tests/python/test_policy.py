@@ -228,3 +228,63 @@ def test_rule_bodies_grow_by_eights():
         Policy.from_wire_body(p.wire_body() + bytes(8))
     with pytest.raises(PolicyError, match="length 183, expected 150 plus"):
         Policy.from_wire_body(p.wire_body() + bytes(1))
+
+
+# -- the binding (libpanda-policy.so.1) -----------------------------------------
+def test_library_exports_the_api_alone():
+    """The shared library's dynamic symbols are panda_api_* under the
+    version node PANDA_POLICY_1, and its soname carries the API version:
+    the rest of lib/panda stays private."""
+    import subprocess
+    from pandaovs import paths
+    lib = paths.policy_library()
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True,
+                         capture_output=True, text=True).stdout
+    names = [line.split()[-1] for line in out.splitlines()
+             if line.split()[1] in "TtDdBbRr"]
+    assert names and all(n.startswith("panda_api_")
+                         and n.endswith("@@PANDA_POLICY_1") for n in names), \
+        names
+    dyn = subprocess.run(["readelf", "-d", lib], check=True,
+                         capture_output=True, text=True).stdout
+    assert "[libpanda-policy.so.1]" in dyn
+
+
+def test_constants_come_from_the_library():
+    import pandaovs.policy as pol
+    assert pol.WIRE_LEN == 150 and pol.NX_ACTION_LEN == 160
+    assert pol.MAX_LEVELS == 8 and pol.MAX_RULES == 16
+    assert pol.WIRE_MAX_LEN == 150 + (16 * (3 + 32) + 7) // 8 * 8
+    with pytest.raises(AttributeError):
+        pol.NO_SUCH_CONSTANT
+
+
+def test_fields_round_trip_and_replace():
+    p = Policy.from_text(COMPOSE)
+    assert Policy(**p.fields()) == p
+    q = p.replace(floor=-10)
+    assert q.floor == -10 and q.text().endswith(",floor=-10")
+    assert p.floor == 0
+    with pytest.raises(AttributeError):
+        p.floor = 3
+    with pytest.raises(PolicyError, match="floor: 5 must be <= 0"):
+        p.replace(floor=5)
+
+
+def test_cli_prints_the_canonical_text(tmp_path):
+    import subprocess
+    from pandaovs import paths
+    run = lambda *a, **kw: subprocess.run(  # noqa: E731
+        paths.module_cmd("policy", *a), env=paths.module_env(),
+        capture_output=True, text=True, **kw)
+    r = run("--text", "T=100,id=3,thresholds=10/20")
+    assert r.returncode == 0 and r.stdout == \
+        "id=3,threshold=100,thresholds=10/20,dscp=1/2/3,queues=0/1/2\n"
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(model_json()))
+    r = run("--json", str(f))
+    assert r.returncode == 0 and r.stdout == THESIS + "\n", r.stderr
+    r = run("--json", "-", input=json.dumps({"id": 1, "dscp": [64]}))
+    assert r.returncode == 1
+    assert r.stderr == "pandaovs.policy: <stdin>: dscp[0]: 64 out of " \
+        "range (0..63)\n"
