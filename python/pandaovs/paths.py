@@ -88,11 +88,17 @@ def tool(name):
 
 def policy_library():
     """libpanda-policy.so.1, which pandaovs.policy binds: installed in
-    $(pkglibdir), from a checkout in the build tree ($PANDA_BUILD_DIR, else
-    <repo>/_build)."""
+    $(pkglibdir); from a checkout in the build tree ($PANDA_BUILD_DIR, else
+    <repo>/_build, else the DPDK build tree, which has the same library:
+    a checkout built only with DPDK=1 still finds one)."""
     if INSTALLED:
         return os.path.join(_install_dir("PKGLIBDIR"), POLICY_LIBRARY)
-    return os.path.join(build_dir(), "lib", "panda", POLICY_LIBRARY)
+    rel = os.path.join("lib", "panda", POLICY_LIBRARY)
+    first = os.path.join(build_dir(), rel)
+    if os.environ.get("PANDA_BUILD_DIR") or os.path.exists(first):
+        return first
+    dpdk = os.path.join(dpdk_build_dir(), rel)
+    return dpdk if os.path.exists(dpdk) else first
 
 
 class BuildTree:
