@@ -397,10 +397,10 @@ def main(argv=None):
     structured fields, '-' for standard input, as the controller reads
     them), or the refusal on standard error with exit status 1.  What the
     Ansible roles put into a flow table."""
-    import argparse
     import sys
-    p = argparse.ArgumentParser(prog="python3 -m pandaovs.policy",
-                                description=main.__doc__.split(":")[0])
+    from .cli import ArgumentParser
+    p = ArgumentParser(prog="python3 -m pandaovs.policy",
+                       description=main.__doc__.split(":")[0])
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--text", help="a policy in the text syntax")
     g.add_argument("--json", metavar="FILE",
