@@ -1,5 +1,7 @@
 """pandaovs: the Python side of Panda-OVS.
 
+    figures      what every figure shares: schemes' names and colours, axes,
+                 PNG (300 dpi), PDF and SVG
     cli          the command-line convention: --version, exit statuses,
                  sizes, rates and durations
     policy       one Panda/PIAS policy: JSON, text, NX wire format

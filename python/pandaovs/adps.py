@@ -41,6 +41,7 @@ import subprocess
 import tempfile
 import time
 
+from . import figures
 from .paths import TOP, BuildTree
 
 QUEUEING = {
@@ -203,9 +204,7 @@ def metadata(argv, build=None):
 
 def plot(result, path):
     """Response-time CDF of the sensitive type per mode, and its p99."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     exp = result["experiment"]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4),
@@ -227,5 +226,4 @@ def plot(result, path):
     bx.tick_params(axis="x", rotation=30)
     fig.suptitle(exp["title"])
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    figures.save(fig, path)

@@ -11,20 +11,16 @@
 * fish(): bars per scheme for each arrival interval t and queue capacity
   (FISH's Figs 6, 8 and 9: small-flow mean and p99, medium and large mean);
 * scale(): wall time and peak memory against hosts and flows.
+
+The schemes' names and colours, the axes and the formats (PNG at 300 dpi,
+PDF and SVG beside it) are those of every figure of the project
+(pandaovs.figures).
 """
 
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .points import SCHEMES  # noqa: E402
-
-COLORS = {"fifo": "#7f7f7f", "fifo-ecn": "#bcbd22", "pias": "#1f77b4",
-          "fish": "#17becf", "panda": "#d62728", "panda-pf": "#ff7f0e",
-          "oracle": "#2ca02c"}
+from .. import figures
+from .points import SCHEMES
 
 PANELS = (("all", "mean_ms", "overall: mean FCT"),
           ("small", "mean_ms", "(0,100KB]: mean FCT"),
@@ -56,33 +52,37 @@ def schemes(results, path, title, panels=None, baseline=None):
     if panels is None:
         panels = [("rpc", "p99_ms", "memcached-like p99 latency")] \
             + [p for p in PANELS if p[0] != "all"]
+    plt = figures.pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6))
     for ax, (bucket, key, label) in zip(axes, panels):
         seeds = [[v for v in (_value(r, bucket, key) for r in by[n])
                   if v is not None] for n in names]
         vals = [sum(v) / len(v) if v else None for v in seeds]
-        ax.bar(range(len(names)), [v if v is not None else 0 for v in vals],
-               color=[COLORS.get(n, "k") for n in names])
+        ax.bar(range(len(names)), [v if v is not None else float("nan")
+                                   for v in vals],
+               color=[figures.color(n) for n in names])
+        figures.na_labels(ax, range(len(names)), vals,
+                          [figures.color(n) for n in names])
         for i, v in enumerate(seeds):
             if len(v) > 1:
                 ax.plot([i] * len(v), v, "k.", ms=3)
         ref = vals[names.index(baseline)] if baseline in names else None
         for i, v in enumerate(vals):
-            text = "n/a" if v is None else "%.3g" % v
-            if v is not None and ref and names[i] != baseline:
+            if v is None:
+                continue
+            text = "%.3g" % v
+            if ref and names[i] != baseline:
                 text += "\n%+.0f%%" % (100 * (v / ref - 1))
-            ax.text(i, (v or 0), text, ha="center", va="bottom", fontsize=7)
+            ax.text(i, v, text, ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(names)))
-        ax.set_xticklabels(names, rotation=40, ha="right", fontsize=8)
+        ax.set_xticklabels([figures.label(n) for n in names], rotation=40,
+                           ha="right", fontsize=8)
         ax.set_title(label, fontsize=9)
         ax.set_ylabel("ms")
-        pos = [v for v in vals if v]
-        if pos and max(pos) > 20 * min(pos):
-            ax.set_yscale("log")
+        figures.value_axis(ax, vals + [v for vs in seeds for v in vs])
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    figures.save(fig, path)
     return path
 
 
@@ -138,9 +138,11 @@ def vs_load(results, out_dir):
         panels = list(PANELS)
         if any(r.get("rpc") for r in rs):
             panels.append(("rpc", "p99_ms", "memcached-like p99"))
+        plt = figures.pyplot()
         fig, axes = plt.subplots(1, len(panels),
                                  figsize=(3.6 * len(panels), 3.4))
         for ax, (bucket, k, label) in zip(axes, panels):
+            shown = []
             for s in _order({r["point"]["scheme"] for r in rs}):
                 by_load = {}
                 for r in rs:
@@ -150,20 +152,23 @@ def vs_load(results, out_dir):
                 pts = sorted((x, sum(v) / len(v)) for x, v in by_load.items())
                 if pts:
                     ax.plot([x for x, _ in pts], [y for _, y in pts],
-                            marker="o", ms=3, label=s,
-                            color=COLORS.get(s, "k"))
+                            marker="o", ms=3, label=figures.label(s),
+                            color=figures.color(s))
+                    shown += [y for _, y in pts]
+            figures.value_axis(ax, shown)
             ax.set_title(label, fontsize=9)
             ax.set_xlabel("load")
             ax.set_ylabel("ms")
-        axes[0].legend(fontsize=7)
+        h, lab = axes[0].get_legend_handles_labels()
+        fig.legend(h, lab, loc="lower center", ncol=len(h), frameon=False,
+                   bbox_to_anchor=(0.5, -0.02))
         fig.suptitle("%s, %s, %s%s (mean over seeds)" % (
             key[0], key[1], key[2], ", " + key[3] if key[3] else ""),
             fontsize=10)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
         path = os.path.join(out_dir, "fct-vs-load-%s-%s-%s%s.png" % (
             key[0], key[1], key[2], "-" + key[3] if key[3] else ""))
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        figures.save(fig, path)
         paths.append(path)
     return paths
 
@@ -177,9 +182,11 @@ def fish(results, out_dir, name="fish"):
     xs = sorted({(r["point"]["interval_us"], r["point"]["tag"]) for r in rs},
                 key=lambda x: (-x[0], x[1]))
     names = _order({r["point"]["scheme"] for r in rs})
+    plt = figures.pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
     width = 0.8 / max(1, len(names))
     for ax, (bucket, key, label) in zip(axes, PANELS[1:]):
+        shown = []
         for j, s in enumerate(names):
             vals = []
             for t, tag in xs:
@@ -188,25 +195,29 @@ def fish(results, out_dir, name="fish"):
                      and r["point"]["interval_us"] == t
                      and r["point"]["tag"] == tag]
                 v = [x for x in v if x is not None]
-                vals.append(sum(v) / len(v) if v else 0)
-            ax.bar([i + j * width for i in range(len(xs))], vals, width,
-                   label=s, color=COLORS.get(s, "k"))
+                vals.append(sum(v) / len(v) if v else float("nan"))
+            bx = [i + j * width for i in range(len(xs))]
+            ax.bar(bx, vals, width, label=figures.label(s),
+                   color=figures.color(s))
+            figures.na_labels(ax, bx, vals, [figures.color(s)] * len(bx))
+            shown += vals
         ax.set_xticks([i + width * (len(names) - 1) / 2
                        for i in range(len(xs))])
         ax.set_xticklabels(["t=%gms%s" % (t / 1000, " " + tag if tag else "")
                             for t, tag in xs], fontsize=7, rotation=20)
         ax.set_title(label, fontsize=9)
         ax.set_ylabel("ms")
-    axes[0].legend(fontsize=7)
+        figures.value_axis(ax, shown)
+    figures.legend_above(axes[0], ncol=len(names))
     fig.tight_layout()
     path = os.path.join(out_dir, "%s-bars.png" % name)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    figures.save(fig, path)
     return [path]
 
 
 def scale(rows, path):
     """rows: [{"hosts", "flows", "wall_s", "peak_rss_mb"}]."""
+    plt = figures.pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for ax, key, label in ((axes[0], "wall_s", "wall time (s)"),
                            (axes[1], "peak_rss_mb", "peak RSS (MB)")):
@@ -219,6 +230,5 @@ def scale(rows, path):
         ax.set_ylabel(label)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    figures.save(fig, path)
     return path

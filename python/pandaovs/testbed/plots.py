@@ -7,21 +7,24 @@ Gbit/s numbers, Figs 5.7, 5.8, 5.9 and 5.11.  A file carries the thesis's
 number only when the run is the thesis's condition (conditions.py).
 Error bars are the 95% confidence interval of the mean over the
 repetitions (stats.py), drawn from 3 repetitions up (fewer: none, and the
-title says so).  The thesis's figures show the schemes compared on the
+title says so).  The latency figures draw the run's floor (memcached
+unloaded, targets.floor) as a dashed line; the flows are named after the
+run's workload.  The thesis's figures show the schemes compared on the
 same FIFO levels; the per-flow queues and the ablations, each one change
-to one scheme, have a figure of their own (factors-<cc>.png)."""
+to one scheme, have a figure of their own (factors-<cc>.png).
+
+Every figure is written as PNG (300 dpi), PDF and SVG (pandaovs.figures:
+the schemes' names and colours, the axes, the legends);
+'testbed/run.py plot RUN_DIR' draws them again from a run's
+result.json."""
 
 import os
 import warnings
 
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from . import conditions  # noqa: E402
-from .report import rows_of  # noqa: E402
-from .schemes import (ABLATIONS, ORDER, PER_FLOW_FACTOR,  # noqa: E402
-                      change)
+from .. import figures
+from . import conditions
+from .report import rows_of
+from .schemes import ABLATIONS, ORDER, PER_FLOW_FACTOR, change
 
 # Error bars from this many repetitions: with two, a 95% interval (t with
 # one degree of freedom) is too wide to show anything but the noise.
@@ -29,13 +32,8 @@ MIN_REPS_FOR_BARS = 3
 # The schemes the thesis-shaped figures leave to the factors figure.
 FACTOR_SCHEMES = PER_FLOW_FACTOR + ABLATIONS
 
-# One colour per scheme of schemes.SCHEMES (a unit test holds them equal:
-# a scheme without one made every 10g run's plots fail).
-COLORS = {"fifo": "#7f7f7f", "pias": "#d62728", "fish": "#ff7f0e",
-          "fq_codel": "#2ca02c", "fq-drr": "#bcbd22", "panda": "#1f77b4",
-          "pias-pf": "#ff9896",
-          "panda-pf": "#aec7e8", "panda-guard": "#9467bd",
-          "panda-droptail": "#8c564b", "panda-w1": "#17becf"}
+# One colour per scheme, the palette's (pandaovs.figures).
+COLORS = {s: figures.color(s) for s in ORDER}
 
 
 def _val(s):
@@ -58,61 +56,106 @@ def _yerr(errs):
     return [[e[0] for e in errs], [e[1] for e in errs]]
 
 
+def _tops(vals):
+    """The values an axis must show: each bar's mean and the top of its
+    error bar."""
+    return [y + e[1] for y, e in vals] + [y for y, _ in vals]
+
+
 def _bars_note(rows):
     """What the error bars are, for a figure's title."""
     n = min((r["reps_ok"] for r in rows), default=0)
-    if n >= MIN_REPS_FOR_BARS:
+    if n >= MIN_REPS_FOR_BARS and any(
+            (r["memcached"].get("p99_ms") or {}).get("ci95") for r in rows):
         return "error bars: 95%% CI, %d+ repetitions" % n
+    if n >= MIN_REPS_FOR_BARS:
+        # Runs recorded before the intervals were (a trimmed mean alone).
+        return "%d repetitions, no interval recorded" % n
     return "%d repetition%s: no error bars" % (n, "" if n == 1 else "s")
 
 
 def _schemes(rows):
-    present = {r["scheme"] for r in rows}
-    return [s for s in ORDER if s in present and s not in FACTOR_SCHEMES]
+    """The schemes of 'rows' in ORDER, then those of older runs that ORDER
+    no longer has (a run is drawn as it was recorded)."""
+    present = {r["scheme"] for r in rows} - set(FACTOR_SCHEMES)
+    return ([s for s in ORDER if s in present]
+            + sorted(s for s in present if s not in ORDER))
 
 
-def fig_vs_requests(rows, cc, metric, label, path):
+def _floor(rows, floors, cc, metric):
+    """(value in ms, legend text) of the run's floor under 'cc' for
+    'metric': the p99 floor the targets use (targets.floor: memcached
+    unloaded plus one frame at the rate), or for another percentile the
+    unloaded trial's own; (None, None) without a floor trial."""
+    if metric == "p99_ms":
+        return (((floors or {}).get(cc) or {}).get("floor_ms"), "floor")
+    r = next((r for r in rows if r["cc"] == cc
+              and "floor" in r["experiments"]), None)
+    s = r and r["memcached"].get(metric)
+    return (s["mean"] if s else None,
+            "unloaded %s" % metric.split("_")[0])
+
+
+def _legend_on_top(fig, ax, title):
+    """One legend for the figure's panels, between its title and them."""
+    h, lab = ax.get_legend_handles_labels()
+    inch = 1 / fig.get_figheight()      # one inch in figure fractions
+    fig.suptitle(title, y=1 - 0.05 * inch, va="top")
+    fig.legend(h, lab, loc="upper center", ncol=min(len(h), 6),
+               frameon=False, bbox_to_anchor=(0.5, 1 - 0.28 * inch))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 * inch))
+
+
+def fig_vs_requests(rows, cc, metric, label, path, workload="the workload's",
+                    floors=None):
+    floor, floor_text = _floor(rows, floors, cc, metric)
     rows = [r for r in rows if r["cc"] == cc and "a" in r["experiments"]]
     if not rows:
         return None
+    plt = figures.pyplot()
     reqs = sorted({r["requests"] for r in rows})
     schemes = _schemes(rows)
     fig, ax = plt.subplots(figsize=(6.4, 4))
     w = 0.8 / max(1, len(schemes))
+    shown = []
     for i, s in enumerate(schemes):
-        ys, es = [], []
+        vals = []
         for q in reqs:
             r = next((r for r in rows if r["scheme"] == s
                       and r["requests"] == q), None)
-            y, e = _val(r["memcached"][metric] if r else None)
-            ys.append(y)
-            es.append(e)
+            vals.append(_val(r["memcached"][metric] if r else None))
         xs = [j + (i - (len(schemes) - 1) / 2) * w for j in range(len(reqs))]
-        ax.bar(xs, ys, w, yerr=_yerr(es), capsize=3,
-               label=s.upper() if s != "fifo"
-               else "FIFO", color=COLORS[s])
+        ax.bar(xs, [y for y, _ in vals], w,
+               yerr=_yerr([e for _, e in vals]), capsize=3,
+               label=figures.label(s), color=figures.color(s))
+        figures.na_labels(ax, xs, [y for y, _ in vals],
+                          [figures.color(s)] * len(xs))
+        shown += _tops(vals)
+    figures.floor_line(ax, floor, floor_text)
     ax.set_xticks(range(len(reqs)))
     ax.set_xticklabels([str(q) for q in reqs])
     ax.set_xlim(-0.5, len(reqs) - 0.5)
     ax.set_xlabel("memcached requests")
     ax.set_ylabel("%s request latency (ms)" % label)
-    ax.set_yscale("log")
-    ax.set_title("memcached %s latency, %s, %d web-search flows\n(%s)"
-                 % (label, cc, rows[0]["concurrency"], _bars_note(rows)),
-                 fontsize=10)
-    ax.legend()
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    figures.value_axis(ax, shown + ([floor] if floor else []))
+    ax.set_title("memcached %s latency, %s, %d %s flows (%s)"
+                 % (label, cc, rows[0]["concurrency"], workload,
+                    _bars_note(rows)), pad=28)
+    figures.legend_above(ax, ncol=min(len(schemes) + 1, 6))
+    ax.grid(axis="y", which="both", alpha=0.3)
+    figures.save(fig, path)
     return path
 
 
-def fig_vs_concurrency(rows, cc, path):
+def fig_vs_concurrency(rows, cc, path, workload="the workload's",
+                       floors=None):
+    every = rows
     rows = [r for r in rows if r["cc"] == cc and "b" in r["experiments"]]
     if not rows:
         return None
+    plt = figures.pyplot()
     reqs = sorted({r["requests"] for r in rows})
+    concs = sorted({r["concurrency"] for r in rows})
     schemes = _schemes(rows)
     fig, axes = plt.subplots(2, len(reqs), figsize=(4 * len(reqs), 6.5),
                              squeeze=False)
@@ -120,25 +163,29 @@ def fig_vs_concurrency(rows, cc, path):
         for row, (metric, label) in enumerate((("p90_ms", "p90"),
                                                ("p99_ms", "p99"))):
             ax = axes[row][col]
+            shown = []
             for s in schemes:
-                pts = sorted((r["concurrency"], r) for r in rows
-                             if r["scheme"] == s and r["requests"] == q)
+                pts = sorted(((r["concurrency"], r) for r in rows
+                              if r["scheme"] == s and r["requests"] == q),
+                             key=lambda p: p[0])
                 xs = [c for c, _ in pts]
                 vals = [_val(r["memcached"][metric]) for _, r in pts]
                 ax.errorbar(xs, [v[0] for v in vals],
                             yerr=_yerr([v[1] for v in vals]), marker="o",
-                            capsize=3, label=s, color=COLORS[s])
-            ax.set_yscale("log")
+                            capsize=3, label=figures.label(s),
+                            color=figures.color(s))
+                shown += _tops(vals)
+            floor, floor_text = _floor(every, floors, cc, metric)
+            figures.floor_line(ax, floor, floor_text)
+            figures.value_axis(ax, shown + ([floor] if floor else []))
+            ax.set_xticks(concs)
             ax.set_title("%d requests" % q)
-            ax.set_xlabel("web-search flows (concurrency)")
+            ax.set_xlabel("%s flows (concurrency)" % workload)
             ax.set_ylabel("%s latency (ms)" % label)
-            ax.grid(alpha=0.3)
-    axes[0][0].legend()
-    fig.suptitle("memcached latency vs load, %s (%s)" % (cc,
-                                                          _bars_note(rows)))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+            ax.grid(which="both", alpha=0.3)
+    _legend_on_top(fig, axes[-1][0], "memcached latency vs load, %s (%s)"
+                   % (cc, _bars_note(rows)))
+    figures.save(fig, path)
     return path
 
 
@@ -158,7 +205,7 @@ def _size_range(rng):
     return "(%s,%s]" % (_size(lo) if lo else "0", _size(hi))
 
 
-def fig_fct(rows, cc, path):
+def fig_fct(rows, cc, path, workload="the workload's"):
     rows = [r for r in rows if r["cc"] == cc and "c" in r["experiments"]]
     if not rows:
         return None
@@ -169,41 +216,38 @@ def fig_fct(rows, cc, path):
                if b != "all"]
     if not buckets:
         return None
+    plt = figures.pyplot()
     concs = sorted({r["concurrency"] for r in rows})
     fig, axes = plt.subplots(1, len(buckets), figsize=(13, 4),
                              squeeze=False)
     for i, (b, title) in enumerate(buckets):
         ax = axes[0][i]
         w = 0.8 / max(1, len(schemes))
+        shown = []
         for j, s in enumerate(schemes):
-            ys, es = [], []
+            vals = []
             for c in concs:
                 r = next((r for r in rows if r["scheme"] == s
                           and r["concurrency"] == c), None)
-                y, e = _val(r["fct_mean_ms"][b] if r else None)
-                ys.append(y)
-                es.append(e)
+                vals.append(_val(r["fct_mean_ms"][b] if r else None))
             xs = [k + (j - (len(schemes) - 1) / 2) * w
                   for k in range(len(concs))]
-            ax.bar(xs, ys, w, yerr=_yerr(es), capsize=3, label=s,
-                   color=COLORS[s])
-            for x, y in zip(xs, ys):
-                if y != y:      # NaN: no flow of this bucket completed
-                    ax.text(x, 0, "n/a", ha="center", va="bottom",
-                            fontsize=8, color=COLORS[s])
+            ys = [y for y, _ in vals]
+            ax.bar(xs, ys, w, yerr=_yerr([e for _, e in vals]), capsize=3,
+                   label=figures.label(s), color=figures.color(s))
+            figures.na_labels(ax, xs, ys, [figures.color(s)] * len(xs))
+            shown += _tops(vals)
         ax.set_xticks(range(len(concs)))
         ax.set_xticklabels([str(c) for c in concs])
         ax.set_xlim(-0.5, len(concs) - 0.5)
-        ax.set_xlabel("web-search flows (concurrency)")
+        ax.set_xlabel("%s flows (concurrency)" % workload)
         ax.set_ylabel("mean FCT (ms)")
+        figures.value_axis(ax, shown)
         ax.set_title(title)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0][0].legend()
-    fig.suptitle("web-search mean flow completion time, %s (%s)"
-                 % (cc, _bars_note(rows)))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        ax.grid(axis="y", which="both", alpha=0.3)
+    _legend_on_top(fig, axes[0][0], "%s mean flow completion time, %s (%s)"
+                   % (workload, cc, _bars_note(rows)))
+    figures.save(fig, path)
     return path
 
 
@@ -213,7 +257,7 @@ FACTORS = (("pias", "pias-pf"), ("panda", "panda-pf"),
            ("panda", "panda-w1"))
 
 
-def fig_factors(rows, cc, path):
+def fig_factors(rows, cc, path, floors=None):
     """The per-flow queues and the ablations at the targets' point (the
     (a) concurrency, most requests): each scheme beside its variant,
     memcached p99 and the small and medium flows' mean FCT."""
@@ -225,6 +269,7 @@ def fig_factors(rows, cc, path):
     pairs = [(a, b) for a, b in FACTORS if a in at and b in at]
     if not pairs:
         return None
+    plt = figures.pyplot()
     metrics = (("memcached p99 (ms)", lambda r: r["memcached"]["p99_ms"]),
                ("small flows' mean FCT (ms)",
                 lambda r: r["fct_mean_ms"].get("small")),
@@ -232,39 +277,60 @@ def fig_factors(rows, cc, path):
                 lambda r: r["fct_mean_ms"].get("medium")))
     fig, axes = plt.subplots(1, len(metrics), figsize=(14, 4.5),
                              squeeze=False)
-    for ax, (label, get) in zip(axes[0], metrics):
+    for k, (ax, (label, get)) in enumerate(zip(axes[0], metrics)):
+        shown = []
         for i, (a, b) in enumerate(pairs):
             for j, s in enumerate((a, b)):
                 y, e = _val(get(at[s]))
-                ax.bar(i + (j - 0.5) * 0.38, y, 0.36, yerr=_yerr([e]),
-                       capsize=3,
-                       color=COLORS[s], edgecolor="black" if j else None)
-                ax.text(i + (j - 0.5) * 0.38, 0, s, rotation=90,
-                        ha="center", va="bottom", fontsize=7)
+                x = i + (j - 0.5) * 0.38
+                ax.bar(x, y, 0.36, yerr=_yerr([e]), capsize=3,
+                       color=figures.color(s),
+                       edgecolor="black" if j else None)
+                ax.annotate(figures.label(s), (x, 0),
+                            xycoords=("data", "axes fraction"),
+                            xytext=(0, 2), textcoords="offset points",
+                            rotation=90, ha="center", va="bottom",
+                            fontsize=7)
+                shown += _tops([(y, e)])
+        if k == 0:
+            floor, text = _floor(rows, floors, cc, "p99_ms")
+            figures.floor_line(ax, floor, text)
+            shown += [floor] if floor else []
+            figures.legend_above(ax)
         ax.set_xticks(range(len(pairs)))
-        ax.set_xticklabels(["%s: %s" % (a, change(a, b).split(":")[0])
+        ax.set_xticklabels(["%s: %s" % (figures.label(a),
+                                        change(a, b).split(":")[0])
                             for a, b in pairs], fontsize=8)
         ax.set_ylabel(label)
-        ax.grid(axis="y", alpha=0.3)
+        figures.value_axis(ax, shown)
+        ax.grid(axis="y", which="both", alpha=0.3)
     fig.suptitle("one change at a time, %s, %d flows, %d requests (%s)"
                  % (cc, pts[0]["concurrency"], req,
                     _bars_note(list(at.values()))))
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    figures.save(fig, path)
     return path
+
+
+def workload_name(result):
+    """The run's workload as its figures name it (metadata.workload)."""
+    wl = ((result.get("metadata") or {}).get("workload") or {})
+    return wl.get("name") or "the workload's"
 
 
 def plot_all(result, outdir):
     """Every figure of the run, per congestion-control condition; a file
     carries the thesis's figure number only where the run is the thesis's
-    condition (conditions.figure_file), else a descriptive name."""
+    condition (conditions.figure_file), else a descriptive name.  Returns
+    the PNGs' names; each has its .pdf and .svg beside it."""
     warnings.filterwarnings("ignore", message="All-NaN")
     rows = rows_of(result)
     md = result.get("metadata") or {}
     profile = md.get("profile", "1g")
     marks = bool((md.get("qos") or {}).get("ecn_threshold_bytes")) \
         and (md.get("qos") or {}).get("type") == "panda-sched"
+    floors = (result.get("summary") or {}).get("floor")
+    wl = workload_name(result)
     made = []
     for cc in sorted({r["cc"] for r in rows}):
         cond = conditions.parse(cc)
@@ -273,16 +339,17 @@ def plot_all(result, outdir):
             return os.path.join(outdir, conditions.figure_file(
                 cond, profile, marks, plot))
         for f in (fig_vs_requests(rows, cc, "p90_ms", "p90",
-                                  path("p90-vs-requests")),
+                                  path("p90-vs-requests"), wl, floors),
                   fig_vs_requests(rows, cc, "p99_ms", "p99",
-                                  path("p99-vs-requests")),
+                                  path("p99-vs-requests"), wl, floors),
                   fig_vs_concurrency(rows, cc, path(
-                      "latency-vs-concurrency")),
-                  fig_fct(rows, cc, path("fct-vs-concurrency"))):
+                      "latency-vs-concurrency"), wl, floors),
+                  fig_fct(rows, cc, path("fct-vs-concurrency"), wl)):
             if f:
                 made.append(os.path.basename(f))
         f = fig_factors(rows, cc, os.path.join(outdir,
-                                               "factors-%s.png" % cc))
+                                               "factors-%s.png" % cc),
+                        floors)
         if f:
             made.append(os.path.basename(f))
     return made
@@ -291,10 +358,12 @@ def plot_all(result, outdir):
 def plot_switch(result, outdir):
     """The workload switch (switch.py): memcached p99 over time for both
     variants, the thresholds auto-tune pushed (and the static policy's),
-    and the small flows' mean FCT per window.  Returns the PNG's path."""
+    and the small flows' mean FCT per window.  Returns the PNG's path (the
+    PDF and SVG are beside it)."""
     sw = result["switch"]
     variants = {v: r for v, r in sw["variants"].items()
                 if r.get("status") == "ok"}
+    plt = figures.pyplot()
     fig, (ax1, ax2, ax3) = plt.subplots(3, 1, figsize=(8, 10))
     for v, r in variants.items():
         ser = [(t, p) for t, p, n in r["p99_series"] if p is not None]
@@ -349,6 +418,5 @@ def plot_switch(result, outdir):
     ax2.set_xlabel("seconds from the start of the trial")
     fig.tight_layout()
     path = os.path.join(outdir, "switch.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    figures.save(fig, path)
     return path
