@@ -83,6 +83,9 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "cli":
         return cli_main(argv[1:])
+    if argv and argv[0] in runner.COMMANDS:
+        # A Mininet run's result.json is the testbed's.
+        return runner.COMMANDS[argv[0]](argv[1:], "%s %s" % (PROG, argv[0]))
     if argv and argv[0] == "run":
         argv = argv[1:]
     p = parser()

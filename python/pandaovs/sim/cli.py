@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-from .. import cli, paths
+from .. import cli, figures, paths
 from . import incast
 from . import plots
 from . import points as pts
@@ -637,7 +637,13 @@ def cmd_plot(args):
     else:
         paths = plots.vs_load(rs, args.dir) + plots.at_load(rs, args.dir) \
             + plots.fish(rs, args.dir)
-    print("\n".join(paths) or "nothing to plot")
+    if not paths:
+        print("nothing to plot")
+    for p in paths:
+        # Each figure as PNG, PDF and SVG (pandaovs.figures).
+        stem = os.path.splitext(p)[0]
+        for ext in figures.FORMATS:
+            print("%s.%s" % (stem, ext))
     return 0
 
 

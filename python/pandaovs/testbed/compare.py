@@ -1,31 +1,30 @@
 """Side by side figures of several testbed runs (e.g. one workload before
 and after a model change, or two workloads):
 
-    /usr/bin/python3 -m pandaovs.testbed.compare --out DIR \\
-        "CDF alone=results/dm-before" "floor=results/dm-floor" ...
+    testbed/run.py compare [--out DIR] RUN_A RUN_B ...
+    testbed/run.py compare --out DIR "CDF alone=results/dm-before" \\
+        "floor=results/dm-floor" ...
 
-writes DIR/compare-levels.png (where the memcached connection's packets
+(a run is RUN_DIR, labelled with its directory's name, or
+LABEL=RUN_DIR; DIR defaults to results/compare-<A>-vs-<B>) writes
+DIR/compare-levels.png (where the memcached connection's packets
 arrived under panda: the share per level, and each packet's level in
 arrival order, from the trial's capture at PM1 when it is still there),
 DIR/compare-metrics.png (memcached p99 and the small and medium flows'
 mean FCT of pias and panda per run) and DIR/compare.json (the figures'
-numbers).  Reads each run's result.json (and its panda trial's
-mc-rx.pcap); needs no root."""
+numbers); each figure also as PDF and SVG (pandaovs.figures).  Reads
+each run's result.json (and its panda trial's mc-rx.pcap); needs no
+root."""
 
 import json
 import os
 import sys
 
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .. import cli  # noqa: E402
-from .model import policies  # noqa: E402
-from .plots import COLORS  # noqa: E402
-from .report import rows_of  # noqa: E402
-from .targets import LEVEL0_SHARE  # noqa: E402
-from .trial import measured_dscps  # noqa: E402
+from .. import cli, figures, paths
+from .model import policies
+from .report import rows_of
+from .targets import LEVEL0_SHARE
+from .trial import measured_dscps
 
 SCHEMES = ("pias", "panda")
 
@@ -61,7 +60,8 @@ def summary(label, rundir):
                   "fct_medium_ms": _mean(r["fct_mean_ms"].get("medium")),
                   "memcached_levels": r["memcached_levels"],
                   "memcached_level0_share": r.get("memcached_level0_share")}
-    trial = next((t for t in result["trials"] if t["scheme"] == "panda"
+    trial = next((t for t in result.get("trials") or []
+                  if t["scheme"] == "panda"
                   and t["status"] == "ok" and t["concurrency"] > 0), None)
     cap = trial and os.path.join(trial["dir"], "mc-rx.pcap")
     if cap and os.path.exists(cap) and result.get("policy"):
@@ -73,6 +73,7 @@ def summary(label, rundir):
 
 
 def fig_levels(runs, path):
+    plt = figures.pyplot()
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7.5, 6),
                                   gridspec_kw={"height_ratios": [1, 1.3]})
     labels = [r["label"] for r in runs]
@@ -106,54 +107,84 @@ def fig_levels(runs, path):
     if any(r.get("panda_packet_levels") for r in runs):
         ax2.legend(fontsize=7, markerscale=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return figures.save(fig, path)
 
 
 def fig_metrics(runs, path):
     metrics = (("memcached_p99_ms", "memcached p99 (ms)"),
                ("fct_small_ms", "small flows' mean FCT (ms)"),
                ("fct_medium_ms", "medium flows' mean FCT (ms)"))
+    plt = figures.pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.8))
     x = range(len(runs))
     for ax, (key, title) in zip(axes, metrics):
+        shown = []
         for j, s in enumerate(SCHEMES):
             ys = [(r.get(s) or {}).get(key) for r in runs]
-            ax.bar([i + (j - 0.5) * 0.38 for i in x],
-                   [y if y is not None else 0 for y in ys], width=0.38,
-                   color=COLORS[s], label=s)
+            ys = [float("nan") if y is None else y for y in ys]
+            xs = [i + (j - 0.5) * 0.38 for i in x]
+            ax.bar(xs, ys, width=0.38, color=figures.color(s),
+                   label=figures.label(s))
+            figures.na_labels(ax, xs, ys, [figures.color(s)] * len(xs))
+            shown += ys
+        figures.value_axis(ax, shown)
         ax.set_xticks(list(x))
         ax.set_xticklabels([r["label"] for r in runs], fontsize=7,
                            rotation=15)
         ax.set_title(title, fontsize=9)
-    axes[0].legend(fontsize=8)
+    figures.legend_above(axes[0])
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return figures.save(fig, path)
+
+
+def add_arguments(p):
+    p.add_argument("--out", metavar="DIR",
+                   help="directory for the figures (default "
+                   "results/compare-<first run>-vs-<second run>)")
+    p.add_argument("runs", nargs="+", metavar="[LABEL=]RUN_DIR",
+                   help="a run's directory (holding its result.json), "
+                   "labelled with the directory's name or LABEL")
+
+
+def parser(prog="testbed/run.py compare"):
+    p = cli.ArgumentParser(
+        prog=prog, description="Figures comparing testbed runs side by "
+        "side: where panda put the memcached packets, and memcached p99 "
+        "and the small and medium flows' mean FCT of pias and panda.")
+    add_arguments(p)
+    return p
+
+
+def run(p, a):
+    """The comparison of the runs 'a' (parsed by 'p') names; the files
+    written."""
+    runs = []
+    for spec in a.runs:
+        label, sep, rundir = spec.rpartition("=")
+        rundir = rundir.rstrip("/")
+        if not os.path.isfile(os.path.join(rundir, "result.json")):
+            p.error("%s: expected [LABEL=]RUN_DIR, RUN_DIR holding a "
+                    "result.json" % spec)
+        runs.append(summary(label if sep else os.path.basename(rundir),
+                            rundir))
+    out = a.out or os.path.join(
+        paths.TOP, "results", "compare-" + "-vs-".join(
+            os.path.basename(r["dir"]) for r in runs[:2]))
+    os.makedirs(out, exist_ok=True)
+    written = fig_levels(runs, os.path.join(out, "compare-levels.png"))
+    written += fig_metrics(runs, os.path.join(out, "compare-metrics.png"))
+    js = os.path.join(out, "compare.json")
+    with open(js, "w") as f:
+        json.dump([{k: v for k, v in r.items() if k != "panda_packet_levels"}
+                   for r in runs], f, indent=1)
+    return written + [js]
 
 
 def main(argv=None):
-    p = cli.ArgumentParser(
-        prog="python3 -m pandaovs.testbed.compare",
-        description="figures comparing testbed runs side by side")
-    p.add_argument("--out", required=True, help="directory for the figures")
-    p.add_argument("runs", nargs="+", metavar="LABEL=RUNDIR")
-    a = p.parse_args(argv)
-    runs = []
-    for spec in a.runs:
-        label, sep, rundir = spec.partition("=")
-        if not sep or not os.path.isfile(os.path.join(rundir,
-                                                      "result.json")):
-            p.error("%s: expected LABEL=RUNDIR, RUNDIR holding a "
-                    "result.json" % spec)
-        runs.append(summary(label, rundir))
-    os.makedirs(a.out, exist_ok=True)
-    fig_levels(runs, os.path.join(a.out, "compare-levels.png"))
-    fig_metrics(runs, os.path.join(a.out, "compare-metrics.png"))
-    with open(os.path.join(a.out, "compare.json"), "w") as f:
-        json.dump([{k: v for k, v in r.items() if k != "panda_packet_levels"}
-                   for r in runs], f, indent=1)
-    return 0
+    p = parser("python3 -m pandaovs.testbed.compare")
+    for path in run(p, p.parse_args(argv)):
+        print(path)
+    return cli.EXIT_OK
 
 
 if __name__ == "__main__":

@@ -107,7 +107,10 @@ def parser(prog="testbed/run.py"):
         "OVS (userspace datapath) in a private network namespace, PM1/PM2 "
         "as namespaces, memcached against web-search flows on a shaped "
         "K-level egress (panda-sched or linux-htb).  Needs root (but "
-        "for --dry-run).")
+        "for --dry-run).  On finished runs, without root: '%s plot "
+        "RUN_DIR' draws the figures again, '%s report RUN_DIR' prints "
+        "the table and targets again, '%s compare RUN_A RUN_B ...' "
+        "draws runs side by side (each has --help)." % (prog, prog, prog))
     m = p.add_mutually_exclusive_group()
     m.add_argument("--quick", dest="mode", action="store_const",
                    const="quick", help="one point of (a) and (c), 1 "

@@ -18,7 +18,7 @@ import sys
 import time
 
 from .. import cc as ccs
-from .. import cli, iperf3, paths
+from .. import cli, figures, iperf3, paths
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import is_root
 from . import (conditions, config, experiments, goodput, model, report,
@@ -963,8 +963,10 @@ def main(argv=None):
 
 def launch(argv, prog="testbed/run.py", **run_kw):
     """testbed/run.py 'argv': a new run, a calibration or (--resume) the
-    continuation of a run; the exit status.  'run_kw': Run's keyword
-    arguments."""
+    continuation of a run, or one of COMMANDS on finished runs; the exit
+    status.  'run_kw': Run's keyword arguments."""
+    if argv and argv[0] in COMMANDS:
+        return COMMANDS[argv[0]](argv[1:], "%s %s" % (prog, argv[0]))
     p = config.parser(prog)
     a = p.parse_args(argv)
     previous = None
@@ -984,6 +986,77 @@ def launch(argv, prog="testbed/run.py", **run_kw):
     if cfg.dry_run:
         return dry_run(cfg, prog, previous)
     return execute(Run(cfg, prog=prog, previous=previous, **run_kw), prog)
+
+
+def _run_dir_parser(prog, what):
+    p = cli.ArgumentParser(prog=prog, description=what)
+    p.add_argument("run_dir", metavar="RUN_DIR",
+                   help="a run's directory, holding its result.json")
+    return p
+
+
+def _read_result(p, run_dir):
+    path = os.path.join(run_dir, "result.json")
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        p.error("%s: not a run's result (%s)" % (path, e))
+
+
+def plot_main(argv, prog):
+    """'plot RUN_DIR': the run's figures drawn again from its result.json
+    (PNG, PDF and SVG; into RUN_DIR or --out), and the files named."""
+    from . import plots
+    p = _run_dir_parser(prog, "Draw a finished (or stopped) run's figures "
+                        "again from its result.json, with today's "
+                        "plotting code; needs no root.")
+    p.add_argument("--out", metavar="DIR",
+                   help="directory for the figures (default RUN_DIR)")
+    a = p.parse_args(argv)
+    result = _read_result(p, a.run_dir)
+    out = a.out or a.run_dir
+    os.makedirs(out, exist_ok=True)
+    made = plots.plot_all(result, out)
+    if not made:
+        print("%s: %s has no rows to draw (a run stopped before its first "
+              "trial?)" % (prog, a.run_dir), file=sys.stderr)
+        return cli.EXIT_FAILURE
+    for png in made:
+        stem = os.path.join(out, os.path.splitext(png)[0])
+        for ext in figures.FORMATS:
+            print("%s.%s" % (stem, ext))
+    return cli.EXIT_OK
+
+
+def report_main(argv, prog):
+    """'report RUN_DIR': the table, the targets and the summary a run
+    prints at its end, printed again from its result.json."""
+    p = _run_dir_parser(prog, "Print a finished (or stopped) run's table "
+                        "and targets again from its result.json; needs no "
+                        "root.")
+    a = p.parse_args(argv)
+    result = _read_result(p, a.run_dir)
+    if not report.rows_of(result):
+        print("%s: %s has no rows (a run stopped before its first trial?)"
+              % (prog, a.run_dir), file=sys.stderr)
+        return cli.EXIT_FAILURE
+    print(report.table(result))
+    return cli.EXIT_OK
+
+
+def compare_main(argv, prog):
+    """'compare [--out DIR] RUN_A RUN_B ...' (compare.py)."""
+    from . import compare
+    p = compare.parser(prog)
+    for path in compare.run(p, p.parse_args(argv)):
+        print(path)
+    return cli.EXIT_OK
+
+
+# The commands on finished runs: testbed/run.py COMMAND ...
+COMMANDS = {"plot": plot_main, "report": report_main,
+            "compare": compare_main}
 
 
 def measured_seconds(result):
