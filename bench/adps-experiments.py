@@ -4,7 +4,7 @@ the full runs.  See python/pandaovs/adps.py for what they do and why.
 
     bench/adps-experiments.py [--experiments queueing,blocking] [--reps 3]
                               [--out DIR] [--build DIR] [--nice N]
-                              [--rt PRIO]
+                              [--rt PRIO] [--burst N]
 
 Writes DIR/adps.json (metadata, every run's client and server JSON, the
 p99 of the latency-sensitive type per mode and its ratio to the ideal or
@@ -47,7 +47,13 @@ def main():
                          "priority (1..99, root; chrt): on a shared machine "
                          "they then take a core as soon as they wake, as "
                          "on a dedicated one; 0 = off (default)")
+    ap.add_argument("--burst", type=int, default=0, metavar="N",
+                    help="queueing: bursts of N requests (default 40), "
+                         "the interval scaled with N so that the load "
+                         "stays 0.8 (pandaovs.adps.queueing_burst)")
     a = ap.parse_args()
+    if a.burst < 0:
+        ap.error("--burst: %d is not a number of requests" % a.burst)
     if not -20 <= a.nice <= 19:
         ap.error("--nice: %d is not a nice value (-20..19)" % a.nice)
     if not 0 <= a.rt <= 99:
@@ -73,8 +79,12 @@ def main():
     doc = {"metadata": adps.metadata(sys.argv, a.build), "experiments": {}}
     doc["metadata"]["nice"] = a.nice
     doc["metadata"]["sched_fifo_priority"] = a.rt
+    doc["metadata"]["queueing_burst"] = a.burst or None
     for n in names:
+        client = (adps.queueing_burst(a.burst)
+                  if a.burst and n == "queueing" else None)
         res = adps.run_experiment(adps.EXPERIMENTS[n], a.build, a.reps,
+                                  client_args=client,
                                   log=lambda m: print(m, file=sys.stderr),
                                   nice=a.nice, rt=a.rt)
         adps.plot(res, os.path.join(out, "adps-%s.png" % n))
