@@ -94,7 +94,7 @@ class Lab:
         return self.now
 
     def run_trial(self, tb, tcfg, scheme, conc, req, seed, wdir,
-                  policy=None, collect=False, log=None):
+                  policy=None, collect=False, log=None, note=None):
         os.makedirs(wdir, exist_ok=True)
         self.now += TRIAL_S
         self.ran.append((scheme, conc, req, seed))
@@ -457,8 +457,20 @@ def test_a_run_directory_is_used_by_one_run_at_a_time(lab, capsys):
         f.flush()
         fcntl.flock(f, fcntl.LOCK_EX)
         assert lab.run(*BASE)[0] == 1
+        # The lock file of the run that holds it stays.
+        assert os.path.exists(os.path.join(run_dir, ".lock"))
     assert "in use by another testbed run (pid 4242)" in \
         capsys.readouterr().err
+    # A run that ends leaves no lock file behind, and its last lines name
+    # what it wrote.
+    os.unlink(os.path.join(run_dir, ".lock"))
+    st, log = lab.run(*BASE)
+    assert st == 0 and not os.path.exists(os.path.join(run_dir, ".lock"))
+    lines = log.splitlines()
+    at = lines.index("written in %s:" % run_dir)
+    assert lines[at + 1].split() == ["result.json", "result.csv",
+                                     "policy.json", "workload.cdf"]
+    assert lines[at + 2] == "  trials/ (4 trial directories)"
 
 
 def test_model_is_only_made_by_a_run_without_policy(lab):

@@ -18,7 +18,7 @@ import dataclasses
 import datetime
 import sys
 
-from .. import cli, paths
+from .. import cli, console, paths
 from ..sandbox import is_root
 from ..testbed import config, runner
 from ..testbed.profiles import PROFILES
@@ -134,9 +134,13 @@ def main(argv=None):
                               fabric_rate_bps=fabric, mtu=mtu, cc=cc,
                               controller=a.controller)
     runner.handle_signals()
-    return runner.execute(
-        runner.Run(cfg, log=lambda m: print(m, flush=True), testbed=testbed,
-                   prog=PROG), PROG)
+    out = console.Console()
+    try:
+        return runner.execute(
+            runner.Run(cfg, log=out, testbed=testbed, prog=PROG,
+                       console=out), PROG)
+    finally:
+        out.close()
 
 
 def cli_main(argv):

@@ -18,7 +18,7 @@ import sys
 import time
 
 from .. import cc as ccs
-from .. import cli, figures, iperf3, paths
+from .. import cli, console, figures, iperf3, paths
 from ..lab import FG_PORT, MEMCACHED_PORT
 from ..sandbox import is_root
 from . import (conditions, config, experiments, goodput, model, report,
@@ -94,14 +94,18 @@ class Run:
     """One testbed run as configured by 'cfg' (a config.RunConfig)."""
 
     def __init__(self, cfg, log=print, testbed=None, prog="testbed/run.py",
-                 previous=None, clock=time.monotonic):
+                 previous=None, clock=time.monotonic, console=None):
         """'testbed': makes the topology of one congestion control,
         testbed(cfg, cc, mtu) -> a started-by-'with' Testbed (default the
         namespace testbed; pandaovs.mininet passes its own); 'prog': the
         command recorded in the metadata; 'previous': the result.json of
         the run this one continues (resume.prepare()); 'clock': seconds,
-        what --stop-after counts in."""
+        what --stop-after counts in; 'console': a pandaovs.console.Console
+        for the progress line and the trials' notes (None: notes are
+        log lines)."""
         self.cfg = cfg
+        self.console = console
+        self.plan = []          # the plan's trials (experiments.plan)
         self.previous = previous
         self.clock = clock
         self.deadline = None
@@ -285,6 +289,7 @@ class Run:
             t["done"] = trial_key(t) in ok
         self.total = len(trials)
         self.done = sum(t["done"] for t in trials)
+        self.plan = trials
         est = experiments.estimate(
             c, [t for t in trials if not t["done"]],
             measured=measured_seconds(self.result),
@@ -383,22 +388,43 @@ class Run:
     # -- the run's record and its sessions ------------------------------
     def lock(self):
         """One process at a time in a run directory (a second --resume of
-        the same run would record trials twice)."""
-        self._lock = open(os.path.join(self.dir, ".lock"), "a+")
-        try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._lock.seek(0)
-            raise TestbedError("%s is in use by another testbed run (pid %s)"
-                               % (self.dir, self._lock.read().strip()
-                                  or "?"))
-        self._lock.truncate(0)
-        self._lock.write("%d\n" % os.getpid())
-        self._lock.flush()
+        the same run would record trials twice): an exclusive flock on
+        RUN_DIR/.lock, which holds the pid and is removed at the end."""
+        path = os.path.join(self.dir, ".lock")
+        while True:
+            f = open(path, "a+")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.seek(0)
+                pid = f.read().strip()
+                f.close()
+                raise TestbedError("%s is in use by another testbed run "
+                                   "(pid %s)" % (self.dir, pid or "?"))
+            # The holder before may have removed the file between our open
+            # and our lock: then the lock is on a file nobody else sees.
+            try:
+                same = os.stat(path).st_ino == os.fstat(f.fileno()).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            f.close()
+        f.truncate(0)
+        f.write("%d\n" % os.getpid())
+        f.flush()
+        self._lock = f
 
     def unlock(self):
+        """Removes the lock file (while still holding the lock, so that a
+        waiting run cannot take a lock on a file being removed) and
+        releases it."""
         lock, self._lock = getattr(self, "_lock", None), None
         if lock is not None:
+            try:
+                os.unlink(os.path.join(self.dir, ".lock"))
+            except OSError:
+                pass
             lock.close()
 
     def start_result(self, code):
@@ -564,12 +590,19 @@ class Run:
                 self.save()
             except Exception as e:  # plotting must not lose the data
                 self.log("warning: plots failed: %s" % e)
+        if self.console is not None:
+            self.console.close()
         self.log("")
-        self.log(report.table(self.result))
+        # The unavailable conditions' reasons were given as the run began.
+        self.log(report.table(self.result, brief_unavailable=True))
         failed = [t for t in self.result["trials"] if t["status"] != "ok"]
-        self.log("run %s: %d trials, %d failed, %.0f s; results in %s"
-                 % (self.run_id, len(self.result["trials"]), len(failed),
-                    time.time() - self.t_start, self.dir))
+        self.log("run %s: %d trials, %d failed, %s (load average %.1f at "
+                 "the end)" % (self.run_id, len(self.result["trials"]),
+                               len(failed),
+                               console.hms(time.time() - self.t_start),
+                               os.getloadavg()[0]))
+        for line in written_files(self.dir):
+            self.log(line)
         if stopped:
             self.log("run %s: stopped (%s) with %d of %d trials done; "
                      "continue with: %s" % (self.run_id, stopped, self.done,
@@ -792,10 +825,28 @@ class Run:
             self.one_trial(tb, t, self.done + 1, self.total,
                            panda_ok=panda_ok)
 
+    def time_left(self):
+        """Seconds the trials not done yet should take: the plan's estimate
+        (experiments.estimate), the midpoint of its range, with the run's
+        own times for the points it has measured."""
+        todo = [t for t in self.plan if not t.get("done")]
+        if not todo:
+            return 0.0
+        lo, hi = experiments.estimate(
+            self.cfg, todo, measured=measured_seconds(self.result),
+            collection=False, goodput=False)
+        return (lo + hi) / 2
+
     def one_trial(self, tb, t, n, total, panda_ok=True):
-        self.log("[%d/%d] %-5s %-14s flows %2d requests %5d rep %d ..." % (
-            n, total, t["cc"], t["scheme"], t["concurrency"], t["requests"],
-            t["rep"] + 1))
+        elapsed, left = time.time() - self.t_start, self.time_left()
+        self.log("[%d/%d] %s %s flows %d requests %d rep %d (%s in, ~%s "
+                 "left) ..." % (n, total, t["cc"], t["scheme"],
+                                t["concurrency"], t["requests"],
+                                t["rep"] + 1, console.hms(elapsed),
+                                console.hms(left)))
+        if self.console is not None:
+            self.console.progress(n - 1, total, elapsed, left, "%s %s" % (
+                t["cc"], t["scheme"]))
         if SCHEMES[t["scheme"]].policy and not panda_ok:
             res = dict(t, status="failed: this OVS build has no panda "
                        "action (ovs-appctl panda/show missing)")
@@ -882,7 +933,8 @@ class Run:
         res = run_trial(tb, tcfg, t["scheme"], t["concurrency"],
                         t["requests"], c.seed + t["rep"], wdir,
                         policy=policy, collect=t.get("collect", False),
-                        log=self.log)
+                        log=self.log, note=self.console.status
+                        if self.console is not None else None)
         after = self.bpf_counters(t["cc"])
         if policy is not None:
             res["policy_action"] = policy.text()
@@ -941,6 +993,37 @@ def ports_str(ports):
         ports.type, rec["pmd_cpu_mask"], rec["pmd_maxsleep_us"])
 
 
+def written_files(run_dir):
+    """The lines that name what a run wrote into 'run_dir': the record
+    first, each figure's three formats on one line, the trials'
+    directories counted."""
+    try:
+        names = sorted(os.listdir(run_dir))
+    except OSError:
+        return []
+    first = [n for n in ("result.json", "result.csv") if n in names]
+    figs, other = {}, []
+    for n in names:
+        stem, ext = os.path.splitext(n)
+        if ext[1:] in figures.FORMATS:
+            figs.setdefault(stem, []).append(ext[1:])
+        elif n not in first and not n.startswith("."):
+            other.append(n + ("/" if os.path.isdir(os.path.join(run_dir, n))
+                              else ""))
+    out = ["written in %s:" % run_dir]
+    out += console.wrap("  " + "  ".join(first + [
+        n for n in other if n != "trials/"]))
+    for stem, exts in sorted(figs.items()):
+        exts = sorted(exts, key=figures.FORMATS.index)
+        out.append("  %s.%s" % (stem, exts[0]) + "".join(
+            " .%s" % e for e in exts[1:]))
+    if "trials/" in other:
+        n = len(os.listdir(os.path.join(run_dir, "trials")))
+        out.append("  trials/ (%d trial director%s)"
+                   % (n, "y" if n == 1 else "ies"))
+    return out
+
+
 def _levels_str(lv):
     if not lv:
         return ""
@@ -957,8 +1040,12 @@ def _cmd_out(cmd):
 
 def main(argv=None):
     handle_signals()
-    return launch(list(sys.argv[1:] if argv is None else argv),
-                  log=lambda m: print(m, flush=True))
+    out = console.Console()
+    try:
+        return launch(list(sys.argv[1:] if argv is None else argv),
+                      log=out, console=out)
+    finally:
+        out.close()
 
 
 def launch(argv, prog="testbed/run.py", **run_kw):
@@ -1041,7 +1128,7 @@ def report_main(argv, prog):
         print("%s: %s has no rows (a run stopped before its first trial?)"
               % (prog, a.run_dir), file=sys.stderr)
         return cli.EXIT_FAILURE
-    print(report.table(result))
+    console.Console(live=False).line(report.table(result))
     return cli.EXIT_OK
 
 
@@ -1176,7 +1263,8 @@ def dry_run(cfg, prog, previous=None):
     if previous is not None:
         print("continuing %s" % cfg.resume)
     for line in plan_lines(cfg, previous)[0]:
-        print("  " + line)
+        for out in console.wrap("  " + line):
+            print(out)
     return 0
 
 
@@ -1230,7 +1318,7 @@ def calibrate_main(cfg):
     rows = calibrate(cfg.build_dir, cfg.qos, cfg.calibrate, 14, 3000, out,
                      ports=cfg.ports,
                      seed=cfg.seed, warmup_s=cfg.warmup_s,
-                     log=lambda m: print(m, flush=True))
+                     log=console.Console(live=False))
     with open(os.path.join(out, "calibration.json"), "w") as f:
         json.dump({"kernel": platform.release(), "cpus": os.cpu_count(),
                    "profile": cfg.profile, "qos": cfg.qos.type,

@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 
-from .. import cli, loadgen, sizehist
+from .. import cli, console, loadgen, sizehist
 from .. import workload as workloads
 from ..controller import autotune
 from ..lab import FG_PORT, MEMCACHED_PORT
@@ -469,8 +469,7 @@ def parse(argv):
 def main(argv=None):
     cfg, params = parse(sys.argv[1:] if argv is None else argv)
     handle_signals()
-    return execute(SwitchRun(cfg, params,
-                             log=lambda m: print(m, flush=True)),
+    return execute(SwitchRun(cfg, params, log=console.Console(live=False)),
                    "testbed/switch.py")
 
 

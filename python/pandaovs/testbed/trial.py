@@ -239,7 +239,7 @@ class Trial:
     connection table to watch, its DSCP map the levels on the wire)."""
 
     def __init__(self, tb, cfg, scheme, concurrency, requests, seed,
-                 workdir, policy=None, collect=False, log=None):
+                 workdir, policy=None, collect=False, log=None, note=None):
         self.tb = tb
         self.cfg = cfg
         self.scheme = scheme
@@ -250,6 +250,9 @@ class Trial:
         self.policy = policy
         self.collect = collect
         self.log = log or (lambda m: None)
+        # What the trial is doing now: a live line on a terminal
+        # (pandaovs.console), else a log line.
+        self.note = note or self.log
         self.caps = []          # tcpdumps
         self.fg = self.mc = None
         self.bg = None          # background iperf3 streams
@@ -350,7 +353,7 @@ class Trial:
             if now >= next_note:
                 next_note += NOTE_EVERY_S
                 lvl = (self.show or {}).get("connection", {}).get("level")
-                self.log("      ... memcached running for %.0f s%s" % (
+                self.note("      ... memcached running for %.0f s%s" % (
                     now - t0, "" if lvl is None
                     else ", its connection at level %d" % lvl))
             if now > deadline:
@@ -467,7 +470,7 @@ class Trial:
 
 
 def run_trial(tb, cfg, scheme, concurrency, requests, seed, workdir,
-              policy=None, collect=False, log=None):
+              policy=None, collect=False, log=None, note=None):
     """Runs one trial (see Trial); returns its result dict."""
     return Trial(tb, cfg, scheme, concurrency, requests, seed, workdir,
-                 policy=policy, collect=collect, log=log).run()
+                 policy=policy, collect=collect, log=log, note=note).run()
