@@ -581,10 +581,20 @@ def test_aggregate_table_csv(tmp_path):
         rows = list(csv.DictReader(f))
     assert len(rows) == 3
     assert rows[-1]["status"].startswith("unavailable")
-    assert float(rows[0]["mc_p99_ms_mean"]) == pytest.approx(2.5)
-    assert float(rows[0]["mc_p99_ms_ci95_hi"]) == pytest.approx(
+    # Columns named quantity, statistic, unit, as the FCT ones are.
+    assert float(rows[0]["mc_p99_mean_ms"]) == pytest.approx(2.5)
+    assert float(rows[0]["mc_p99_ci95_hi_ms"]) == pytest.approx(
         2.5 + 3.182446 * numpy.std([1, 2, 3, 4], ddof=1) / 2, abs=1e-4)
-    assert rows[1]["mc_p99_ms_ci95_lo"] == ""       # pias: one repetition
+    assert rows[1]["mc_p99_ci95_lo_ms"] == ""       # pias: one repetition
+    assert "fct_small_mean_ms" in rows[0] and "mc_p99_ms_mean" not in rows[0]
+    assert report.read_csv(path) == rows
+    # A file of an earlier version (memcached's unit before the
+    # statistic) reads with today's names.
+    old = os.path.join(paths.TOP, "docs", "results",
+                       "2026-11-27-fq-codel-functional", "result.csv")
+    first = report.read_csv(old)[0]
+    assert first["mc_p99_mean_ms"] == "5.7299"
+    assert "mc_p99_ms_mean" not in first
 
 
 def test_patch_hash_is_stable():
@@ -866,6 +876,10 @@ def test_floor_and_targets():
     assert "one repetition: cannot decide a +-5% target" in text
     assert "[policy: pias -> panda]" in text
     assert "97.0% at level 0 (packets per level: 0:97 1:3)" in text
+    # Counts are integers in the text, times keep their decimals.
+    assert targets._named("marks", 141301.0) == "marks 141301"
+    assert targets._named("marks", 141301.5) == "marks 141301.50"
+    assert targets._named("memcached_p99_ms", 2.0) == "memcached_p99_ms 2.00"
 
     # A scheme missing: not run.
     trials = [x for x in _target_trials(3) if x["scheme"] != "fq_codel"]

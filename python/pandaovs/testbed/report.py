@@ -136,14 +136,27 @@ def _level0_share(levels):
     return (levels or {}).get("0", 0) / n if n else None
 
 
+def _num(v):
+    """A number for the console: three significant figures or so, whole
+    numbers as integers (the CSV and result.json keep every digit)."""
+    if v is None:
+        return "-"
+    if float(v).is_integer() and abs(v) >= 1:
+        return "%d" % v
+    a = abs(v)
+    return "%.0f" % v if a >= 100 else "%.1f" % v if a >= 10 \
+        else "%.2f" % v
+
+
 def _m(s):
     """A row's value: the mean, and with two or more repetitions its 95%
     interval's half-width (the interval is symmetric: stats.interval)."""
     if not s:
         return "-"
     if s.get("ci95"):
-        return "%.2f±%.2f" % (s["mean"], (s["ci95"][1] - s["ci95"][0]) / 2)
-    return "%.2f" % s["mean"]
+        return "%s±%s" % (_num(s["mean"]),
+                          _num((s["ci95"][1] - s["ci95"][0]) / 2))
+    return _num(s["mean"])
 
 
 def _bucket_names(rows):
@@ -167,46 +180,65 @@ def rows_of(result):
     return (result.get("summary") or {}).get("rows") or []
 
 
-def table(result):
+def _columns(rows, heads, cells):
+    """(header, lines) of a table whose first columns say the row (cc,
+    scheme, flows, requests) and whose value columns are as wide as their
+    widest cell."""
+    widths = [max([len(h)] + [len(c[i]) for c in cells])
+              for i, h in enumerate(heads)]
+    sch = max([6] + [len(r["scheme"]) for r in rows])
+
+    def line(a, b, c, d, vals, reps):
+        return "%-5s %-*s %5s %6s  %s  %s" % (
+            a, sch, b, c, d, " ".join("%*s" % (w, v)
+                                      for w, v in zip(widths, vals)), reps)
+    head = line("cc", "scheme", "flows", "reqs", heads, "reps")
+    return head, [line(r["cc"], r["scheme"], r["concurrency"], r["requests"],
+                       c, "%d%s" % (r["reps_ok"], " (+%d failed)"
+                                    % r["reps_failed"]
+                                    if r["reps_failed"] else ""))
+                  for r, c in zip(rows, cells)]
+
+
+def table(result, brief_unavailable=False):
+    """The run's closing text: memcached's latency and the flows' mean FCT
+    per row (two tables, each within the console's 100 columns), the
+    unavailable conditions once each, failures, the policies and the
+    targets.  'brief_unavailable': the reasons were printed as the run
+    began (a run's end), so they are not repeated."""
     out = []
     rows = rows_of(result)
-    buckets = _bucket_names(rows)
-    names = ["FCT %s" % buckets[0]] + buckets[1:] if buckets else []
-    # The value columns as wide as their widest cell (an interval's
-    # half-width makes them wider than a mean).
+    wl = ((result.get("metadata") or {}).get("workload") or {}).get(
+        "name") or "the workload's"
+    note = ("ms; mean over the repetitions ± the 95%% confidence "
+            "interval's half-width, from 2 repetitions; %d%% of each end "
+            "dropped from 10" % (stats.TRIM * 100))
+    out.append("memcached latency (%s)" % note)
+    heads = ["p50", "p90", "p99", "p99.9", "queue"]
     cells = [[_m(r["memcached"][m]) for m in
               ("p50_ms", "p90_ms", "p99_ms", "p99.9_ms")]
-             + [_m(r["fct_mean_ms"].get(b)) for b in buckets] for r in rows]
-    heads = ["mc p50", "mc p90", "mc p99", "mc p99.9"] + names
-    widths = [max([9, len(h)] + [len(c[i]) for c in cells])
-              for i, h in enumerate(heads)]
-
-    def cols(vals, lo, hi):
-        return " ".join("%*s" % (w, v) for w, v in
-                        zip(widths[lo:hi], vals[lo:hi]))
-    n = len(heads)
-    hdr = ("%-5s %-14s %5s %6s | %s | %-16s | %s | %s" % (
-        "cc", "sch", "flows", "reqs", cols(heads, 0, 4), "mc queue",
-        cols(heads, 4, n), "reps"))
-    out.append("memcached latency and web-search mean FCT (ms; mean over "
-               "the repetitions ± its 95%% confidence interval's "
-               "half-width, from 2 repetitions; %d%% of each end dropped "
-               "from 10)" % (stats.TRIM * 100))
-    out.append(hdr)
-    out.append("-" * len(hdr))
-    for r, c in zip(rows, cells):
-        out.append("%-5s %-14s %5d %6d | %s | %-16s | %s | %d%s"
-                   % (r["cc"], r["scheme"], r["concurrency"], r["requests"],
-                      cols(c, 0, 4), _lv(r["memcached_levels"]),
-                      cols(c, 4, n), r["reps_ok"],
-                      (" (+%d failed)" % r["reps_failed"])
-                      if r["reps_failed"] else ""))
-    # One line per congestion control the kernel lacks, not per scheme.
+             + [_lv(r["memcached_levels"])] for r in rows]
+    head, lines = _columns(rows, heads, cells)
+    out += [head, "-" * len(head)] + lines
+    buckets = _bucket_names(rows)
+    if any(r["fct_mean_ms"] for r in rows):
+        out.append("")
+        out.append("%s flows' mean FCT (ms, as above)" % wl)
+        cells = [[_m(r["fct_mean_ms"].get(b)) for b in buckets]
+                 for r in rows]
+        fct_rows = [(r, c) for r, c in zip(rows, cells)
+                    if any(x != "-" for x in c)]
+        head, lines = _columns([r for r, _ in fct_rows], buckets,
+                               [c for _, c in fct_rows])
+        out += [head, "-" * len(head)] + lines
+    # One line per congestion control that cannot run, not per scheme.
     why = {}
     for u in result.get("unavailable") or []:
         why.setdefault((u["cc"], u["status"]), []).append(u["scheme"])
     for (cc, status), schemes in why.items():
-        out.append("%-5s %s: %s" % (cc, ",".join(schemes), status))
+        out.append("%s: %s" % (cc, "unavailable (the reason is above and "
+                                   "in result.json)" if brief_unavailable
+                               else status))
     for r in rows:
         for f in r["failures"]:
             out.append("FAILED %s %s flows %d requests %d: %s" % (
@@ -226,14 +258,37 @@ def _ci(s, digits):
     return tuple(round(v, digits) for v in s["ci95"])
 
 
+def _mc_col(metric, stat):
+    """The CSV column of memcached's 'metric' ("p99_ms") and 'stat'
+    ("mean"): quantity, statistic, unit, as the FCT columns are
+    ("mc_p99_mean_ms" beside "fct_small_mean_ms")."""
+    name, unit = metric.rsplit("_", 1)
+    return "mc_%s_%s_%s" % (name, stat, unit)
+
+
+# Columns of result.csv files written before the one order: memcached's
+# had the unit before the statistic ("mc_p99_ms_mean").
+_OLD_MC_COL = {"mc_%s_%s" % (m, st): _mc_col(m, st) for m in MC_METRICS
+               for st in ("mean", "std", "ci95_lo", "ci95_hi")}
+
+
+def read_csv(path):
+    """The rows of a run's result.csv as dicts keyed by today's column
+    names, whichever version wrote it."""
+    with open(path, newline="") as f:
+        return [{_OLD_MC_COL.get(k, k): v for k, v in row.items()}
+                for row in csv.DictReader(f)]
+
+
 def write_csv(result, path):
     """One row per (cc, scheme, concurrency, requests) with every figure's
-    numbers, plus the unavailable rows."""
+    numbers, plus the unavailable rows.  Value columns are named quantity,
+    statistic, unit: mc_p99_mean_ms, fct_small_ci95_lo_ms."""
     cols = ["cc", "scheme", "concurrency", "requests", "experiments",
             "reps_ok", "reps_failed", "status"]
     for m in MC_METRICS:
-        cols += ["mc_%s_mean" % m, "mc_%s_std" % m, "mc_%s_ci95_lo" % m,
-                 "mc_%s_ci95_hi" % m]
+        cols += [_mc_col(m, st) for st in ("mean", "std", "ci95_lo",
+                                           "ci95_hi")]
     rows = rows_of(result)
     buckets = _bucket_names(rows)
     for b in buckets:
@@ -251,9 +306,9 @@ def write_csv(result, path):
             row["status"] = "ok" if r["reps_ok"] else "failed"
             for m in MC_METRICS:
                 s = r["memcached"][m]
-                row["mc_%s_mean" % m] = s and round(s["mean"], 4)
-                row["mc_%s_std" % m] = s and round(s["std"], 4)
-                row["mc_%s_ci95_lo" % m], row["mc_%s_ci95_hi" % m] = \
+                row[_mc_col(m, "mean")] = s and round(s["mean"], 4)
+                row[_mc_col(m, "std")] = s and round(s["std"], 4)
+                row[_mc_col(m, "ci95_lo")], row[_mc_col(m, "ci95_hi")] = \
                     _ci(s, 4)
             for b in buckets:
                 s = r["fct_mean_ms"].get(b)

@@ -404,8 +404,8 @@ def lines(summary):
     """The targets as text for the run's closing table."""
     out = []
     for cc, fl in sorted((summary.get("floor") or {}).items()):
-        out.append("floor (%s): %s ms = unloaded memcached p99 %s ms + one "
-                   "%d-byte frame at the link rate %.3f ms" % (
+        out.append("floor (%s): %s ms = unloaded memcached p99 %s ms + a "
+                   "%d-byte frame at the rate (%.3f ms)" % (
                        cc, _f(fl["floor_ms"]), _f(fl["unloaded_p99_ms"]),
                        fl["frame_bytes"], fl["frame_ms"]))
     for t in summary.get("targets") or []:
@@ -476,7 +476,7 @@ def _values(t):
     parts = []
     for s, v in (t.get("schemes") or {}).items():
         parts.append("%s: %s" % (s, ", ".join(
-            "%s %s" % (k, _f(x)) for k, x in v.items())))
+            _named(k, x) for k, x in v.items())))
     for k, c in (t.get("checks") or {}).items():
         parts.append("%s: %s" % (k, _check_str(c)))
     return "; ".join(parts) or "(schemes not run)"
@@ -488,3 +488,13 @@ def _f(v, digits=2):
     if isinstance(v, int):
         return str(v)
     return "%.*f" % (digits, v)
+
+
+def _named(key, v):
+    """A figure named 'key' for the text: a count (a name without a unit:
+    marks, drops, completed) as an integer where its mean is whole -
+    "marks 141301", not "141301.00"; a time or share with decimals."""
+    if isinstance(v, float) and v.is_integer() and not key.endswith(
+            ("_ms", "_s", "share", "_mbps", "ratio")):
+        return "%s %d" % (key, v)
+    return "%s %s" % (key, _f(v))
