@@ -15,21 +15,34 @@ line.
 
 import sys
 import textwrap
+import time
 
 WIDTH = 100
 
 
 def wrap(text, width=WIDTH):
     """'text' (one line) as lines of at most 'width' columns, broken at
-    spaces; continuation lines are indented 4 more than the first.  A word
-    longer than the line (a path) stays whole."""
+    spaces (or after commas inside a longer word); continuation lines are
+    indented 4 more than the first.  A word without commas longer than the
+    line (a path) stays whole."""
     if len(text) <= width:
         return [text]
     indent = text[:len(text) - len(text.lstrip(" "))]
-    return textwrap.wrap(text, width=width, initial_indent="",
-                         subsequent_indent=indent + "    ",
-                         break_long_words=False, break_on_hyphens=False,
-                         drop_whitespace=True) or [text]
+    more = indent + "    "
+    lines = textwrap.wrap(text, width=width, initial_indent="",
+                          subsequent_indent=more, break_long_words=False,
+                          break_on_hyphens=False,
+                          drop_whitespace=True) or [text]
+    # A word longer than the line (a policy's key=value list) breaks after
+    # a comma; one without commas (a path) stays whole.
+    out = []
+    for line in lines:
+        while len(line) > width and "," in line[len(more):width]:
+            cut = line.rindex(",", len(more), width) + 1
+            out.append(line[:cut])
+            line = more + line[cut:]
+        out.append(line)
+    return out
 
 
 def hms(seconds):
@@ -46,11 +59,24 @@ def _rich():
     try:
         from rich.console import Console as RichConsole
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress,
-                                   TextColumn)
+                                   ProgressColumn, TextColumn)
+        from rich.text import Text
     except ImportError:
         return None
+
+    class Times(ProgressColumn):
+        """Elapsed and left, ticking between the run's updates: the time
+        left falls with the clock from the last estimate."""
+
+        def render(self, task):
+            f, now = task.fields, time.monotonic()
+            text = "%s in" % hms(now - f["t0"])
+            if f["left"] is not None:
+                text += ", ~%s left" % hms(f["left"] - (now - f["at"]))
+            return Text(text)
+
     return RichConsole, Progress, (TextColumn, BarColumn,
-                                   MofNCompleteColumn)
+                                   MofNCompleteColumn, Times)
 
 
 class Console:
@@ -66,15 +92,14 @@ class Console:
         self.live = bool(live and rich)
         self._progress = self._task = None
         if self.live:
-            RichConsole, Progress, (TextColumn, BarColumn, MofN) = rich
+            RichConsole, Progress, (TextColumn, BarColumn, MofN, Times) = rich
             rc = RichConsole(file=self.stream, highlight=False,
                              markup=False, emoji=False,
                              force_terminal=True if live is True else None)
             self._progress = Progress(
-                TextColumn("{task.description}"), BarColumn(bar_width=20),
-                MofN(), TextColumn("{task.fields[times]}"),
-                TextColumn("{task.fields[note]}"), console=rc,
-                transient=True)
+                TextColumn("{task.description}"), BarColumn(bar_width=12),
+                MofN(), Times(), TextColumn("{task.fields[note]}"),
+                console=rc, transient=True, refresh_per_second=1)
 
     def line(self, text=""):
         """Prints 'text' (a line, or several separated by newlines), each
@@ -92,7 +117,10 @@ class Console:
         """What the step under way is doing now: the live line's note on a
         terminal, else a line of its own."""
         if self._task is not None:
-            self._progress.update(self._task, note=text.strip())
+            # "      ... memcached running for 15 s" -> "memcached running
+            # for 15 s": the live line is short of room.
+            self._progress.update(self._task,
+                                  note=text.strip().lstrip(". ").strip())
         else:
             self.line(text)
 
@@ -102,15 +130,14 @@ class Console:
         console says it in the trial's line)."""
         if self._progress is None:
             return
-        times = "%s in" % hms(elapsed_s)
-        if left_s is not None:
-            times += ", ~%s left" % hms(left_s)
+        now = time.monotonic()
+        fields = dict(t0=now - elapsed_s, at=now, left=left_s, note=what)
         if self._task is None:
             self._progress.start()
             self._task = self._progress.add_task("trials", total=total,
-                                                 times=times, note=what)
+                                                 **fields)
         self._progress.update(self._task, completed=done, total=total,
-                              times=times, note=what)
+                              **fields)
 
     def close(self):
         """Removes the live line (the lines printed stay)."""

@@ -19,6 +19,12 @@ def test_wrap_within_the_width():
     assert console.wrap("results in " + path) == ["results in",
                                                   "    " + path]
     assert console.wrap("short") == ["short"]
+    policy = "  panda policy: " + ",".join("key%d=%d" % (i, i * 1000)
+                                           for i in range(20))
+    lines = console.wrap(policy)
+    assert all(len(x) <= 100 for x in lines) and len(lines) == 4
+    assert "".join(x.strip() for x in lines) == policy.replace(
+        "panda policy: ", "panda policy:").strip()
 
 
 def test_hms():
