@@ -9,6 +9,7 @@
 #define _GNU_SOURCE 1
 #endif
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -42,9 +43,31 @@ static const char *const bucket_names[N_BUCKETS] = {
     "small", "medium", "large", "all"
 };
 
+/* Servers, a flow's DSCP choices: the command line's one, or a
+ * TrafficGenerator configuration's list (--config). */
+#define MAX_SERVERS 256
+struct server {
+    const char *host, *port;
+    struct sockaddr_storage addr;
+    socklen_t len;
+};
+
+struct weighted {
+    unsigned int value, weight;
+};
+
 struct options {
     const char *server, *port, *bind;
     const char *cdf_file;
+    bool cdf_packets;           /* --cdf-unit packets: sizes x mss. */
+    uint32_t mss;
+    const char *config;         /* TrafficGenerator client configuration. */
+    bool tg_output;             /* --output-format trafficgenerator. */
+    struct server servers[MAX_SERVERS];
+    size_t n_servers;
+    struct weighted dscps[64];  /* A flow's DSCP, drawn by weight. */
+    size_t n_dscps;
+    unsigned int dscp_total;
     uint64_t fixed_size;
     bool open_loop;
     unsigned int concurrency;
@@ -76,6 +99,8 @@ struct conn {
     size_t idle_idx;            /* In run.idle, when IDLE. */
     bool has_flow;
     uint64_t id, size, received, start_ns;
+    size_t server;              /* Index in run.o.servers. */
+    int dscp;                   /* The flow's, -1: left alone. */
     uint8_t req[LG_FG_REQ_LEN];
     size_t sent;
     uint64_t close_deadline;
@@ -95,9 +120,9 @@ static struct run {
     struct options o;
     struct panda_cdf cdf;
     double mean_size;
-    struct panda_rng size_rng, arrival_rng;
-    struct sockaddr_storage server, bind;
-    socklen_t server_len, bind_len;
+    struct panda_rng size_rng, arrival_rng, pick_rng;
+    struct sockaddr_storage bind;
+    socklen_t bind_len;
 
     int epfd, tfd, sfd;
     uint64_t timer_armed;
@@ -148,6 +173,10 @@ Server:\n\
 Flow sizes (one of):\n\
       --cdf=FILE           draw sizes from a CDF file (\"SIZE CDF\" lines)\n\
       --size=SIZE          fixed size in bytes (e.g. 10K, 1.5Mi)\n\
+      --cdf-unit=UNIT      the CDF's sizes are bytes (default) or packets\n\
+                           of --mss bytes (TrafficGenerator's CDF_*.txt)\n\
+      --mss=SIZE           bytes per packet with --cdf-unit packets\n\
+                           (default 1460)\n\
 Load (one of; default --connections=1):\n\
   -c, --connections=N      closed loop: keep N flows in flight\n\
   -l, --load=RATE          open loop: Poisson arrivals at RATE (bit/s with a\n\
@@ -173,6 +202,15 @@ Connections:\n\
       --pool               reuse persistent connections (default: one new\n\
                            TCP connection per flow)\n\
       --dscp=N             DSCP (0..63) for both directions of every flow\n\
+TrafficGenerator (HKUST-SING) compatibility:\n\
+      --config=FILE        its client configuration: server HOST PORT\n\
+                           (repeatable: each flow goes to one at random),\n\
+                           req_size_dist FILE, dscp VALUE WEIGHT, rate\n\
+                           0Mbps WEIGHT, fanout 1 WEIGHT, load RATE,\n\
+                           num_reqs N; options given here win\n\
+      --output-format=F    --output's lines: panda (default) or\n\
+                           trafficgenerator (size, FCT us, DSCP, rate,\n\
+                           goodput Mbit/s; completed flows only)\n\
 Output:\n\
   -o, --output=FILE        one line per flow (\"-\" for stdout)\n\
   -j, --json=FILE          JSON summary (\"-\" for stdout)\n\
@@ -194,6 +232,165 @@ started because of --max-failures), 2 on bad arguments, 1 on setup\n\
 errors.  See load_generator/README.md for the file formats.\n");
 }
 
+/* A TrafficGenerator rate, "500Mbps" (its unit: Mbit/s) or one in the
+ * project's syntax (500M), in bit/s; false if 'text' is neither. */
+static bool
+tg_rate(const char *text, double *bps)
+{
+    char buf[64];
+    size_t n = strlen(text);
+
+    if (n > 4 && n < sizeof buf && !strcmp(text + n - 4, "Mbps")) {
+        memcpy(buf, text, n - 4);
+        buf[n - 4] = '\0';
+        text = buf;
+    }
+    return cli_parse_rate_value(text, 1e6, bps);
+}
+
+/* Reads the --config file, a TrafficGenerator (HKUST-SING) client
+ * configuration: one key and its values per line.  What the command line
+ * gave ('have_servers', 'have_dscp', 'have_load': --server/--port, --dscp,
+ * --connections/--load; and --cdf/--size, --requests) wins over the file.
+ * Keys of TrafficGenerator this client cannot honour are refused rather
+ * than ignored: a rate limit other than 0Mbps (none), a fanout above 1
+ * (incast requests). */
+static void
+read_tg_config(struct options *o, bool have_servers, bool have_dscp,
+               bool have_load)
+{
+    const char *file = o->config;
+    char line[1024];
+    int lineno = 0;
+    FILE *f = fopen(file, "r");
+
+    if (!f) {
+        cli_log_fatal("--config: %s: %s", file, strerror(errno));
+    }
+    while (fgets(line, sizeof line, f)) {
+        char key[64], a[512], b[64], extra[2];
+        char *hash = strchr(line, '#');
+        int n;
+
+        lineno++;
+        if (hash) {
+            *hash = '\0';
+        }
+        n = sscanf(line, "%63s %511s %63s %1s", key, a, b, extra);
+        if (n <= 0) {
+            continue;
+        }
+#define BAD(...)                                                        \
+        cli_log_fatal("--config: %s:%d: %s: %s", file, lineno, key,     \
+                      panda_asprintf(__VA_ARGS__))
+        if (!strcmp(key, "server")) {
+            if (n != 3) {
+                BAD("expected \"server HOST PORT\"");
+            }
+            if (o->n_servers == MAX_SERVERS) {
+                BAD("more than %d servers", MAX_SERVERS);
+            }
+            if (!have_servers) {
+                struct server *sv = &o->servers[o->n_servers++];
+
+                sv->host = panda_asprintf("%s", a);
+                sv->port = panda_asprintf("%s", b);
+            }
+        } else if (!strcmp(key, "req_size_dist")) {
+            if (n != 2) {
+                BAD("expected \"req_size_dist FILE\"");
+            }
+            if (!o->cdf_file && !o->fixed_size) {
+                o->cdf_file = panda_asprintf("%s", a);
+            }
+        } else if (!strcmp(key, "dscp") || !strcmp(key, "fanout")
+                   || !strcmp(key, "rate")) {
+            unsigned long long w;
+            double v;
+            char *end;
+
+            if (n != 3) {
+                BAD("expected \"%s VALUE WEIGHT\"", key);
+            }
+            errno = 0;
+            w = strtoull(b, &end, 10);
+            if (*end || errno || b[0] == '-' || w > UINT_MAX / 64) {
+                BAD("weight \"%s\" is not a non-negative integer", b);
+            }
+            if (!strcmp(key, "rate")) {
+                if (!tg_rate(a, &v)) {
+                    BAD("\"%s\" is not a rate", a);
+                }
+                if (v != 0 && w) {
+                    BAD("%s: a per-flow sending rate limit is not "
+                        "implemented here (panda-fg-server sends as fast as "
+                        "TCP lets it); use 0Mbps (no limit) or leave the key "
+                        "out", a);
+                }
+                continue;
+            }
+            v = strtod(a, &end);
+            if (*end || a[0] == '-' || v != floor(v)) {
+                BAD("\"%s\" is not a non-negative integer", a);
+            }
+            if (!strcmp(key, "fanout")) {
+                if (v != 1 && w) {
+                    BAD("%s: requests of several synchronized flows "
+                        "(incast) are not implemented here; fanout 1 only "
+                        "(sim/run.py tsl simulates incast)", a);
+                }
+                continue;
+            }
+            if (v > 63) {
+                BAD("%s is not a DSCP (0..63)", a);
+            }
+            if (o->n_dscps == 64) {
+                BAD("more than 64 DSCP lines");
+            }
+            if (!have_dscp) {
+                o->dscps[o->n_dscps].value = v;
+                o->dscps[o->n_dscps++].weight = w;
+            }
+        } else if (!strcmp(key, "load")) {
+            double v;
+
+            if (n != 2) {
+                BAD("expected \"load RATE\"");
+            }
+            if (!tg_rate(a, &v) || !(v > 0)) {
+                BAD("\"%s\" is not a positive rate", a);
+            }
+            if (!have_load) {
+                o->load_mbps = v / 1e6;
+            }
+        } else if (!strcmp(key, "num_reqs")) {
+            if (n != 2) {
+                BAD("expected \"num_reqs N\"");
+            }
+            if (!o->flows) {
+                o->flows = cli_parse_u64("--config num_reqs", a, 1,
+                                         UINT64_MAX / 2);
+            }
+        } else {
+            BAD("unknown key (TrafficGenerator's are server, req_size_dist,"
+                " dscp, rate, fanout, load, num_reqs)");
+        }
+#undef BAD
+    }
+    fclose(f);
+    if (o->n_dscps) {
+        unsigned int total = 0;
+
+        for (size_t i = 0; i < o->n_dscps; i++) {
+            total += o->dscps[i].weight;
+        }
+        if (!total) {
+            cli_log_fatal("--config: %s: the dscp lines' weights add up to "
+                          "0", file);
+        }
+    }
+}
+
 /* A duration option of the flow generator: seconds without a unit. */
 static double
 parse_seconds(const char *option, const char *arg, double min)
@@ -208,7 +405,8 @@ parse_options(int argc, char *argv[], struct options *o)
         OPT_BIND = 256, OPT_SIZE, OPT_DRAIN, OPT_FLOW_TIMEOUT,
         OPT_MAX_FAILURES, OPT_MAX_INFLIGHT, OPT_POOL, OPT_DSCP, OPT_SEED,
         OPT_DRY_RUN, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_FCT_WINDOW,
-        OPT_CDF, OPT_OLD_CONCURRENCY, OPT_OLD_FLOWS,
+        OPT_CDF, OPT_OLD_CONCURRENCY, OPT_OLD_FLOWS, OPT_CDF_UNIT, OPT_MSS,
+        OPT_CONFIG, OPT_OUTPUT_FORMAT,
     };
     static const struct option longopts[] = {
         { "server", required_argument, NULL, 's' },
@@ -216,6 +414,10 @@ parse_options(int argc, char *argv[], struct options *o)
         { "bind", required_argument, NULL, OPT_BIND },
         { "cdf", required_argument, NULL, OPT_CDF },
         { "size", required_argument, NULL, OPT_SIZE },
+        { "cdf-unit", required_argument, NULL, OPT_CDF_UNIT },
+        { "mss", required_argument, NULL, OPT_MSS },
+        { "config", required_argument, NULL, OPT_CONFIG },
+        { "output-format", required_argument, NULL, OPT_OUTPUT_FORMAT },
         { "connections", required_argument, NULL, 'c' },
         { "load", required_argument, NULL, 'l' },
         { "requests", required_argument, NULL, 'n' },
@@ -240,7 +442,8 @@ parse_options(int argc, char *argv[], struct options *o)
         CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
-    bool have_conc = false, have_load = false;
+    bool have_conc = false, have_load = false, have_server = false;
+    bool have_port = false, have_dscp = false;
     int c;
 
     memset(o, 0, sizeof *o);
@@ -253,21 +456,44 @@ parse_options(int argc, char *argv[], struct options *o)
     o->max_failures = 100;
     o->max_inflight = 4096;
     o->progress = -1;
+    o->mss = 1460;
     while ((c = cli_opt_next(argc, argv, "s:p:c:n:f:l:d:o:j:qh", longopts,
                              usage)) != -1) {
         switch (c) {
         case 's':
             o->server = optarg;
+            have_server = true;
             break;
         case 'p':
             cli_parse_u64("--port", optarg, 1, 65535);
             o->port = optarg;
+            have_port = true;
             break;
         case OPT_BIND:
             o->bind = optarg;
             break;
         case OPT_CDF:
             o->cdf_file = optarg;
+            break;
+        case OPT_CDF_UNIT:
+            if (strcmp(optarg, "bytes") && strcmp(optarg, "packets")) {
+                cli_log_usage("--cdf-unit: \"%s\" is not bytes or packets",
+                              optarg);
+            }
+            o->cdf_packets = !strcmp(optarg, "packets");
+            break;
+        case OPT_MSS:
+            o->mss = cli_parse_bytes("--mss", optarg, 1, 65535);
+            break;
+        case OPT_CONFIG:
+            o->config = optarg;
+            break;
+        case OPT_OUTPUT_FORMAT:
+            if (strcmp(optarg, "panda") && strcmp(optarg, "trafficgenerator")) {
+                cli_log_usage("--output-format: \"%s\" is not panda or "
+                              "trafficgenerator", optarg);
+            }
+            o->tg_output = !strcmp(optarg, "trafficgenerator");
             break;
         case OPT_SIZE:
             o->fixed_size = cli_parse_bytes("--size", optarg, 1,
@@ -334,6 +560,7 @@ parse_options(int argc, char *argv[], struct options *o)
             break;
         case OPT_DSCP:
             o->dscp = cli_parse_u64("--dscp", optarg, 0, 63);
+            have_dscp = true;
             break;
         case 'o':
             o->output = optarg;
@@ -359,6 +586,26 @@ parse_options(int argc, char *argv[], struct options *o)
         }
     }
     cli_opt_no_operands(argc, argv);
+    if (o->config) {
+        read_tg_config(o, have_server || have_port, have_dscp, have_load
+                       || have_conc);
+    }
+    if (!o->n_servers) {
+        o->servers[0].host = o->server;
+        o->servers[0].port = o->port;
+        o->n_servers = 1;
+    }
+    if (!o->n_dscps && o->dscp >= 0) {
+        o->dscps[0].value = o->dscp;
+        o->dscps[0].weight = 1;
+        o->n_dscps = 1;
+    }
+    for (size_t i = 0; i < o->n_dscps; i++) {
+        o->dscp_total += o->dscps[i].weight;
+    }
+    if (o->load_mbps > 0 && !have_conc) {
+        have_load = true;       /* The configuration's load. */
+    }
     if (!o->cdf_file == !o->fixed_size) {
         cli_log_usage("give exactly one of --cdf=FILE and --size=SIZE");
     }
@@ -372,6 +619,13 @@ parse_options(int argc, char *argv[], struct options *o)
     }
     if (o->dry_run && !o->flows) {
         cli_log_usage("--dry-run needs --requests=N");
+    }
+    if (o->cdf_packets && !o->cdf_file) {
+        cli_log_usage("--cdf-unit: only with --cdf (or --config's "
+                      "req_size_dist)");
+    }
+    if (o->tg_output && !o->output) {
+        cli_log_usage("--output-format: only with --output=FILE");
     }
 }
 
@@ -390,6 +644,39 @@ next_size(void)
         return 1;
     }
     return s > (double) LG_FG_MAX_SIZE ? LG_FG_MAX_SIZE : (uint64_t) s;
+}
+
+/* The next flow's server: drawn uniformly among several, as
+ * TrafficGenerator does (its own stream: the sizes do not depend on it). */
+static size_t
+next_server(void)
+{
+    size_t n = run.o.n_servers;
+
+    return n < 2 ? 0 : (size_t) (panda_rng_uniform(&run.pick_rng) * n) % n;
+}
+
+/* The next flow's DSCP: drawn by weight among the choices, -1 for none. */
+static int
+next_dscp(void)
+{
+    double u;
+    size_t i;
+
+    if (!run.o.n_dscps) {
+        return -1;
+    }
+    if (run.o.n_dscps == 1) {
+        return run.o.dscps[0].value;
+    }
+    u = panda_rng_uniform(&run.pick_rng) * run.o.dscp_total;
+    for (i = 0; i + 1 < run.o.n_dscps; i++) {
+        if (u < run.o.dscps[i].weight) {
+            break;
+        }
+        u -= run.o.dscps[i].weight;
+    }
+    return run.o.dscps[i].value;
 }
 
 /* Mean time between open-loop arrivals, in nanoseconds. */
@@ -488,7 +775,7 @@ fct_record(struct fct_stats *st, int b, bool ok, double fct_us)
 /* Records the end of a flow; 'ok' false means it did not complete. */
 static void
 flow_end(uint64_t id, uint64_t size, uint64_t received, uint64_t start_ns,
-         uint64_t now, bool ok, enum reason why)
+         uint64_t now, bool ok, enum reason why, int dscp)
 {
     int b = bucket_of(size);
     double fct_us = ok ? (now - start_ns) / 1e3 : 0;
@@ -502,7 +789,15 @@ flow_end(uint64_t id, uint64_t size, uint64_t received, uint64_t start_ns,
     run.bytes_received += received;
     if (ok) {
         run.completed++;
-        if (run.out) {
+        if (run.out && run.o.tg_output) {
+            /* TrafficGenerator's columns: size (bytes), FCT (us), DSCP,
+             * sending rate (Mbit/s; 0: not limited), goodput (Mbit/s). */
+            fprintf(run.out, "%llu %llu %d 0 %llu\n",
+                    (unsigned long long) size,
+                    (unsigned long long) llround(fct_us), dscp < 0 ? 0 : dscp,
+                    (unsigned long long) (fct_us > 0 ? size * 8 / fct_us
+                                                     : 0));
+        } else if (run.out) {
             fprintf(run.out, "%llu %llu %.6f %.6f %.3f %llu 1 -\n",
                     (unsigned long long) id, (unsigned long long) size,
                     cli_clock_real_s(&run.clk, start_ns),
@@ -515,7 +810,9 @@ flow_end(uint64_t id, uint64_t size, uint64_t received, uint64_t start_ns,
         if (why != R_DRAIN_TIMEOUT && why != R_INTERRUPTED) {
             run.failures++;
         }
-        if (run.out) {
+        /* TrafficGenerator's files have completed flows only (the JSON
+         * summary counts the others). */
+        if (run.out && !run.o.tg_output) {
             fprintf(run.out, "%llu %llu %.6f - - %llu 0 %s\n",
                     (unsigned long long) id, (unsigned long long) size,
                     cli_clock_real_s(&run.clk, start_ns),
@@ -565,28 +862,28 @@ static void
 conn_fail(struct conn *c, uint64_t now, enum reason why)
 {
     if (c->has_flow) {
-        flow_end(c->id, c->size, c->received, c->start_ns, now, false, why);
+        flow_end(c->id, c->size, c->received, c->start_ns, now, false, why,
+                 c->dscp);
     }
     conn_close(c);
 }
 
-/* Opens a new connection.  Returns NULL and sets errno on failure. */
+/* Opens a new connection to server 'sv'.  Returns NULL and sets errno on
+ * failure. */
 static struct conn *
-conn_open(void)
+conn_open(size_t sv)
 {
+    const struct server *server = &run.o.servers[sv];
     struct conn *c;
     int one = 1;
     int fd, error;
 
-    fd = socket(run.server.ss_family,
+    fd = socket(server->addr.ss_family,
                 SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         return NULL;
     }
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (run.o.dscp >= 0) {
-        lg_set_dscp(fd, run.server.ss_family, run.o.dscp);
-    }
     if (run.o.bind) {
 #ifdef IP_BIND_ADDRESS_NO_PORT
         setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
@@ -600,7 +897,9 @@ conn_open(void)
     }
     c = panda_xcalloc(1, sizeof *c);
     c->fd = fd;
-    if (!connect(fd, (struct sockaddr *) &run.server, run.server_len)) {
+    c->server = sv;
+    c->dscp = -1;
+    if (!connect(fd, (struct sockaddr *) &server->addr, server->len)) {
         c->state = SENDING;
     } else if (errno == EINPROGRESS) {
         c->state = CONNECTING;
@@ -654,20 +953,32 @@ flow_start(void)
     struct conn *c;
     uint64_t id = run.started++;
     uint64_t size = next_size();
+    size_t sv = next_server(), i;
+    int dscp = next_dscp();
 
     run.bytes_requested += size;
     inflight_change(now, +1);
-    if (run.o.pool && run.n_idle > 0) {
-        c = run.idle[run.n_idle - 1];
-        idle_remove(c);
-        c->state = SENDING;
-    } else {
-        c = conn_open();
+    /* An idle pooled connection to the flow's server, the one idle the
+     * shortest (a scan: a pool holds at most the flows in flight). */
+    for (c = NULL, i = run.n_idle; run.o.pool && i-- > 0; ) {
+        if (run.idle[i]->server == sv) {
+            c = run.idle[i];
+            idle_remove(c);
+            c->state = SENDING;
+            break;
+        }
+    }
+    if (!c) {
+        c = conn_open(sv);
         if (!c) {
             flow_end(id, size, 0, now, now, false,
-                     reason_from_errno(errno));
+                     reason_from_errno(errno), dscp);
             return;
         }
+    }
+    if (dscp != c->dscp) {
+        lg_set_dscp(c->fd, run.o.servers[sv].addr.ss_family, dscp);
+        c->dscp = dscp;
     }
     c->has_flow = true;
     c->id = id;
@@ -675,9 +986,8 @@ flow_start(void)
     c->received = 0;
     c->start_ns = now;
     c->sent = 0;
-    req.flags = (run.o.pool ? 0 : LG_FG_CLOSE)
-                | (run.o.dscp >= 0 ? LG_FG_DSCP : 0);
-    req.dscp = run.o.dscp >= 0 ? run.o.dscp : 0;
+    req.flags = (run.o.pool ? 0 : LG_FG_CLOSE) | (dscp >= 0 ? LG_FG_DSCP : 0);
+    req.dscp = dscp >= 0 ? dscp : 0;
     req.flow_id = id;
     req.size = size;
     lg_fg_req_encode(&req, c->req);
@@ -689,7 +999,8 @@ flow_start(void)
 static void
 flow_done(struct conn *c, uint64_t now)
 {
-    flow_end(c->id, c->size, c->received, c->start_ns, now, true, 0);
+    flow_end(c->id, c->size, c->received, c->start_ns, now, true, 0,
+             c->dscp);
     c->has_flow = false;
     if (run.o.pool) {
         c->state = IDLE;
@@ -1067,7 +1378,14 @@ write_json(void)
         cli_json_null(&j, "load_mbps");
     }
     cli_json_str(&j, "connections", run.o.pool ? "pool" : "per-flow");
-    cli_json_str(&j, "server", lg_addr_str(&run.server, run.server_len));
+    cli_json_str(&j, "server", lg_addr_str(&run.o.servers[0].addr,
+                                           run.o.servers[0].len));
+    cli_json_array_compact(&j, "servers");
+    for (size_t i = 0; i < run.o.n_servers; i++) {
+        cli_json_str(&j, NULL, lg_addr_str(&run.o.servers[i].addr,
+                                           run.o.servers[i].len));
+    }
+    cli_json_end_array(&j);
     cli_json_u64(&j, "seed", run.o.seed);
     cli_json_str(&j, "cdf", run.o.cdf_file);
     if (run.o.fixed_size) {
@@ -1076,11 +1394,23 @@ write_json(void)
         cli_json_null(&j, "fixed_size");
     }
     cli_json_double(&j, "mean_size_bytes", run.mean_size);
-    if (run.o.dscp >= 0) {
-        cli_json_u64(&j, "dscp", run.o.dscp);
+    if (run.o.n_dscps == 1) {
+        cli_json_u64(&j, "dscp", run.o.dscps[0].value);
     } else {
         cli_json_null(&j, "dscp");
     }
+    if (run.o.n_dscps > 1) {
+        /* A flow's DSCP drawn by weight (--config's dscp lines). */
+        cli_json_array_compact(&j, "dscp_weights");
+        for (size_t i = 0; i < run.o.n_dscps; i++) {
+            cli_json_array_compact(&j, NULL);
+            cli_json_u64(&j, NULL, run.o.dscps[i].value);
+            cli_json_u64(&j, NULL, run.o.dscps[i].weight);
+            cli_json_end_array(&j);
+        }
+        cli_json_end_array(&j);
+    }
+    cli_json_str(&j, "cdf_unit", run.o.cdf_packets ? "packets" : "bytes");
     cli_json_double(&j, "start_realtime", cli_clock_real_s(&run.clk,
                                                           run.start_ns));
     cli_json_double(&j, "end_realtime", cli_clock_real_s(&run.clk,
@@ -1159,19 +1489,26 @@ setup(void)
     sigset_t set;
     char *err;
 
-    err = lg_resolve(run.o.server, run.o.port, false, &run.server,
-                     &run.server_len);
-    if (err) {
-        cli_log_fatal("--server/--port: %s", err);
+    for (size_t i = 0; i < run.o.n_servers; i++) {
+        struct server *sv = &run.o.servers[i];
+
+        err = lg_resolve(sv->host, sv->port, false, &sv->addr, &sv->len);
+        if (err) {
+            cli_log_fatal("%s: %s", run.o.config && i ? "--config server"
+                          : "--server/--port", err);
+        }
     }
     if (run.o.bind) {
         err = lg_resolve(run.o.bind, "0", true, &run.bind, &run.bind_len);
         if (err) {
             cli_log_fatal("--bind: %s", err);
         }
-        if (run.bind.ss_family != run.server.ss_family) {
-            cli_log_fatal("--bind %s and --server %s are not of the same address "
-                     "family", run.o.bind, run.o.server);
+        for (size_t i = 0; i < run.o.n_servers; i++) {
+            if (run.bind.ss_family != run.o.servers[i].addr.ss_family) {
+                cli_log_fatal("--bind %s and server %s are not of the same "
+                              "address family", run.o.bind,
+                              run.o.servers[i].host);
+            }
         }
     }
     lg_raise_nofile();
@@ -1195,8 +1532,10 @@ setup(void)
 
     if (run.o.output) {
         run.out = lg_open_output(run.o.output);
-        fprintf(run.out, "# id size_bytes start_s end_s fct_us "
-                "received_bytes completed note\n");
+        if (!run.o.tg_output) {
+            fprintf(run.out, "# id size_bytes start_s end_s fct_us "
+                    "received_bytes completed note\n");
+        }
         fflush(run.out);        /* Lets scripts see that the run started. */
     }
 }
@@ -1214,6 +1553,18 @@ main(int argc, char *argv[])
         if (err) {
             cli_log_fatal("--cdf: %s", err);
         }
+        if (run.o.cdf_packets) {
+            /* Sizes in packets (TrafficGenerator's and pFabric's CDF_*.txt
+             * tables): bytes at --mss per packet, checked again. */
+            for (size_t i = 0; i < run.cdf.n; i++) {
+                run.cdf.value[i] *= run.o.mss;
+            }
+            err = panda_cdf_check(&run.cdf);
+            if (err) {
+                cli_log_fatal("--cdf %s --cdf-unit packets: %s",
+                              run.o.cdf_file, err);
+            }
+        }
         run.mean_size = panda_cdf_mean(&run.cdf);
         if (!(run.mean_size >= 1)) {
             cli_log_fatal("--cdf: %s: mean flow size %g bytes is below one byte",
@@ -1226,6 +1577,7 @@ main(int argc, char *argv[])
      * mode. */
     panda_rng_seed(&run.size_rng, run.o.seed);
     panda_rng_seed(&run.arrival_rng, run.o.seed ^ 0x9e3779b97f4a7c15ull);
+    panda_rng_seed(&run.pick_rng, run.o.seed ^ 0x5851f42d4c957f2dull);
     if (run.o.dry_run) {
         return dry_run();
     }
