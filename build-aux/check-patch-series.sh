@@ -1,11 +1,14 @@
 #!/bin/sh
 # Proves that every patch of ovs-patches/series compiles on its own: applies
-# the series to pristine Open vSwitch one patch at a time with 'git am' and
-# builds Open vSwitch after each (out of tree, incrementally: after the
-# first build only what a patch touches is rebuilt).  Also runs OVS's
-# checkpatch on each patch.  Takes a while (a full OVS build, then one
-# incremental build per patch): it is an explicit developer command, not
-# part of tests/run.sh.
+# the series to pristine Open vSwitch one patch at a time with 'git am',
+# adds the files of ovs-ext/ that the patch's build glue names for the first
+# time (as build-aux/ovs-patch-tree.sh init does: the patch as upstream
+# would read it), and builds Open vSwitch after each (out of tree,
+# incrementally: after the first build only what a patch touches is
+# rebuilt).  Also runs OVS's checkpatch on each patch so joined, new files
+# included, and fails if a file of ovs-ext/ is added by no patch.  Takes a
+# while (a full OVS build, then one incremental build per patch): it is an
+# explicit developer command, not part of tests/run.sh.
 #
 #   build-aux/check-patch-series.sh [WORK_DIR]
 #
@@ -18,6 +21,8 @@ set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 patches=$top/ovs-patches
+ext=$top/ovs-ext
+. "$top/build-aux/ovs-series.sh"
 build=${BUILD_DIR:-$top/_build}
 tarball=${OVS_TARBALL:-/usr/src/openvswitch/openvswitch.tar.gz}
 jobs=${JOBS:-$(nproc)}
@@ -36,15 +41,7 @@ else
 fi
 work=$(cd "$work" && pwd)
 
-list_patches() {
-    sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$1" | while read -r p; do
-        [ -n "$p" ] || continue
-        case $p in
-            *.series) list_patches "$patches/$p" ;;
-            *) echo "$p" ;;
-        esac
-    done
-}
+list=$(ovs_series_list "$patches") || exit 1
 
 git_tree=$work/git
 mkdir -p "$git_tree" "$work/src" "$work/build"
@@ -57,7 +54,7 @@ checkpatch=$git_tree/utilities/checkpatch.py
 regen=no
 failed=0
 n=0
-for p in $(list_patches "$patches/series"); do
+for p in $list; do
     n=$((n + 1))
     log=$work/$n.log
     printf '%s ... ' "$p"
@@ -66,12 +63,19 @@ for p in $(list_patches "$patches/series"); do
         echo "DOES NOT APPLY (git am; see $log)"
         exit 1
     fi
-    if ! python3 "$checkpatch" "$patches/$p" >> "$log" 2>&1; then
+    added=$(ovs_ext_add "$git_tree" "$ext")
+    if [ -n "$added" ]; then
+        (cd "$git_tree" && git add -f $added && git commit -q --amend --no-edit)
+        printf '(+ %s) ' "$(echo $added)"
+    fi
+    if ! (cd "$git_tree" && git format-patch -1 --stdout) \
+            | python3 "$checkpatch" >> "$log" 2>&1; then
         echo "checkpatch: problems (see $log)"
         failed=$((failed + 1))
         continue
     fi
-    if grep -Eq '^\+\+\+ b/(.*configure\.ac|.*\.m4|.*Makefile\.am|.*automake\.mk)' "$patches/$p"; then
+    if (cd "$git_tree" && git show --name-only --format= HEAD) \
+            | grep -Eq '(^configure\.ac|\.m4|Makefile\.am|automake\.mk)$'; then
         regen=yes
     fi
 
@@ -107,6 +111,12 @@ for p in $(list_patches "$patches/series"); do
     else
         echo "BUILD FAILED (see $log)"
         grep -E 'error' "$log" | head -5
+        failed=$((failed + 1))
+    fi
+done
+for f in $(ovs_ext_files "$ext"); do
+    if [ ! -e "$git_tree/$f" ]; then
+        echo "ovs-ext/$f: no patch's build glue names it"
         failed=$((failed + 1))
     fi
 done

@@ -1,19 +1,25 @@
 #!/bin/sh
 # Prepares the patched Open vSwitch source tree used by the build.
 #
-#   ovs-prepare.sh TARBALL PATCH_DIR OUT_DIR
+#   ovs-prepare.sh TARBALL PATCH_DIR OUT_DIR [EXT_DIR]
 #
 # OUT_DIR/pristine  the upstream tarball, unpacked once (keyed by checksum)
-# OUT_DIR/staging   pristine + the patches listed in PATCH_DIR/series, then
-#                   autoreconf'd if the series touches autotools inputs
+# OUT_DIR/staging   pristine + the patches listed in PATCH_DIR/series (they
+#                   change OVS's own files) + the files of EXT_DIR (the
+#                   files the series adds to OVS, kept in this tree as
+#                   sources: EXT_DIR/lib/x.c becomes lib/x.c), then
+#                   autoreconf'd if any of that touches autotools inputs
 # OUT_DIR/src       the tree OVS is built from: only files whose content
 #                   differs from staging are copied into it, so a change to
-#                   one patch rebuilds only what that patch touches.
+#                   one patch or one file of EXT_DIR rebuilds only what it
+#                   touches.
 set -eu
 
 tarball=$1
 patch_dir=$2
 out=$3
+ext_dir=${4:-}
+. "$(dirname "$0")/ovs-series.sh"
 
 die() { echo "ovs-prepare: $*" >&2; exit 1; }
 
@@ -36,22 +42,7 @@ cp -a "$out/pristine" "$out/staging"
 rm -f "$out/staging/.tarball-sha256"
 
 regen=no
-# series: one patch file name per line ('#' starts a comment); a line naming
-# a file that ends in .series includes that file's list (one per topic).
-list_patches() {
-    sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$1" | while read -r p; do
-        [ -n "$p" ] || continue
-        case $p in
-            *.series)
-                [ -r "$patch_dir/$p" ] || die "$1 names $p, which does not exist"
-                list_patches "$patch_dir/$p" ;;
-            *)
-                [ -r "$patch_dir/$p" ] || die "$1 names $p, which does not exist"
-                echo "$p" ;;
-        esac
-    done
-}
-patches=$(list_patches "$patch_dir/series")
+patches=$(ovs_series_list "$patch_dir") || exit 1
 for p in $patches; do
     if ! patch -d "$out/staging" -p1 -s -N -F0 --no-backup-if-mismatch < "$patch_dir/$p"; then
         die "patch $p does not apply"
@@ -60,6 +51,26 @@ for p in $patches; do
         regen=yes
     fi
 done
+# The files the series adds.  They must be new: a change to a file OVS
+# has belongs in a patch, where it shows as a change.
+if [ -n "$ext_dir" ]; then
+    [ -d "$ext_dir" ] || die "$ext_dir is not a directory"
+    for f in $(ovs_ext_files "$ext_dir"); do
+        [ ! -e "$out/staging/$f" ] \
+            || die "$ext_dir/$f: Open vSwitch (or a patch) already has $f; change it with a patch instead"
+        mkdir -p "$out/staging/$(dirname "$f")"
+        cp "$ext_dir/$f" "$out/staging/$f"
+        case $f in
+            configure.ac|*.m4|*Makefile.am|*automake.mk) regen=yes ;;
+        esac
+    done
+    # A file that no build glue names would be copied but never built,
+    # distributed or tested: say so rather than leave it dead.
+    for f in $(ovs_ext_files "$ext_dir"); do
+        ovs_glue_names "$out/staging" "$f" \
+            || die "$ext_dir/$f: no automake.mk or Makefile.am of the patched tree names $f (a patch's build glue must)"
+    done
+fi
 if [ $regen = yes ]; then
     (cd "$out/staging" && autoreconf --install --force >/dev/null 2>&1) \
         || die "autoreconf failed in $out/staging"

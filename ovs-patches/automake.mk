@@ -1,8 +1,16 @@
 # Build of the patched Open vSwitch, in $(builddir)/ovs:
-#   ovs/pristine  ovs/staging  ovs/src   (see build-aux/ovs-prepare.sh)
+#   ovs/pristine  ovs/staging  ovs/src   (see build-aux/ovs-prepare.sh):
+#                 upstream + ovs-patches/ (changes to OVS's files) +
+#                 ovs-ext/ (the files the series adds, as sources)
 #   ovs/build     out-of-tree OVS build, configured once; afterwards OVS's
 #                 own makefile reconfigures itself when its inputs change.
-EXTRA_DIST += ovs-patches/series $(wildcard $(srcdir)/ovs-patches/*.patch $(srcdir)/ovs-patches/*.series)
+# The files of ovs-ext/ (distributed), and its directories too as
+# prerequisites: adding, changing or removing a file prepares the tree
+# again.
+OVS_EXT_FILES = $(shell find $(srcdir)/ovs-ext -type f 2>/dev/null)
+OVS_EXT_DEPS = $(shell find $(srcdir)/ovs-ext 2>/dev/null)
+EXTRA_DIST += ovs-patches/series $(wildcard $(srcdir)/ovs-patches/*.patch $(srcdir)/ovs-patches/*.series) \
+	$(OVS_EXT_FILES) build-aux/ovs-series.sh
 dist_noinst_SCRIPTS += build-aux/ovs-prepare.sh \
 	build-aux/ovs-patch-tree.sh \
 	build-aux/check-patch-series.sh
@@ -12,9 +20,11 @@ OVS_PATCH_FILES = $(wildcard $(srcdir)/ovs-patches/*.patch $(srcdir)/ovs-patches
 OVS_BUILDDIR = $(abs_top_builddir)/ovs/build
 
 ovs/prepared.stamp: $(OVS_TARBALL) $(srcdir)/ovs-patches/series \
-		$(OVS_PATCH_FILES) $(srcdir)/build-aux/ovs-prepare.sh
+		$(OVS_PATCH_FILES) $(OVS_EXT_DEPS) \
+		$(srcdir)/build-aux/ovs-prepare.sh $(srcdir)/build-aux/ovs-series.sh
 	$(AM_V_GEN)$(SHELL) $(srcdir)/build-aux/ovs-prepare.sh \
-		$(OVS_TARBALL) $(srcdir)/ovs-patches ovs && touch $@
+		$(OVS_TARBALL) $(srcdir)/ovs-patches ovs $(srcdir)/ovs-ext \
+		&& touch $@
 
 ovs/configured.stamp: ovs/prepared.stamp lib/panda/libpanda.a
 	$(AM_V_GEN)if test ! -f ovs/build/config.status; then \

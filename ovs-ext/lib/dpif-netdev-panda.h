@@ -1,0 +1,82 @@
+/*
+ * Copyright (c) 2026 Panda-OVS developers.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+#ifndef DPIF_NETDEV_PANDA_H
+#define DPIF_NETDEV_PANDA_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The userspace datapath's side of the 'panda' action.
+ *
+ * Each datapath keeps, per policy id, one connection table (lib/panda) and
+ * the policies registered for that id.  The tables live here, outside the
+ * flow tables: megaflows wildcard the transport ports, exist once per PMD
+ * thread and come and go with revalidation, whereas a connection's counter
+ * must persist for the life of the connection and be shared by every thread
+ * that sees its packets.  The policy travels in the action (lib/panda's wire
+ * body, panda/wire.h), so a flow that changes the thresholds of a policy
+ * keeps the counters of that policy's connections.
+ *
+ * A policy is checked once, when a flow that uses it is put: the put fails
+ * (EINVAL, with a log line naming the field) if a panda action is malformed,
+ * and otherwise the policy is registered under its id, keyed by its bytes.
+ * Executing the action then finds the table and the registered policy by
+ * the id and a memcmp() of the bytes, without decoding anything per batch,
+ * as the meter action finds its meter by id.  Actions executed without a
+ * flow put (dpctl/execute, packet-out) are checked on the spot instead. */
+
+struct dp_packet;
+struct dp_packet_batch;
+struct dp_panda;
+struct dpif_panda_hist;
+struct nlattr;
+struct panda_pkt;
+struct smap;
+
+void dp_panda_init(void);
+
+struct dp_panda *dp_panda_create(const char *dp_name);
+void dp_panda_destroy(struct dp_panda *);
+void dp_panda_set_config(struct dp_panda *, const struct smap *other_config);
+
+/* Checks every panda action in 'actions' (inside clone, sample and
+ * check_pkt_len too) of a flow about to be put and, unless 'probe',
+ * registers their policies.  Returns 0, EINVAL for a malformed action or
+ * ENOMEM if a connection table cannot be created. */
+int dp_panda_flow_put(struct dp_panda *, const struct nlattr *actions,
+                      size_t actions_len, bool probe);
+
+/* Snapshots the payload-size histograms of policy '*id', or of every
+ * policy id if 'id' is NULL, in ascending id order, into a malloc()ed array
+ * of '*n_hists' entries.  Returns 0, or ENOENT if no flow has used '*id'.
+ * Histograms are counted only while other_config:panda-histograms is true
+ * (the default). */
+int dp_panda_histograms(struct dp_panda *, const uint32_t *id,
+                        struct dpif_panda_hist **hists, size_t *n_hists);
+
+/* Executes the OVS_ACTION_ATTR_PANDA action 'action' on 'batch'. */
+void dp_panda_execute(struct dp_panda *, struct dp_packet_batch *,
+                      const struct nlattr *action, long long int now_ms);
+
+/* Extracts from 'packet' what lib/panda classifies a packet by (its
+ * connection, TCP flags, DSCP and the start of its payload: struct
+ * panda_pkt) into 'pkt', as the panda action does: for a Geneve or VXLAN
+ * packet, the inner packet's.  Returns false if 'packet' is not IP. */
+bool dp_panda_extract_pkt(struct dp_packet *, struct panda_pkt *pkt);
+
+#endif /* dpif-netdev-panda.h */
