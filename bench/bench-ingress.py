@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """memcached GET latency through a CPU-saturated bridge, with and without
-ingress priority (issue 17; ovs-patches 0013,
+ingress priority (ovs-ext/lib/dpif-netdev-panda-ingress.c,
 Interface other_config:panda-ingress-priority).
 
     sudo bench/bench-ingress.py [--build DIR] [--seconds S] [--reps N]

@@ -25,7 +25,7 @@ br-phy's flows as if it came in on br-phy's LOCAL port.  The panda flows
 live there (add_panda_flows): the panda action looks into Geneve and VXLAN
 packets, classifies them by the inner connection and writes the level's
 DSCP into the inner and the outer IP header, and the skb_priority that
-selects the queue of the underlay port (ovs-patches 0014).  Why there and
+selects the queue of the underlay port (ovs-ext/lib/dpif-netdev-panda.c).  Why there and
 not on br-int with tos=inherit: docs/ovn.md.
 
 Namespaces are named after ns_prefix ('ov' by default: 'ovv-<id>' for

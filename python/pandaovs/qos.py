@@ -30,7 +30,7 @@ packet it puts there, for pipelines that pick queues with set_queue.
     panda-qos del PORT
 
 add waits until ovs-vswitchd reports the new QoS in the QoS record's status
-column (ovs-patches 0010): "active", or "refused" with an error naming the
+column (ovs-patches/qos.series): "active", or "refused" with an error naming the
 problem; a refused QoS is taken back and the port keeps what it had.  The
 panda-sched keys are checked by the scheduler's own parser in ovs-vswitchd
 (lib/panda/scheduler.c), the one place that knows their ranges; this tool

@@ -93,8 +93,8 @@ def test_refused_without_previous_qos_leaves_none(lab):
 
 def test_htb_as_first_qos_reports_active(lab):
     # A port's first QoS of a device type gets a status too (the bridge
-    # publishes nothing for ports that never had QoS; ovs-patches 0009
-    # once left the first linux-htb out with them).
+    # publishes nothing for ports that never had QoS; the datapath QoS
+    # types of ovs-patches/qos.series once left the first linux-htb out with them).
     port = lab.h1.port
     rc, out, err = qos_tool(lab, "add", port, "--type", "htb", "--rate",
                             "50M", "--levels", "2")

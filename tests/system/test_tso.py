@@ -27,7 +27,7 @@ ingress capture:
 
 A second test runs a flow through panda-sched on cli's port: the
 scheduler, which sees whole super-packets, must charge the bytes their
-segments put on the wire (ovs-patches 0016): its sent bytes against the
+segments put on the wire (ovs-ext/lib/dpif-netdev-sched.c): its sent bytes against the
 wire capture of the same packets.
 
 Skips with the reason when the kernel cannot do it (veth without TSO, OVS
@@ -292,7 +292,7 @@ def test_action_sees_super_packets_and_marks_every_segment(lab, tmp_path):
 
 def test_sched_charges_the_wire_bytes(lab, tmp_path):
     """panda-sched on cli's port sees whole super-packets; it must count
-    the bytes their segments put on the wire (ovs-patches 0016): its
+    the bytes their segments put on the wire (ovs-ext/lib/dpif-netdev-sched.c): its
     sent bytes against the frames captured on the port, same packets."""
     print("conditions:", CONDITIONS)
     lab.shape(lab.cli.port, SCHED_RATE, 2, qos_type="panda-sched")

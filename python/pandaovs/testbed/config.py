@@ -136,7 +136,7 @@ def parser(prog="testbed/run.py"):
     # port type: panda's loaded memcached p99 0.93-1.00x the floor on
     # system ports (three trials, 2026-11-24, testbed/README.md
     # "Results"), 0.98-0.99x on afxdp.  Until its main thread slept on a
-    # timerfd (ovs-patches 0018) a system port was served on millisecond
+    # timerfd (ovs-ext/lib/dpif-netdev-sched.c) a system port was served on millisecond
     # timers and panda measured 1.6-2.4x, and htb (0.93-1.13x) was the
     # default.  htb stays for comparison, and for kernels where the
     # datapath's scheduler is not wanted.

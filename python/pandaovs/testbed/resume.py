@@ -34,13 +34,13 @@ class ResumeError(RuntimeError):
 
 
 # The sources a run's results depend on, by part: the policy, model and
-# scheduler (lib/panda), the OVS patch series and the NX action, the load
-# generator, panda-model, the BPF DCTCP and the testbed's own procedure
-# (python/pandaovs).
+# scheduler (lib/panda), the OVS patch series with the files it adds
+# (ovs-ext) and the NX action, the load generator, panda-model, the BPF
+# DCTCP and the testbed's own procedure (python/pandaovs).
 # Documentation (*.md) is left out: a commit that changes only text does
 # not change results.
-CODE_PARTS = ("lib/panda", "ovs-patches", "ofproto-ext", "load_generator",
-              "tools", "bpf", "python/pandaovs")
+CODE_PARTS = ("lib/panda", "ovs-patches", "ovs-ext", "ofproto-ext",
+              "load_generator", "tools", "bpf", "python/pandaovs")
 
 
 def code_state(top=None):

@@ -51,11 +51,18 @@ def trial_key(t):
 
 # -- metadata --------------------------------------------------------------
 def patch_hash():
-    """sha256 over the names and contents of ovs-patches/* (sorted)."""
+    """sha256 over the names and contents of ovs-patches/* and of the files
+    the series adds, ovs-ext/** (sorted)."""
     h = hashlib.sha256()
     for path in sorted(glob.glob(os.path.join(TOP, "ovs-patches", "*"))):
         if os.path.isfile(path):
             h.update(os.path.basename(path).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+    ext = os.path.join(TOP, "ovs-ext")
+    for path in sorted(glob.glob(os.path.join(ext, "**"), recursive=True)):
+        if os.path.isfile(path):
+            h.update(os.path.relpath(path, TOP).encode() + b"\0")
             with open(path, "rb") as f:
                 h.update(f.read())
     return h.hexdigest()

@@ -38,8 +38,8 @@ FRAME = 1514            # bytes of a full frame on the wire (MTU 1500)
 # not).  Two frames take 484 us at 50 Mbit/s: a PMD thread (--ports
 # afxdp/dpdk) comes back every pmd-maxsleep plus the timer slack, and the
 # main thread, which serves system ports, sleeps on a timerfd until the
-# next packet may leave (ovs-patches 0018); when either comes back late on
-# a backlogged port, catch-up keeps the rate (0011).
+# next packet may leave (ovs-ext/lib/dpif-netdev-sched.c); when either
+# comes back late on a backlogged port, catch-up keeps the rate.
 SCHED_BURST = 2 * FRAME
 
 
