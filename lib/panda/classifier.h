@@ -2,29 +2,46 @@
  * Classifiers: what decides the priority level of a packet.  Plain C, no
  * OVS headers.
  *
- * A classifier (ADPS's "pri_extraction" callback, issue 17) is a function
- * from (per-connection private state, packet metadata, the first bytes of
- * the payload) to a level, with at most PANDA_CLS_STATE_MAX bytes of state
- * per connection: one cache line, which its host (the datapath's connection
- * table, the server event loop in load_generator/) keeps next to the
- * connection and zeroes when the connection is new.  The state is the
- * classifier's memory across packets and its channel to the application
- * (ADPS's socket access to the private area).
+ * One function decides: panda_cls_level() takes a policy, the counter
+ * state of the packet's connection (or none) and the facts of the packet
+ * (struct panda_pkt) and returns the level.  Every path calls it: the
+ * connection table (panda/conn-table.h: the OVS datapath's panda action,
+ * which also gets its verdict for packets it has no table for from there,
+ * and the ns-3 simulator), the classifier interface below (the load
+ * generator's event loop), the datapath's ingress priority.  The level's
+ * DSCP and queue are the policy's tables, read by panda_table_classify().
  *
- * Built-ins, one per policy kind (panda/policy.h): panda and pias (state:
- * the 8-byte counter), app, match and length (no state: rules on the
- * packet alone) and compose (the rules, then Panda; state: the counter).
- * panda_cls_init() makes the classifier of a policy; hosts may also define
- * their own (the event loop takes any struct panda_classifier).
+ * BPF.  The per-packet core (the inline functions of this header and the
+ * ones of panda/policy.h they call: the rules, Algorithm 2, the level of a
+ * counter) is written to compile for BPF as well (clang -target bpf): static
+ * inline functions, fixed-width integers, no libc call (keywords are
+ * compared by a bounded loop, not memcmp()), no floating point, no
+ * allocation, every loop bounded by a constant (PANDA_MAX_RULES,
+ * PANDA_MAX_KEYWORD, PANDA_MAX_WEIGHTS, PANDA_MAX_LEVELS) as the verifier
+ * wants.  So a tc eBPF classifier can include this header and decide
+ * levels exactly as the datapath does (built with -ffreestanding: clang's
+ * own stdint.h and stdbool.h); tests/build/test_bpf_header.py compiles it
+ * for BPF.  Whatever is added to the per-packet path must keep to this.
  *
- * The datapath does not call through the function pointer: its connection
- * table (panda/conn-table.h) calls the inline pieces below directly, so
- * that Panda and PIAS cost what they cost before the interface existed
- * (a switch on the kind that always goes one way; bench/ shows it).  The
- * table keeps 8 bytes of state per connection (the counter), which is what
- * every built-in needs; it keeps IPv4 entries at 32 bytes (two per cache
- * line).  A classifier with more state runs in hosts that give it the full
- * line (the event loop).
+ * The classifier interface (ADPS's "pri_extraction" callback) is a
+ * function from (per-connection private state, packet metadata, the first
+ * bytes of the payload) to a level, with at most PANDA_CLS_STATE_MAX bytes
+ * of state per connection: one cache line, which its host (the server
+ * event loop in load_generator/) keeps next to the connection and zeroes
+ * when the connection is new.  The state is the classifier's memory across
+ * packets and its channel to the application (ADPS's socket access to the
+ * private area).  The built-ins, one per policy kind (panda/policy.h),
+ * call panda_cls_level(): panda, pias and compose keep the 8-byte counter,
+ * app, match and length no state.  panda_cls_init() makes the classifier of
+ * a policy; hosts may also define their own (the event loop takes any
+ * struct panda_classifier).
+ *
+ * The connection table calls panda_cls_level() directly, not through the
+ * function pointer, so that a counter kind costs what it cost before the
+ * interface existed.  It keeps 8 bytes of state per connection (the
+ * counter), which is what every built-in needs; it keeps IPv4 entries at
+ * 32 bytes (two per cache line).  A classifier with more state runs in
+ * hosts that give it the full line (the event loop).
  */
 #ifndef PANDA_CLASSIFIER_H
 #define PANDA_CLASSIFIER_H 1
@@ -81,37 +98,99 @@ panda_cls_classify(const struct panda_classifier *cls, void *state,
     return cls->classify(cls, state, pkt);
 }
 
-/* The level of the first rule of 'p' that 'pkt' matches, or -1 if none
- * does (or 'p' has no rules).  Rules look at the packet alone: the DSCP it
- * arrived with (app), its first payload bytes (match), its payload length
- * (length). */
-int panda_cls_rules(const struct panda_policy *p, const struct panda_pkt *pkt);
+#define PANDA_TCP_CTL (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)
+#define PANDA_IPPROTO_TCP 6
 
-/* The level of 'pkt' under a rule kind (app, match, length): the first
- * matching rule's, else p->default_level. */
-static inline uint8_t
-panda_cls_rule_level(const struct panda_policy *p, const struct panda_pkt *pkt)
+/* True if the 'n' bytes at 'a' and 'b' are equal; 'n' <= PANDA_MAX_KEYWORD
+ * (a rule's keyword).  A loop rather than memcmp(), for BPF. */
+PANDA_INLINE bool
+panda_cls_bytes_equal(const uint8_t *a, const uint8_t *b, unsigned int n)
 {
-    int level = panda_cls_rules(p, pkt);
+    unsigned int i;
 
-    return level >= 0 ? (uint8_t) level : p->default_level;
+    for (i = 0; i < PANDA_MAX_KEYWORD && i < n; i++) {
+        if (a[i] != b[i]) {
+            return false;
+        }
+    }
+    return true;
 }
 
-#define PANDA_TCP_CTL (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)
-
-/* The counter classifiers (Panda, PIAS; compose's fallback) on a TCP
- * packet of a tracked connection: updates '*counter' by the payload
- * (Algorithm 2) and returns the level.  A bare SYN, FIN or RST (no
- * payload) takes the control level and changes nothing. */
-static inline uint8_t
-panda_cls_counter(const struct panda_policy *p, int64_t *counter,
-                  const struct panda_pkt *pkt)
+/* True if 'pkt' matches rule 'r': the DSCP it arrived with (app), its
+ * first payload bytes (match), its payload length (length). */
+PANDA_INLINE bool
+panda_cls_rule_matches(const struct panda_rule *r,
+                       const struct panda_pkt *pkt)
 {
-    if (pkt->payload) {
-        *counter = panda_policy_update(p, *counter, pkt->payload);
+    switch (r->type) {
+    case PANDA_RULE_APP:
+        return pkt->dscp == r->dscp;
+    case PANDA_RULE_MATCH:
+        return pkt->data_len >= r->len
+               && panda_cls_bytes_equal(pkt->data, r->keyword, r->len);
+    case PANDA_RULE_LENGTH:
+        return pkt->payload >= r->min_payload;
     }
-    return pkt->tcp_flags & PANDA_TCP_CTL && !pkt->payload
-           ? p->ctl_level : panda_policy_level(p, *counter);
+    return false;
+}
+
+/* The level of the first rule of 'p' that 'pkt' matches, or -1 if none
+ * does (or 'p' has no rules).  Rules look at the packet alone. */
+PANDA_INLINE int
+panda_cls_rules(const struct panda_policy *p, const struct panda_pkt *pkt)
+{
+    int i;
+
+    for (i = 0; i < PANDA_MAX_RULES && i < p->n_rules; i++) {
+        if (panda_cls_rule_matches(&p->rules[i], pkt)) {
+            return p->rules[i].level;
+        }
+    }
+    return -1;
+}
+
+/* The level of 'pkt' under policy 'p' (valid): the one decision.
+ *
+ * 'counter' is the counter of the packet's connection, which this updates
+ * (Algorithm 2, or bytes sent for PIAS), or NULL if the packet cannot be
+ * tracked: its host has no state for it (no room, no memory, no table).
+ * A connection that has no state yet and gets none (a TCP packet without
+ * payload) is classified with a counter of 0, which is what state created
+ * for it would give.  The host keeps the state: it zeroes it for a new
+ * connection and applies the policy's idle_reset (that needs the time of
+ * the previous packet).
+ *
+ *   - Rule kinds (app, match, length): the first matching rule's level,
+ *     else p->default_level; 'counter' is not used.
+ *   - Counter kinds (panda, pias, compose): a TCP packet with a counter
+ *     updates it by its payload and takes the level of the counter, or,
+ *     if it is a bare SYN, FIN or RST (no payload), p->ctl_level; any other
+ *     packet (not TCP, a later fragment, no counter) takes
+ *     p->untracked_level.  Compose: a packet that matches a rule takes the
+ *     rule's level, and its counter is updated all the same, so that a
+ *     connection cannot shed its history by matching a rule. */
+PANDA_INLINE uint8_t
+panda_cls_level(const struct panda_policy *p, int64_t *counter,
+                const struct panda_pkt *pkt)
+{
+    int rule = p->n_rules ? panda_cls_rules(p, pkt) : -1;
+    uint8_t level;
+
+    if (!panda_kind_has_counter(p->kind)) {
+        return rule >= 0 ? (uint8_t) rule : p->default_level;
+    }
+    if (counter && pkt->proto == PANDA_IPPROTO_TCP) {
+        if (pkt->payload) {
+            *counter = panda_policy_update(p, *counter, pkt->payload);
+            level = panda_policy_level(p, *counter);
+        } else {
+            level = pkt->tcp_flags & PANDA_TCP_CTL
+                    ? p->ctl_level : panda_policy_level(p, *counter);
+        }
+    } else {
+        level = p->untracked_level;
+    }
+    return rule >= 0 ? (uint8_t) rule : level;
 }
 
 #ifdef __cplusplus

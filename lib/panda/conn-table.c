@@ -678,15 +678,14 @@ subtable_alloc(struct panda_table *t, struct subtable *st, panda_msec_t now)
 }
 
 /* The level of a TCP packet that has no entry and creates none (it carries
- * no payload): a bare SYN, FIN or RST takes the control level, anything
- * else the level of a connection that has sent nothing yet (counter 0),
+ * no payload): that of a connection that has sent nothing yet (counter 0),
  * which is what an entry created for it would give. */
 static uint8_t
 level_without_entry(const struct panda_policy *p, const struct panda_pkt *pkt)
 {
     int64_t counter = 0;
 
-    return panda_cls_counter(p, &counter, pkt);
+    return panda_cls_level(p, &counter, pkt);
 }
 
 /* Forgets 'e', silent for longer than the idle timeout (its flow counted):
@@ -704,7 +703,8 @@ entry_expire(const struct panda_table *t, struct shard *sh,
 }
 
 /* Applies 'pkt' to its connection's entry 'e' (found or just inserted) and
- * returns the packet's level.  The rules (README, "Control packets"), so
+ * returns the packet's level (panda_cls_level(), with the entry's counter
+ * after the table's bookkeeping below).  The rules (README, "Control packets"), so
  * that nothing a sender sends resets its counter sooner than silence does:
  *
  *   - SYN, FIN and RST never reset the counter.  A SYN on a live entry is
@@ -742,7 +742,7 @@ entry_update(const struct panda_table *t, struct shard *sh,
     if (is_idle(e, now, p->idle_reset_ms)) {
         e->counter = 0;
     }
-    level = panda_cls_counter(p, &e->counter, pkt);
+    level = panda_cls_level(p, &e->counter, pkt);
     if (pkt->payload && __atomic_load_n(&t->flow_hist, __ATOMIC_RELAXED)) {
         /* Only while someone counts flows: with no flow histogram (the
          * datapath's other_config:panda-histograms=false) the table costs
@@ -758,28 +758,22 @@ entry_update(const struct panda_table *t, struct shard *sh,
     return level;
 }
 
-/* Counts a packet classified without taking a shard lock. */
+/* Counts a packet classified without taking a shard lock (none if there
+ * is no table). */
 static uint8_t
 count_unlocked(struct panda_table *t, uint8_t level)
 {
-    __atomic_fetch_add(&t->unlocked_packets[level], 1, __ATOMIC_RELAXED);
+    if (t) {
+        __atomic_fetch_add(&t->unlocked_packets[level], 1, __ATOMIC_RELAXED);
+    }
     return level;
 }
 
-/* Kind compose: the level of its first matching rule 'rule' if there is
- * one (>= 0), else the counter's 'level'. */
-static inline uint8_t
-rule_or(int rule, uint8_t level)
-{
-    return PANDA_UNLIKELY(rule >= 0) ? (uint8_t) rule : level;
-}
-
-/* Classifies a TCP packet of sub-table 'st' (ready) whose key is 'key';
- * 'rule' is the level of its first matching rule, or -1. */
+/* Classifies a TCP packet of sub-table 'st' (ready) whose key is 'key'. */
 static void
 classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
              const struct panda_policy *p, const struct panda_pkt *pkt,
-             int rule, panda_msec_t now, struct panda_table_verdict *v)
+             panda_msec_t now, struct panda_table_verdict *v)
 {
     struct entry_hdr *e;
     struct probe pr;
@@ -802,10 +796,9 @@ classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
     } else if ((e = probe_insert(t, st, &pr, key, now)) != NULL) {
         v->level = entry_update(t, pr.shard, e, p, pkt, now);
     } else {
-        v->level = p->untracked_level;      /* Refused: no room. */
+        v->level = panda_cls_level(p, NULL, pkt);   /* Refused: no room. */
     }
     v->stateful = e != NULL;
-    v->level = rule_or(rule, v->level);
     pr.shard->packets[v->level]++;
     pthread_mutex_unlock(&pr.shard->mutex);
 }
@@ -817,37 +810,28 @@ panda_table_classify(struct panda_table *t, const struct panda_policy *p,
 {
     uint32_t key[9];
     struct subtable *st;
-    int rule = -1;
 
     v->stateful = false;
-    if (PANDA_UNLIKELY(p->n_rules)) {
-        /* Kinds app, match, length: the rules alone, no state.  Compose:
-         * the rules first, but the counter still sees the packet. */
-        if (!panda_kind_has_counter(p->kind)) {
-            v->level = count_unlocked(t, panda_cls_rule_level(p, pkt));
-            goto out;
-        }
-        rule = panda_cls_rules(p, pkt);
-    }
-    if (pkt->proto != 6) {
-        /* Not TCP, or a later fragment: nothing to track it by. */
-        v->level = count_unlocked(t, rule_or(rule, p->untracked_level));
+    if (PANDA_UNLIKELY(!t || !panda_kind_has_counter(p->kind))
+        || pkt->proto != PANDA_IPPROTO_TCP) {
+        /* No state to keep: the rule kinds; no table; not TCP, or a later
+         * fragment, which have nothing to track them by. */
+        v->level = count_unlocked(t, panda_cls_level(p, NULL, pkt));
         goto out;
     }
     st = pkt_key(t, pkt, key);
     if (PANDA_LIKELY(subtable_ready(st))) {
-        classify_tcp(t, st, key, p, pkt, rule, now, v);
+        classify_tcp(t, st, key, p, pkt, now, v);
     } else if (!pkt->payload) {
         /* Nothing to insert: no need for the slots yet. */
-        v->level = count_unlocked(t, rule_or(rule,
-                                             level_without_entry(p, pkt)));
+        v->level = count_unlocked(t, level_without_entry(p, pkt));
     } else if (subtable_alloc(t, st, now)) {
-        classify_tcp(t, st, key, p, pkt, rule, now, v);
+        classify_tcp(t, st, key, p, pkt, now, v);
     } else {
         /* No memory for this family's connections: untracked rather than
          * dropped or guessed. */
         __atomic_fetch_add(&t->alloc_failures, 1, __ATOMIC_RELAXED);
-        v->level = count_unlocked(t, rule_or(rule, p->untracked_level));
+        v->level = count_unlocked(t, panda_cls_level(p, NULL, pkt));
     }
 
 out:
@@ -864,7 +848,7 @@ panda_table_prefetch(struct panda_table *t, const struct panda_pkt *pkt)
     unsigned int b;
     size_t off;
 
-    if (pkt->proto != 6) {
+    if (pkt->proto != PANDA_IPPROTO_TCP) {
         return;
     }
     st = pkt_key(t, pkt, key);

@@ -128,7 +128,14 @@ void panda_table_destroy(struct panda_table *);
  * applies its rules first and Panda to the rest, updating the counter of
  * every packet (panda/classifier.h).  Nothing a sender sends resets its
  * counter: only silence does (the idle timeout, the policy's idle_reset).
- * README.md, "Control packets", gives the reasons. */
+ * README.md, "Control packets", gives the reasons.  The level is
+ * panda_cls_level()'s, with the entry's counter (or none); the verdict's
+ * DSCP and queue are the policy's for that level.
+ *
+ * 't' may be NULL, for a caller that has no table for 'p': none is needed
+ * for a rule kind, or none could be had (memory, limits).  The verdict is
+ * then that of a packet that cannot be tracked: the rules, else the
+ * untracked level (counter kinds) or the default level (rule kinds). */
 void panda_table_classify(struct panda_table *, const struct panda_policy *p,
                           const struct panda_pkt *, panda_msec_t now_ms,
                           struct panda_table_verdict *);

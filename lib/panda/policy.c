@@ -1,4 +1,5 @@
-/* Panda policies: defaults, validation, text syntax and Algorithm 2. */
+/* Panda policies: defaults, validation and text syntax (Algorithm 2 is
+ * inline, in policy.h). */
 #include <panda/policy.h>
 
 #include <errno.h>
@@ -885,52 +886,4 @@ panda_policy_equal(const struct panda_policy *a, const struct panda_policy *b)
         }
     }
     return true;
-}
-
-/* ---- Algorithm 2. ---- */
-
-uint16_t
-panda_policy_weight(const struct panda_policy *p, uint32_t size)
-{
-    int i;
-
-    for (i = p->n_weights - 1; i >= 0; i--) {
-        if (size > p->weights[i].above) {
-            return p->weights[i].weight;
-        }
-    }
-    return PANDA_WEIGHT_ONE;
-}
-
-static inline int64_t
-sat_add(int64_t a, int64_t b)
-{
-    int64_t r;
-
-    if (__builtin_add_overflow(a, b, &r)) {
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    }
-    return r;
-}
-
-int64_t
-panda_policy_update(const struct panda_policy *p, int64_t counter,
-                    uint32_t size)
-{
-    bool panda = p->kind != PANDA_KIND_PIAS;   /* Panda or compose. */
-
-    if (panda && size < p->threshold) {
-        /* Compensation: counter -= T - size, bounded below by the floor. */
-        counter = sat_add(counter, -(int64_t) (p->threshold - size));
-        return counter < p->floor ? p->floor : counter;
-    } else {
-        uint16_t w = panda && p->n_weights
-                     ? panda_policy_weight(p, size) : PANDA_WEIGHT_ONE;
-        int64_t inc = w == PANDA_WEIGHT_ONE
-                      ? (int64_t) size
-                      : (int64_t) size * w / PANDA_WEIGHT_ONE;
-
-        counter = sat_add(counter, inc);
-        return counter < p->floor ? p->floor : counter;
-    }
 }

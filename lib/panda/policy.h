@@ -52,12 +52,13 @@ enum panda_kind {
 };
 #define PANDA_N_KINDS 6
 
-/* True for the kinds that keep a per-connection counter. */
+/* True for the kinds that keep a per-connection counter.  (One test of a
+ * bit: it is on the per-packet path.) */
 static inline bool
 panda_kind_has_counter(enum panda_kind kind)
 {
-    return kind == PANDA_KIND_PANDA || kind == PANDA_KIND_PIAS
-           || kind == PANDA_KIND_COMPOSE;
+    return ((1u << PANDA_KIND_PANDA | 1u << PANDA_KIND_PIAS
+             | 1u << PANDA_KIND_COMPOSE) >> kind) & 1;
 }
 
 /* Rules (kinds app, match, length, compose).  At most PANDA_MAX_RULES per
@@ -218,27 +219,90 @@ char *panda_rule_parse_keyword(const char *s, struct panda_rule *r);
 bool panda_policy_equal(const struct panda_policy *a,
                         const struct panda_policy *b);
 
+/* The per-packet arithmetic: the weight of a packet, Algorithm 2 and the
+ * level of a counter.  Static inline, with the constraints of
+ * panda/classifier.h's per-packet core (fixed-width integers, no libc, no
+ * floating point, loops bounded by constants), so that a BPF program can
+ * use them as the datapath does.  PANDA_INLINE functions are inlined
+ * wherever they are called: an out-of-line copy costs the connection
+ * table a call per packet, and a BPF program makes no calls. */
+#if defined(__GNUC__)
+#define PANDA_INLINE static inline __attribute__((always_inline))
+#else
+#define PANDA_INLINE static inline
+#endif
+
 /* Weight (in hundredths) applied to a packet of 'size' >= T. */
-uint16_t panda_policy_weight(const struct panda_policy *p, uint32_t size);
-
-/* Level for a counter value. */
-static inline uint8_t
-panda_policy_level(const struct panda_policy *p, int64_t counter)
+PANDA_INLINE uint16_t
+panda_policy_weight(const struct panda_policy *p, uint32_t size)
 {
-    uint8_t level = 0;
+    int i;
 
-    while (level + 1 < p->n_levels && counter > 0
-           && (uint64_t) counter > p->alpha[level]) {
-        level++;
+    for (i = PANDA_MAX_WEIGHTS - 1; i >= 0; i--) {
+        if (i < p->n_weights && size > p->weights[i].above) {
+            return p->weights[i].weight;
+        }
     }
-    return level;
+    return PANDA_WEIGHT_ONE;
+}
+
+/* 'a' + 'b', saturated at the limits of int64_t. */
+PANDA_INLINE int64_t
+panda_policy_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+
+    if (__builtin_add_overflow(a, b, &r)) {
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    }
+    return r;
 }
 
 /* Algorithm 2: returns the counter of a connection after one packet of
  * 'size' payload bytes (size > 0), starting from 'counter'.  Saturates
- * instead of wrapping and never goes below p->floor. */
-int64_t panda_policy_update(const struct panda_policy *p, int64_t counter,
-                            uint32_t size);
+ * instead of wrapping and never goes below p->floor.  PIAS counts bytes. */
+PANDA_INLINE int64_t
+panda_policy_update(const struct panda_policy *p, int64_t counter,
+                    uint32_t size)
+{
+    bool panda = p->kind != PANDA_KIND_PIAS;   /* Panda or compose. */
+
+    if (panda && size < p->threshold) {
+        /* Compensation: counter -= T - size, bounded below by the floor. */
+        counter = panda_policy_sat_add(counter,
+                                       -(int64_t) (p->threshold - size));
+    } else {
+        uint16_t w = panda && p->n_weights
+                     ? panda_policy_weight(p, size) : PANDA_WEIGHT_ONE;
+        /* Unsigned: the product is never negative, and BPF divides
+         * unsigned only. */
+        int64_t inc = w == PANDA_WEIGHT_ONE
+                      ? (int64_t) size
+                      : (int64_t) ((uint64_t) size * w / PANDA_WEIGHT_ONE);
+
+        counter = panda_policy_sat_add(counter, inc);
+    }
+    return counter < p->floor ? p->floor : counter;
+}
+
+/* Level for a counter value: the number of thresholds it exceeds.  (The
+ * loop's constant bound is for BPF's verifier; compilers unroll it.) */
+PANDA_INLINE uint8_t
+panda_policy_level(const struct panda_policy *p, int64_t counter)
+{
+    uint8_t level;
+
+    if (counter <= 0) {
+        return 0;
+    }
+    for (level = 0; level < PANDA_MAX_LEVELS - 1; level++) {
+        if (level + 1 >= p->n_levels
+            || (uint64_t) counter <= p->alpha[level]) {
+            break;
+        }
+    }
+    return level;
+}
 
 /* "panda", "pias", "app", "match", "length" or "compose". */
 const char *panda_policy_kind_name(enum panda_kind);

@@ -81,5 +81,5 @@ dp_panda_ingress_is_high(const struct dp_panda_ingress *in,
     if (!dp_panda_extract_pkt(packet, &pkt)) {
         return true;
     }
-    return !panda_cls_rule_level(&in->policy, &pkt);
+    return !panda_cls_level(&in->policy, NULL, &pkt);
 }

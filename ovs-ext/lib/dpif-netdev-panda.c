@@ -1398,8 +1398,9 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
         }
     }
     if (OVS_UNLIKELY(!table && !stateless)) {
-        /* No table (no memory, or too many ids): the packets are marked,
-         * at the policy's untracked level, and counted. */
+        /* No table (no memory, or too many ids): the packets are marked as
+         * lib/panda classifies packets it cannot track (a compose policy's
+         * rules, else the untracked level), and counted. */
         COVERAGE_ADD(panda_no_table, dp_packet_batch_size(batch));
     }
 
@@ -1416,22 +1417,15 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
         if (!marks[i].nh) {
             continue;
         }
-        if (OVS_LIKELY(table)) {
-            panda_table_classify(table, policy, &pkts[i], now_ms, &verdict);
-            if (hist && verdict.stateful && pkts[i].payload) {
-                panda_sizehist_count_payload(hist, verdict.level,
-                                             pkts[i].payload);
-            }
-        } else {
-            verdict.level = stateless
-                            ? panda_cls_rule_level(policy, &pkts[i])
-                            : policy->untracked_level;
-            verdict.dscp = policy->dscp[verdict.level];
-            verdict.queue = policy->queue[verdict.level];
-            if (stateless && t) {
-                atomic_add_relaxed(&t->rule_packets[verdict.level], 1,
-                                   &orig);
-            }
+        /* lib/panda decides the level, its DSCP and its queue, with or
+         * without a table. */
+        panda_table_classify(table, policy, &pkts[i], now_ms, &verdict);
+        if (hist && verdict.stateful && pkts[i].payload) {
+            panda_sizehist_count_payload(hist, verdict.level,
+                                         pkts[i].payload);
+        }
+        if (OVS_UNLIKELY(stateless) && t) {
+            atomic_add_relaxed(&t->rule_packets[verdict.level], 1, &orig);
         }
         dp_panda_mark(&marks[i], pkts[i].family, verdict.dscp);
         packet->md.skb_priority = verdict.queue;

@@ -232,6 +232,162 @@ test_table(void **state)
     panda_table_destroy(t);
 }
 
+/* One decision: the connection table (the datapath's path), the classifier
+ * interface (the event loop's) and panda_cls_level() with a counter of its
+ * own give every packet of a connection's life the same level, for every
+ * kind; the table's DSCP and queue are the policy's for that level. */
+static void
+test_one_decision(void **state)
+{
+    static const char *const policies[] = {
+        "id=1,threshold=1000,weights=1460:2,thresholds=500/3000/9000,"
+        "ctl_level=1,floor=-2000",
+        "id=2,kind=pias,thresholds=1000/5000,dscp=46/26/0,queues=5/6/7",
+        "id=3,kind=compose,match=PING:0,length=1400:2,threshold=100,"
+        "thresholds=200/4000,untracked_level=1",
+        "id=4,kind=match,match=get\\x20:0/set\\x20:2,levels=3",
+        "id=5,kind=app,app=46:0/10:1,default_level=2",
+        "id=6,kind=length,length=1000:2/100:1,default_level=0",
+    };
+    /* A connection's life: SYN, data of every size, pure ACKs, FIN, data
+     * after FIN, RST; then the same from a UDP socket and a later
+     * fragment (no L4: proto 0). */
+    static const struct {
+        uint8_t proto, flags, dscp;
+        const char *data;
+        uint32_t payload;
+    } seq[] = {
+        { 6, PANDA_TCP_SYN, 0, NULL, 0 },
+        { 6, PANDA_TCP_ACK, 0, "get k\r\n", 7 },
+        { 6, PANDA_TCP_ACK, 46, "PING", 60 },
+        { 6, PANDA_TCP_ACK, 0, "set k 0 0 2000\r\n", 1448 },
+        { 6, PANDA_TCP_ACK, 10, "DATA", 1448 },
+        { 6, PANDA_TCP_ACK, 0, NULL, 0 },
+        { 6, PANDA_TCP_ACK, 0, "DATA", 9000 },
+        { 6, PANDA_TCP_ACK, 0, "x", 1 },
+        { 6, PANDA_TCP_FIN | PANDA_TCP_ACK, 0, NULL, 0 },
+        { 6, PANDA_TCP_ACK, 0, "DATA", 1448 },
+        { 6, PANDA_TCP_RST, 0, NULL, 0 },
+        { 17, 0, 0, "PING", 40 },
+        { 17, 0, 46, "get k", 1200 },
+        { 0, 0, 0, NULL, 0 },
+    };
+    size_t i, j;
+
+    (void) state;
+    for (i = 0; i < sizeof policies / sizeof *policies; i++) {
+        struct panda_table_config cfg = { 1024, 0, 1, 1 };
+        struct panda_table *t = panda_table_create(&cfg, NULL);
+        union panda_cls_state st;
+        struct panda_classifier cls;
+        struct panda_policy p;
+        int64_t counter = 0;
+
+        assert_non_null(t);
+        parse_ok(policies[i], &p);
+        panda_cls_init(&cls, &p);
+        memset(&st, 0, sizeof st);
+        for (j = 0; j < sizeof seq / sizeof *seq; j++) {
+            struct panda_pkt pkt = tcp(40000, seq[j].dscp, seq[j].data,
+                                       seq[j].payload);
+            struct panda_table_verdict v;
+            uint8_t via_cls, direct;
+
+            pkt.proto = seq[j].proto;
+            pkt.tcp_flags = seq[j].flags;
+            panda_table_classify(t, &p, &pkt, 1, &v);
+            via_cls = panda_cls_classify(&cls, &st, &pkt);
+            direct = panda_cls_level(&p, &counter, &pkt);
+            if (v.level != via_cls || v.level != direct) {
+                fail_msg("%s, packet %zu: table %u, classifier %u, "
+                         "panda_cls_level %u", policies[i], j, v.level,
+                         via_cls, direct);
+            }
+            assert_in_range(v.level, 0, p.n_levels - 1);
+            assert_int_equal(v.dscp, p.dscp[v.level]);
+            assert_int_equal(v.queue, p.queue[v.level]);
+        }
+        panda_table_destroy(t);
+    }
+}
+
+/* A caller without a table (the datapath, when a policy id gets none)
+ * gets lib/panda's verdict for packets it cannot track: the rules, else
+ * the untracked level (counter kinds) or the default level (rule kinds),
+ * with that level's DSCP and queue. */
+static void
+test_no_table(void **state)
+{
+    struct panda_table_verdict v;
+    struct panda_policy p;
+    struct panda_pkt pkt;
+
+    (void) state;
+    parse_ok("id=1,thresholds=1000/2000,dscp=46/26/0,queues=4/5/6,"
+             "untracked_level=1", &p);
+    pkt = tcp(1, 0, "DATA", 100);
+    panda_table_classify(NULL, &p, &pkt, 1, &v);
+    assert_int_equal(v.level, 1);
+    assert_int_equal(v.dscp, 26);
+    assert_int_equal(v.queue, 5);
+    assert_false(v.stateful);
+
+    /* Compose: a rule still decides; the rest is untracked (here K-1). */
+    parse_ok("id=2,kind=compose,match=PING:0,thresholds=1000,dscp=46/0",
+             &p);
+    pkt = tcp(1, 0, "PING", 4);
+    panda_table_classify(NULL, &p, &pkt, 1, &v);
+    assert_int_equal(v.level, 0);
+    assert_int_equal(v.dscp, 46);
+    pkt = tcp(1, 0, "PONG", 4);
+    panda_table_classify(NULL, &p, &pkt, 1, &v);
+    assert_int_equal(v.level, 1);
+    assert_int_equal(v.dscp, 0);
+
+    /* Rule kinds need no table. */
+    parse_ok("id=3,kind=length,length=1000:2,default_level=1,queues=7/8/9",
+             &p);
+    pkt = tcp(1, 0, NULL, 1200);
+    panda_table_classify(NULL, &p, &pkt, 1, &v);
+    assert_int_equal(v.level, 2);
+    assert_int_equal(v.queue, 9);
+    pkt = tcp(1, 0, NULL, 999);
+    panda_table_classify(NULL, &p, &pkt, 1, &v);
+    assert_int_equal(v.level, 1);
+    assert_int_equal(v.queue, 8);
+}
+
+/* Keywords are compared byte by byte up to the rule's length, wherever
+ * the difference is, and never past the packet's data. */
+static void
+test_keyword_bytes(void **state)
+{
+    static const char kw32[] = "0123456789abcdefghijklmnopqrstuv";
+    char data[40];
+    struct panda_policy p;
+    struct panda_pkt pkt;
+    size_t i;
+
+    (void) state;
+    parse_ok("id=1,kind=match,match=0123456789abcdefghijklmnopqrstuv:0,"
+             "levels=2", &p);
+    assert_int_equal(p.rules[0].len, 32);
+    memcpy(data, kw32, 32);
+    strcpy(data + 32, "tail");
+    pkt = tcp(1, 0, data, 36);
+    assert_int_equal(panda_cls_level(&p, NULL, &pkt), 0);
+    for (i = 0; i < 32; i++) {
+        data[i] ^= 0x20;
+        pkt = tcp(1, 0, data, 36);
+        assert_int_equal(panda_cls_level(&p, NULL, &pkt), 1);
+        data[i] ^= 0x20;
+    }
+    /* 31 bytes of data: too short for the keyword. */
+    pkt = tcp(1, 0, data, 31);
+    assert_int_equal(pkt.data_len, 31);
+    assert_int_equal(panda_cls_level(&p, NULL, &pkt), 1);
+}
+
 static void
 test_syntax(void **state)
 {
@@ -335,6 +491,9 @@ main(void)
         cmocka_unit_test(test_compose),
         cmocka_unit_test(test_counter_kinds),
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_one_decision),
+        cmocka_unit_test(test_no_table),
+        cmocka_unit_test(test_keyword_bytes),
         cmocka_unit_test(test_syntax),
         cmocka_unit_test(test_wire),
     };
