@@ -12,6 +12,8 @@ bench_panda_model_bench_LDADD = $(CLI_LIBADD) $(PCAP_LIBS)
 
 EXTRA_DIST += \
 	bench/bench-blast.c \
+	bench/bench-level.c \
+	bench/bench-level.sh \
 	bench/bench-forwarding.results.txt \
 	bench/bench-panda-action.c \
 	bench/bench-sched-forwarding.py \
