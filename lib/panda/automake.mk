@@ -13,6 +13,7 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/cdf.h \
 	lib/panda/conn-table.c \
 	lib/panda/conn-table.h \
+	lib/panda/frame.h \
 	lib/panda/hist.c \
 	lib/panda/hist.h \
 	lib/panda/model.c \

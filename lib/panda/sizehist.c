@@ -57,13 +57,9 @@ size_t
 panda_sizehist_bucket(enum panda_sizehist_kind kind, uint64_t v)
 {
     if (kind == PANDA_SIZEHIST_PAYLOAD) {
-        if (v < PAYLOAD_LINEAR) {
-            return v >> 3;
-        }
-        if (v > PANDA_MAX_PKT_SIZE) {
-            v = PANDA_MAX_PKT_SIZE;
-        }
-        return log_bucket(v, PAYLOAD_LINEAR_OCTAVE, PAYLOAD_LINEAR_BUCKETS);
+        return panda_sizehist_payload_bucket(v > PANDA_MAX_PKT_SIZE
+                                             ? PANDA_MAX_PKT_SIZE
+                                             : (uint32_t) v);
     }
     return v < FLOW_LINEAR ? v : log_bucket(v, FLOW_LINEAR_OCTAVE,
                                             FLOW_LINEAR);

@@ -93,6 +93,27 @@ size_t panda_sizehist_n_buckets(enum panda_sizehist_kind);
  * which is never counted, fall in the last and the first bucket). */
 size_t panda_sizehist_bucket(enum panda_sizehist_kind, uint64_t value);
 
+/* The payload bucket of 'payload', as panda_sizehist_bucket() gives it.
+ * Inline and within the rules of panda/classifier.h's per-packet core, so
+ * that a BPF program counts into the same buckets: 8-byte buckets below
+ * 2048, then 4 per power of two. */
+PANDA_INLINE uint32_t
+panda_sizehist_payload_bucket(uint32_t payload)
+{
+    uint32_t o;
+
+    if (payload < 2048) {
+        return payload >> 3;
+    }
+    if (payload > PANDA_MAX_PKT_SIZE) {
+        payload = PANDA_MAX_PKT_SIZE;
+    }
+    for (o = 11; o < 15 && payload >> (o + 1); o++) {
+        continue;               /* o = log2(payload), 11..15. */
+    }
+    return 256 + (o - 11) * 4 + ((payload >> (o - 2)) & 3);
+}
+
 /* Smallest and largest value of bucket 'b' (< panda_sizehist_n_buckets()). */
 uint64_t panda_sizehist_lower(enum panda_sizehist_kind, size_t b);
 uint64_t panda_sizehist_upper(enum panda_sizehist_kind, size_t b);

@@ -11,6 +11,7 @@ UNIT_TESTS = \
 	tests/unit/test-classifier \
 	tests/unit/test-cli \
 	tests/unit/test-conn-table \
+	tests/unit/test-frame \
 	tests/unit/test-lg-common \
 	tests/unit/test-lg-evloop \
 	tests/unit/test-model \
@@ -39,6 +40,9 @@ tests_unit_test_policy_json_SOURCES = tests/unit/test-policy-json.c
 tests_unit_test_policy_json_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_policy_json_LDADD = lib/panda/libpanda-json.a $(UNIT_LDADD) \
 	$(JANSSON_LIBS)
+tests_unit_test_frame_SOURCES = tests/unit/test-frame.c
+tests_unit_test_frame_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_frame_LDADD = $(UNIT_LDADD)
 tests_unit_test_sizehist_SOURCES = tests/unit/test-sizehist.c
 tests_unit_test_sizehist_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sizehist_LDADD = $(UNIT_LDADD)
