@@ -1,13 +1,14 @@
-# bpf/: BPF programs (clang -target bpf, CO-RE against the kernel's BTF)
-# and panda-cc, the loader of the congestion control among them
-# (bpf/README.md).  Built only when configure found clang, bpftool, libbpf
+# bpf/: BPF programs (clang -target bpf) and their loaders: panda-cc for
+# the congestion control, panda-bpf for the tc classifier (bpf/README.md).  Built only when configure found clang, bpftool, libbpf
 # and the kernel's BTF (m4/panda-bpf.m4); bpf/bpf-status records what it
 # found or why not.
 EXTRA_DIST += \
 	bpf/README.md \
 	bpf/bpf-status.in \
 	$(BPF_PROG_SRCS) \
-	$(BPF_PROG_INCS)
+	$(BPF_PROG_INCS) \
+	bpf/panda-cls.bpf.c \
+	bpf/panda-cls.h
 
 # One source per program, bpf/NAME.bpf.c -> bpf/NAME.bpf.o; a new program
 # adds itself here (and its shared headers to BPF_PROG_INCS).
@@ -37,4 +38,45 @@ bpf_panda_cc_SOURCES = bpf/panda-cc.c $(BPF_PROG_INCS)
 bpf_panda_cc_CPPFLAGS = $(AM_CPPFLAGS) -DPANDA_BPF_DIR='"$(bpfdir)"' \
 	$(LIBBPF_CFLAGS)
 bpf_panda_cc_LDADD = $(CLI_LIBADD) $(LIBBPF_LIBS)
+endif
+
+# panda_cls, the tc classifier: lib/panda's per-packet headers compiled for
+# BPF (no vmlinux.h: a tc program reads only struct __sk_buff, a stable
+# uapi, and the packet, so it needs no CO-RE and no kernel BTF), embedded
+# in panda-bpf as a libbpf skeleton, so that the loader needs no object
+# file at run time.
+BPF_CLS_HDRS = \
+	bpf/panda-cls.h \
+	lib/panda/classifier.h \
+	lib/panda/frame.h \
+	lib/panda/hist.h \
+	lib/panda/packet.h \
+	lib/panda/policy.h \
+	lib/panda/sizehist.h \
+	lib/panda/time.h
+
+if HAVE_BPF
+CLEANFILES += bpf/panda-cls.bpf.o bpf/panda-cls.skel.h
+
+bpf/panda-cls.bpf.o: bpf/panda-cls.bpf.c $(BPF_CLS_HDRS)
+	$(AM_V_CC)$(MKDIR_P) bpf && $(BPF_CLANG) -target bpf -O2 -g -Wall \
+	    -Wextra -Wno-unused-parameter -ffreestanding -I$(srcdir)/lib \
+	    -I$(srcdir)/bpf $(LIBBPF_CFLAGS) $(BPF_SYS_INCLUDES) \
+	    -c $(srcdir)/bpf/panda-cls.bpf.c -o $@
+
+bpf/panda-cls.skel.h: bpf/panda-cls.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton bpf/panda-cls.bpf.o name panda_cls \
+	    > $@.tmp && mv -f $@.tmp $@
+
+if HAVE_PCAP
+BPF_PCAP_CPPFLAGS = -DPANDA_HAVE_PCAP $(PCAP_CFLAGS)
+endif
+
+bin_PROGRAMS += bpf/panda-bpf
+bpf_panda_bpf_SOURCES = bpf/panda-bpf.c $(BPF_CLS_HDRS)
+nodist_bpf_panda_bpf_SOURCES = bpf/panda-cls.skel.h
+bpf_panda_bpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bpf -I$(srcdir)/bpf \
+	$(LIBBPF_CFLAGS) $(BPF_PCAP_CPPFLAGS)
+bpf_panda_bpf_LDADD = $(CLI_LIBADD) $(LIBBPF_LIBS) $(PCAP_LIBS)
+bpf/panda_bpf-panda-bpf.$(OBJEXT): bpf/panda-cls.skel.h
 endif

@@ -8,7 +8,7 @@ dnl them.  bpf/bpf-status records what was found or why not, for the tests
 dnl and the testbed (pandaovs.paths.BuildTree.bpf_missing).
 dnl
 dnl Substitutes BPF_CLANG, BPFTOOL, VMLINUX_BTF, LIBBPF_CFLAGS, LIBBPF_LIBS,
-dnl BPF_STATUS; defines the automake conditional HAVE_BPF.
+dnl BPF_STATUS, BPF_SYS_INCLUDES; defines the automake conditional HAVE_BPF.
 AC_DEFUN([PANDA_CHECK_BPF], [
 AC_ARG_WITH([bpf],
   [AS_HELP_STRING([--with-bpf],
@@ -38,6 +38,13 @@ if test "$with_bpf" != no; then
       BPF_STATUS="not built: $BPF_CLANG cannot compile for -target bpf (see config.log)"
     fi
     rm -f conftest-bpf.c conftest-bpf.o
+    # The host's system include directories, searched after clang's own
+    # (freestanding) headers, for the uapi headers (linux/bpf.h needs
+    # asm/types.h from the multiarch directory) of programs that do not
+    # use vmlinux.h.
+    BPF_SYS_INCLUDES=`$BPF_CLANG -v -E - </dev/null 2>&1 \
+      | sed -n '/search starts here:/,/End of search list/s| \(/.*\)|-idirafter \1|p' \
+      | tr '\n' ' '`
   fi
   if test -z "$BPF_STATUS"; then
     AC_PATH_PROG([BPFTOOL], [bpftool], [], [$PATH:/usr/sbin:/sbin])
@@ -68,5 +75,6 @@ if test "$with_bpf" != no; then
 fi
 AM_CONDITIONAL([HAVE_BPF], [test "$have_bpf" = yes])
 AC_SUBST([BPF_STATUS])
+AC_SUBST([BPF_SYS_INCLUDES])
 AC_CONFIG_FILES([bpf/bpf-status])
 ])
