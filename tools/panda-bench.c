@@ -15,6 +15,15 @@
  * run: ns/packet of both and their ratio, what happened to the established
  * connections (still at their level?), evictions and refusals, memory
  * before and after.
+ *
+ * With --replay PCAP: no timing; every frame of an Ethernet capture is
+ * parsed by lib/panda's frame parser (panda/frame.h) and classified by a
+ * connection table under --policy (default the Panda policy below), at the
+ * capture's timestamps, and one line per frame says what it got:
+ * "INDEX LEVEL DSCP QUEUE", or "INDEX -" for a frame that is not IP.
+ * panda-bpf replay prints the same for the BPF classifier, so that the two
+ * can be compared packet by packet
+ * (tests/system/test_bpf_classifier.py).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +35,12 @@
 #include <unistd.h>
 
 #include <panda/conn-table.h>
+#include <panda/frame.h>
 #include <panda/rng.h>
+
+#ifdef HAVE_PCAP
+#include <pcap/pcap.h>
+#endif
 
 #include <cli/clock.h>
 #include <cli/log.h>
@@ -305,6 +319,73 @@ run_flood(const struct panda_policy *p, const struct flood_opts *o)
     return 0;
 }
 
+/* ---- --replay ---- */
+
+struct replay_opts {
+    uint32_t capacity;
+    uint64_t idle_timeout_ms;
+};
+
+static int
+run_replay(const struct panda_policy *p, const char *file,
+           const struct replay_opts *o)
+{
+#ifdef HAVE_PCAP
+    char errbuf[PCAP_ERRBUF_SIZE];
+    struct panda_table_config cfg;
+    struct pcap_pkthdr *hdr;
+    struct panda_table *t;
+    const u_char *data;
+    uint64_t index = 0;
+    pcap_t *pc;
+    char *err;
+    int rc;
+
+    pc = pcap_open_offline(file, errbuf);
+    if (!pc) {
+        cli_log_fatal("%s: %s", file, errbuf);
+    }
+    if (pcap_datalink(pc) != DLT_EN10MB) {
+        cli_log_fatal("%s: not an Ethernet capture (link type %d)", file,
+                      pcap_datalink(pc));
+    }
+    memset(&cfg, 0, sizeof cfg);
+    cfg.capacity = o->capacity;
+    cfg.idle_timeout_ms = o->idle_timeout_ms;
+    cfg.seed = 1;
+    t = panda_table_create(&cfg, &err);
+    if (!t) {
+        cli_log_fatal("%s", err ? err : "out of memory");
+    }
+    while ((rc = pcap_next_ex(pc, &hdr, &data)) == 1) {
+        struct panda_frame_buf buf = { data, hdr->caplen };
+        struct panda_frame f, scratch;
+        struct panda_table_verdict v;
+        panda_msec_t now = (panda_msec_t) hdr->ts.tv_sec * 1000
+                           + hdr->ts.tv_usec / 1000;
+
+        index++;
+        if (!panda_frame_parse(&buf, &f, &scratch)) {
+            printf("%" PRIu64 " -\n", index);
+            continue;
+        }
+        panda_table_classify(t, p, &f.pkt, now, &v);
+        printf("%" PRIu64 " %u %u %u\n", index, v.level, v.dscp, v.queue);
+    }
+    if (rc == PCAP_ERROR) {
+        cli_log_fatal("%s: %s", file, pcap_geterr(pc));
+    }
+    pcap_close(pc);
+    panda_table_destroy(t);
+    return 0;
+#else
+    (void) p;
+    (void) o;
+    cli_log_fatal("--replay %s: this panda-bench was built without libpcap",
+                  file);
+#endif
+}
+
 static void
 usage(void)
 {
@@ -312,6 +393,8 @@ usage(void)
            " [--seed N] [--policy TEXT]\n"
            "       panda-bench --flood N [--capacity N] [--established N]"
            " [--ipv6]\n"
+           "       panda-bench --replay PCAP [--policy TEXT] [--capacity N]"
+           " [--idle-timeout MS]\n"
            "Measures ns/packet of lookup+update and bytes/connection for the"
            " Panda\npolicy and the PIAS baseline at 1, 1k, 100k and 1M live"
            " connections;\nwith --flood, the table flooded with N distinct"
@@ -319,6 +402,10 @@ usage(void)
            " (default capacity 1048576, 10000 established).\n"
            "--policy: time that policy (e.g. kind=compose) instead of"
            " Panda's.\n"
+           "--replay: the level, DSCP and queue of every frame of a capture"
+           " (\"INDEX LEVEL\nDSCP QUEUE\", \"INDEX -\" if not IP), from a"
+           " table of --capacity (default\n1048576) connections that"
+           " expire after --idle-timeout ms (default 120000).\n"
            "-h, --help: show this help and exit; --version: show the"
            " version and exit.\n");
 }
@@ -335,6 +422,8 @@ main(int argc, char *argv[])
         { "capacity", required_argument, NULL, 'c' },
         { "established", required_argument, NULL, 'e' },
         { "policy", required_argument, NULL, 'P' },
+        { "replay", required_argument, NULL, 'r' },
+        { "idle-timeout", required_argument, NULL, 'i' },
         CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
@@ -343,7 +432,9 @@ main(int argc, char *argv[])
     uint32_t max_conns = 1000000;
     struct flood_opts fl = { 0, PANDA_TABLE_DEFAULT_CAPACITY, 10000, 4 };
     struct panda_policy panda, pias;
-    const char *policy_text = NULL;
+    const char *policy_text = NULL, *replay = NULL;
+    struct replay_opts ro = { PANDA_TABLE_DEFAULT_CAPACITY,
+                              PANDA_TABLE_DEFAULT_IDLE_MS };
     int family = 4, c;
     size_t i;
     char *err;
@@ -368,6 +459,14 @@ main(int argc, char *argv[])
             break;
         case 'c':
             fl.capacity = cli_parse_u64("--capacity", optarg, 64, 1u << 30);
+            ro.capacity = fl.capacity;
+            break;
+        case 'r':
+            replay = optarg;
+            break;
+        case 'i':
+            ro.idle_timeout_ms = cli_parse_u64("--idle-timeout", optarg, 0,
+                                               PANDA_MAX_DURATION_MS);
             break;
         case 'e':
             fl.established = cli_parse_u64("--established", optarg, 0,
@@ -391,6 +490,9 @@ main(int argc, char *argv[])
     }
     if (err) {
         cli_log_fatal("%s", err);
+    }
+    if (replay) {
+        return run_replay(&panda, replay, &ro);
     }
     if (fl.tuples) {
         fl.family = family;

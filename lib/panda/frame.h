@@ -8,10 +8,10 @@
  * lib/panda's connection table (panda-bench --replay), which see a frame
  * as bytes in memory.  One parser for both, so that a capture replayed
  * through the table and through the BPF program gives the same levels
- * (tests/bpf/).  Open vSwitch's datapath keeps its own parser (the
- * datapath has parsed every packet already; ovs: lib/dpif-netdev-panda.c,
- * dp_panda_extract_marks()); this one follows it: the same fields, the
- * same tunnels, the same packets left untracked.
+ * (tests/system/test_bpf_classifier.py).  Open vSwitch's datapath keeps
+ * its own parser (the datapath has parsed every packet already; ovs:
+ * lib/dpif-netdev-panda.c, dp_panda_extract_marks()); this one follows
+ * it: the same fields, the same tunnels, the same packets left untracked.
  *
  * What it reads: Ethernet with up to two VLAN tags; IPv4 (options
  * skipped, a later fragment has no L4 header: proto 0) or IPv6 (up to
@@ -357,9 +357,10 @@ panda_frame_tunnel_hlen(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t dport,
 
 /* Parses the Ethernet frame 'ctx' into 'f' ('inner' is scratch space, for
  * a tunnel's inner frame).  Returns the family of the IP packet classified
- * (4 or 6), or 0 if the frame is not IP (then 'f' means nothing).  A packet that is IP but that the table cannot track (not TCP,
- * a later fragment, a TCP header that does not fit) has 'pkt.proto' other
- * than 6: the policy's untracked level. */
+ * (4 or 6), or 0 if the frame is not IP (then 'f' means nothing).  A
+ * packet that is IP but that the table cannot track (not TCP, a later
+ * fragment, a TCP header that does not fit) has 'pkt.proto' other than 6:
+ * the policy's untracked level. */
 PANDA_INLINE uint8_t
 panda_frame_parse(PANDA_FRAME_CTX ctx, struct panda_frame *f,
                   struct panda_frame *inner)
