@@ -68,15 +68,11 @@ bpf/panda-cls.skel.h: bpf/panda-cls.bpf.o
 	$(AM_V_GEN)$(BPFTOOL) gen skeleton bpf/panda-cls.bpf.o name panda_cls \
 	    > $@.tmp && mv -f $@.tmp $@
 
-if HAVE_PCAP
-BPF_PCAP_CPPFLAGS = -DPANDA_HAVE_PCAP $(PCAP_CFLAGS)
-endif
-
 bin_PROGRAMS += bpf/panda-bpf
 bpf_panda_bpf_SOURCES = bpf/panda-bpf.c $(BPF_CLS_HDRS)
 nodist_bpf_panda_bpf_SOURCES = bpf/panda-cls.skel.h
 bpf_panda_bpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bpf -I$(srcdir)/bpf \
-	$(LIBBPF_CFLAGS) $(BPF_PCAP_CPPFLAGS)
+	$(LIBBPF_CFLAGS) $(MODEL_PCAP_CFLAGS)
 bpf_panda_bpf_LDADD = $(CLI_LIBADD) $(LIBBPF_LIBS) $(PCAP_LIBS)
 bpf/panda_bpf-panda-bpf.$(OBJEXT): bpf/panda-cls.skel.h
 endif

@@ -65,7 +65,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#ifdef PANDA_HAVE_PCAP
+#ifdef HAVE_PCAP
 /* libpcap's own struct bpf_insn (classic BPF) would clash with the
  * kernel's. */
 #define PCAP_DONT_INCLUDE_PCAP_BPF_H 1
@@ -90,6 +90,7 @@
 #define DEFAULT_IDLE_MS (120 * 1000)
 #define LINKS_MAX 1024
 #define POLICY_FILE_MAX (64 * 1024)
+#define TEST_RUN_MAX 3072           /* Frame bytes given to a test run. */
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -1064,8 +1065,9 @@ static const char *const stat_names[] = {
     "idle_resets", "dscp_written",
 };
 _Static_assert(sizeof stat_names / sizeof *stat_names
-               == sizeof(struct pcls_stats) / sizeof(uint64_t)
-                  - PANDA_MAX_LEVELS, "a name for every counter");
+               == (__builtin_offsetof(struct pcls_stats, segments)
+                   - __builtin_offsetof(struct pcls_stats, not_ip))
+                  / sizeof(uint64_t), "a name for every counter");
 
 static int
 cmd_show(bool json)
@@ -1149,6 +1151,11 @@ cmd_show(bool json)
             cli_json_u64(&j, NULL, st.packets[i]);
         }
         cli_json_end_array(&j);
+        cli_json_array_compact(&j, "segments");
+        for (i = 0; i < PANDA_MAX_LEVELS; i++) {
+            cli_json_u64(&j, NULL, st.segments[i]);
+        }
+        cli_json_end_array(&j);
         cli_json_object(&j, "counters");
         for (i = 0; i < sizeof stat_names / sizeof *stat_names; i++) {
             cli_json_u64(&j, stat_names[i], extra[i]);
@@ -1202,7 +1209,13 @@ cmd_show(bool json)
             printf(" %zu:%" PRIu64, i, st.packets[i]);
         }
     }
-    printf(" (total %" PRIu64 ")\n", total);
+    printf(" (total %" PRIu64 ")\nsegments per level:", total);
+    for (i = 0; i < PANDA_MAX_LEVELS; i++) {
+        if (st.segments[i] || (have_policy && i < slot.policy.n_levels)) {
+            printf(" %zu:%" PRIu64, i, st.segments[i]);
+        }
+    }
+    printf(" (GSO packets as the segments they leave as)\n");
     for (i = 0; i < sizeof stat_names / sizeof *stat_names; i++) {
         printf("%s%s %" PRIu64, i ? ", " : "counters: ", stat_names[i],
                extra[i]);
@@ -1245,7 +1258,7 @@ cmd_histogram(const char *id_arg)
 
 /* ---- replay: a capture through the program, with BPF_PROG_TEST_RUN. ---- */
 
-#ifdef PANDA_HAVE_PCAP
+#ifdef HAVE_PCAP
 static int
 cmd_replay(const char *pcap_file, const struct attach_opts *o)
 {
@@ -1293,8 +1306,15 @@ cmd_replay(const char *pcap_file, const struct attach_opts *o)
         struct panda_frame f, scratch;
         int level = -1, i;
 
+        /* BPF_PROG_TEST_RUN builds the skb in one page: a longer frame
+         * (a GSO packet of a capture) goes in cut short, as a capture's
+         * snap length would cut it; the parser takes lengths from the IP
+         * header and needs only the payload's first bytes. */
+        uint32_t len = hdr->caplen < TEST_RUN_MAX ? hdr->caplen
+                                                  : TEST_RUN_MAX;
+
         LIBBPF_OPTS(bpf_test_run_opts, opts,
-                    .data_in = data, .data_size_in = hdr->caplen,
+                    .data_in = data, .data_size_in = len,
                     .data_out = out, .data_size_out = sizeof out,
                     .ctx_in = &ctx, .ctx_size_in = sizeof ctx,
                     .ctx_out = &ctx, .ctx_size_out = sizeof ctx,
@@ -1333,6 +1353,21 @@ cmd_replay(const char *pcap_file, const struct attach_opts *o)
         cli_log_fatal("%s: %s", pcap_file, pcap_geterr(pc));
     }
     pcap_close(pc);
+    {
+        struct table_count t4, t6;
+        struct pcls_stats st;
+
+        stats_read(&in, &st);
+        table_count(bpf_map__fd(skel->maps.conns4), sizeof(struct pcls_key4),
+                    p.id, &t4);
+        table_count(bpf_map__fd(skel->maps.conns6), sizeof(struct pcls_key6),
+                    p.id, &t6);
+        fprintf(stderr, "replay: %" PRIu64 " frames; table: inserted %"
+                PRIu64 ", expired %" PRIu64 ", entries %" PRIu64 " IPv4 + %"
+                PRIu64 " IPv6, evicted %" PRIu64 "\n", index, st.inserted,
+                st.expired, t4.entries, t6.entries,
+                st.inserted - st.expired - t4.entries - t6.entries);
+    }
     panda_cls__destroy(skel);
     return 0;
 }
@@ -1562,7 +1597,7 @@ main(int argc, char *argv[])
         if (argc != 1) {
             usage_error("replay: name one capture (PCAP)");
         }
-#ifdef PANDA_HAVE_PCAP
+#ifdef HAVE_PCAP
         return cmd_replay(argv[0], &ao);
 #else
         cli_log_fatal("replay: this panda-bpf was built without libpcap");

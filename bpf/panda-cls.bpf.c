@@ -33,8 +33,9 @@
  * kernel's LRU hash, whose replacement is least recently used (an entry
  * touched by a lookup is kept over one that is not), not conn-table.c's
  * "new tuples replace new tuples" (an LRU hash cannot refuse an insert;
- * tests/bpf/ measures what a flood does to established connections); no
- * lock is taken: one connection's packets reach an egress hook from one
+ * tests/system/test_bpf_classifier.py measures what a flood does to
+ * established connections); no lock is taken: one connection's packets
+ * reach an egress hook from one
  * CPU at a time in practice (a socket's transmissions are serialised by
  * its lock; forwarded packets of a flow come from one receive queue), and
  * a race would lose one update of a counter, not corrupt the table.
@@ -322,6 +323,7 @@ pcls_classify(struct __sk_buff *skb)
     level = panda_cls_level(p, counterp, &f.pkt);
     level &= PANDA_MAX_LEVELS - 1;      /* Valid policies keep it so. */
     st->packets[level]++;
+    st->segments[level] += skb->gso_segs ? skb->gso_segs : 1;
     if (e) {
         conn_touch(e, counter, &f.pkt, now, st);
         st->with_entry++;

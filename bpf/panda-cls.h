@@ -95,7 +95,9 @@ _Static_assert(sizeof(struct pcls_key4) + sizeof(struct pcls_conn) == 32,
 
 /* Counters, per CPU (the loader sums them). */
 struct pcls_stats {
-    uint64_t packets[PANDA_MAX_LEVELS];     /* IP packets per level. */
+    uint64_t packets[PANDA_MAX_LEVELS];     /* IP packets per level (a GSO
+                                             * packet is one, as in the
+                                             * datapath). */
     uint64_t not_ip;        /* Passed as they were: not IP. */
     uint64_t no_policy;     /* Passed as they were: no policy yet. */
     uint64_t tunnel;        /* Classified by a Geneve/VXLAN inner frame. */
@@ -113,6 +115,11 @@ struct pcls_stats {
     uint64_t idle_resets;   /* The policy's idle_reset restarted a
                              * counter. */
     uint64_t dscp_written;  /* Packets whose DSCP the program changed. */
+    uint64_t segments[PANDA_MAX_LEVELS];    /* What 'packets' are on the
+                                             * wire: a GSO packet is
+                                             * gso_segs of them (and
+                                             * counts so in the qdisc's
+                                             * classes). */
 };
 
 /* The program's settings, fixed when it is loaded. */
