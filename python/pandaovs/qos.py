@@ -120,7 +120,7 @@ def htb_burst_bits(burst, burst_bits, rate):
                   "meaning); give a unit, e.g. %sB, to silence this"
                   % (burst, burst, burst), file=sys.stderr)
         return 8 * nbytes
-    return max(rate // 1000, 2 * 8 * HTB_MIN_BURST_BYTES)
+    return htb_default_burst(rate)
 
 
 def parse_dscp(text, levels):
@@ -175,10 +175,52 @@ def sched_settings(args):
     return out
 
 
+def htb_min_rate(rate, levels, min_share):
+    """Each queue's guaranteed rate (bit/s): 'min_share' of the link split
+    evenly, at least one full frame per second."""
+    return max(int(rate * min_share) // levels, 8 * HTB_MIN_BURST_BYTES)
+
+
+def htb_default_burst(rate):
+    """A queue's burst (bits): 1 ms at the link rate, at least two full
+    frames."""
+    return max(rate // 1000, 2 * 8 * HTB_MIN_BURST_BYTES)
+
+
+def tc_htb_plan(dev, rate, levels, min_share=0.1, burst=None, mtu=1500):
+    """The tc commands (argument lists after "tc") that give 'dev' the
+    classes OVS's linux-htb QoS would with panda-qos's Queue records, for
+    a host whose queues are not OVS's (the BPF classifier on a plain
+    interface): root qdisc 1: with default class 1:1, root class 1:fffe at
+    the link rate, queue i = class 1:i+1 under it with HTB priority i, the
+    guaranteed rate of htb_min_rate(), the link rate as ceiling and the
+    same burst for both buckets, quantum at least the MTU (as
+    netdev-linux's htb_setup_class__() makes them)."""
+    if not 1 <= levels <= MAX_LEVELS:
+        raise UsageError("%d levels: must be 1..%d" % (levels, MAX_LEVELS))
+    burst = htb_default_burst(rate) if burst is None else burst
+    min_rate = htb_min_rate(rate, levels, min_share)
+    burst_b = max(burst // 8, mtu + 64)
+    cmds = [["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb",
+             "default", "1"],
+            ["class", "replace", "dev", dev, "parent", "1:", "classid",
+             "1:fffe", "htb", "rate", "%dbit" % rate, "ceil", "%dbit" % rate,
+             "burst", "%db" % burst_b, "cburst", "%db" % burst_b]]
+    for i in range(levels):
+        c = ["class", "replace", "dev", dev, "parent", "1:fffe", "classid",
+             "1:%x" % (i + 1), "htb", "rate", "%dbit" % min_rate, "ceil",
+             "%dbit" % rate, "burst", "%db" % burst_b, "cburst",
+             "%db" % burst_b, "prio", str(i)]
+        if min_rate // 8 // 10 < mtu:       # r2q 10: quantum below an MTU.
+            c += ["quantum", str(mtu)]
+        cmds.append(c)
+    return cmds
+
+
 def plan_htb(port, rate, levels, dscp, min_share, burst):
     """Returns the ovs-vsctl arguments that create the linux-htb QoS for
     'port', and each queue's guaranteed rate."""
-    min_rate = max(rate * min_share // levels, 8 * 1514)
+    min_rate = htb_min_rate(rate, levels, min_share)
     args = ["--", "set", "Port", port, "qos=@qos",
             "--", "--id=@qos", "create", "QoS", "type=linux-htb",
             "other_config:max-rate=%d" % rate,
