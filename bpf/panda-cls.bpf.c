@@ -27,7 +27,10 @@
  *   - counts packets per level and TCP payload sizes per level
  *     (panda/sizehist.h's buckets).
  *
- * It never drops or redirects: every packet leaves with TC_ACT_OK.
+ * It never drops or redirects: every packet leaves with TC_ACT_OK.  (One
+ * exception, the kernel's: a program that writes packet data in place
+ * makes the verifier add a prologue that makes a cloned skb's header
+ * writable, and drops the packet if there is no memory for that.)
  *
  * Where lib/panda's table and this one differ, and why: the table is the
  * kernel's LRU hash, whose replacement is least recently used (an entry
@@ -52,9 +55,32 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+/* Headers are read in place when they are in the skb's linear part (a
+ * packet's headers nearly always are: a helper call each costs more than
+ * the rest of the parsing), else with bpf_skb_load_bytes(), which also
+ * reads the paged part.  Offsets below PCLS_DIRECT_MAX only, so that the
+ * verifier can bound the packet pointer; lengths known at compile time
+ * only (a variable-length copy would be a call to memcpy()). */
+#define PCLS_DIRECT_MAX 1024
+
+static __always_inline int
+pcls_load(struct __sk_buff *skb, uint32_t off, void *dst, uint32_t len)
+{
+    if (__builtin_constant_p(len) && off < PCLS_DIRECT_MAX) {
+        uint8_t *data = (uint8_t *) (long) skb->data;
+        uint8_t *end = (uint8_t *) (long) skb->data_end;
+        uint8_t *p = data + off;
+
+        if (p + len <= end) {
+            __builtin_memcpy(dst, p, len);
+            return 0;
+        }
+    }
+    return bpf_skb_load_bytes(skb, off, dst, len);
+}
+
 #define PANDA_FRAME_CTX struct __sk_buff *
-#define PANDA_FRAME_LOAD(CTX, OFF, DST, LEN) \
-    bpf_skb_load_bytes(CTX, OFF, DST, LEN)
+#define PANDA_FRAME_LOAD(CTX, OFF, DST, LEN) pcls_load(CTX, OFF, DST, LEN)
 /* The parser's steps as global functions, each verified once. */
 #define PANDA_FRAME_FN __attribute__((noinline))
 #include <panda/frame.h>
@@ -218,35 +244,62 @@ conn_touch(struct pcls_conn *e, int64_t counter, const struct panda_pkt *pkt,
  * checksum absorbs the change (so an outer UDP checksum over this header
  * stays right).  IPv6 has no header checksum; if the header is a tunnel's
  * inner one, the outer UDP checksum at 'udp_csum' (if nonzero, and unless
- * the kernel computes it on transmit) is updated.  Returns 1 if the header
- * changed. */
+ * the kernel computes it on transmit) is updated.  In place when the
+ * header is in the linear part, else with the helpers.  Returns 1 if the
+ * header changed. */
 static __always_inline int
 set_dscp(struct __sk_buff *skb, uint32_t nh, uint8_t family, uint8_t tos,
          uint8_t dscp, uint32_t udp_csum)
 {
     uint8_t new_tos = panda_pkt_tos_set_dscp(tos, dscp);
+    uint8_t *data, *end, *ip;
+    uint32_t old, new;
 
     if (new_tos == tos) {
         return 0;
     }
+    data = (uint8_t *) (long) skb->data;
+    end = (uint8_t *) (long) skb->data_end;
+    ip = data + (nh < PCLS_DIRECT_MAX ? nh : 0);
     if (family == 4) {
-        /* The TOS is the second byte of the header's first 16-bit word. */
-        bpf_l3_csum_replace(skb, nh + 10, bpf_htons(tos), bpf_htons(new_tos),
-                            2);
-        bpf_skb_store_bytes(skb, nh + 1, &new_tos, 1, 0);
-    } else {
-        uint32_t old, new;
+        if (nh < PCLS_DIRECT_MAX && ip + 12 <= end) {
+            /* RFC 1624, eqn. 3, over the 16-bit word that holds the TOS:
+             * HC' = ~(~HC + ~m + m'). */
+            uint32_t sum = (uint16_t) ~(ip[10] << 8 | ip[11]);
 
+            sum += (uint16_t) ~(ip[0] << 8 | tos);
+            sum += (uint32_t) (ip[0] << 8 | new_tos);
+            sum = (sum & 0xffff) + (sum >> 16);
+            sum = (sum & 0xffff) + (sum >> 16);
+            sum = ~sum;
+            ip[1] = new_tos;
+            ip[10] = (uint8_t) (sum >> 8);
+            ip[11] = (uint8_t) sum;
+        } else {
+            /* The TOS is the second byte of the header's first 16-bit
+             * word. */
+            bpf_l3_csum_replace(skb, nh + 10, bpf_htons(tos),
+                                bpf_htons(new_tos), 2);
+            bpf_skb_store_bytes(skb, nh + 1, &new_tos, 1, 0);
+        }
+        return 1;
+    }
+    if (nh < PCLS_DIRECT_MAX && ip + 4 <= end) {
+        __builtin_memcpy(&old, ip, 4);
+        new = bpf_htonl((bpf_ntohl(old) & ~(0xffu << 20))
+                        | (uint32_t) new_tos << 20);
+        __builtin_memcpy(ip, &new, 4);
+    } else {
         if (bpf_skb_load_bytes(skb, nh, &old, 4)) {
             return 0;
         }
         new = bpf_htonl((bpf_ntohl(old) & ~(0xffu << 20))
                         | (uint32_t) new_tos << 20);
         bpf_skb_store_bytes(skb, nh, &new, 4, 0);
-        if (udp_csum) {
-            bpf_l4_csum_replace(skb, udp_csum, old, new,
-                                BPF_F_MARK_MANGLED_0 | 4);
-        }
+    }
+    if (udp_csum) {
+        bpf_l4_csum_replace(skb, udp_csum, old, new,
+                            BPF_F_MARK_MANGLED_0 | 4);
     }
     return 1;
 }
@@ -314,7 +367,7 @@ pcls_classify(struct __sk_buff *skb)
             key.v6.dport = f.pkt.dport;
             map = &conns6;
         }
-        now = bpf_ktime_get_ns() / 1000000;
+        now = bpf_ktime_get_coarse_ns() / 1000000;
         e = conn_find(map, &key, &f.pkt, p, now, &counter, &tracked, st);
         if (tracked) {
             counterp = &counter;

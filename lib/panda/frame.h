@@ -174,13 +174,23 @@ panda_frame_load_data(PANDA_FRAME_CTX ctx, uint32_t off,
     if (n > PANDA_MAX_KEYWORD) {
         n = PANDA_MAX_KEYWORD;
     }
-    if (n) {
-        /* The same n, 1..PANDA_MAX_KEYWORD, written so that a BPF
-         * verifier sees its bounds (a power of two: above). */
-        n = ((n - 1) & (PANDA_MAX_KEYWORD - 1)) + 1;
-        if (!PANDA_FRAME_LOAD(ctx, off, f->data, n)) {
+    if (!n) {
+        return;
+    }
+    if (ctx->len - off >= PANDA_MAX_KEYWORD) {
+        /* A whole buffer's worth, a length known at compile time (cheaper
+         * for a BPF program to read); the bytes past the payload are
+         * never looked at. */
+        if (!PANDA_FRAME_LOAD(ctx, off, f->data, PANDA_MAX_KEYWORD)) {
             f->pkt.data_len = n;
         }
+        return;
+    }
+    /* The same n, 1..PANDA_MAX_KEYWORD, written so that a BPF verifier
+     * sees its bounds (a power of two: above). */
+    n = ((n - 1) & (PANDA_MAX_KEYWORD - 1)) + 1;
+    if (!PANDA_FRAME_LOAD(ctx, off, f->data, n)) {
+        f->pkt.data_len = n;
     }
 }
 
