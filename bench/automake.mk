@@ -23,3 +23,16 @@ EXTRA_DIST += \
 noinst_PROGRAMS += bench/bench-scheduler
 bench_bench_scheduler_SOURCES = bench/bench-scheduler.c
 bench_bench_scheduler_LDADD = $(PANDA_LIBADD)
+
+# The BPF classifier's per-packet cost (BPF_PROG_TEST_RUN) beside
+# lib/panda's; bench-bpf-forwarding.py measures a veth with and without it.
+EXTRA_DIST += bench/bench-bpf-forwarding.py
+if HAVE_BPF
+noinst_PROGRAMS += bench/bench-bpf-cls
+bench_bench_bpf_cls_SOURCES = bench/bench-bpf-cls.c
+nodist_bench_bench_bpf_cls_SOURCES = bpf/panda-cls.skel.h
+bench_bench_bpf_cls_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bpf \
+	-I$(srcdir)/bpf $(LIBBPF_CFLAGS)
+bench_bench_bpf_cls_LDADD = $(CLI_LIBADD) $(LIBBPF_LIBS)
+bench/bench_bpf_cls-bench-bpf-cls.$(OBJEXT): bpf/panda-cls.skel.h
+endif

@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""bench-bpf-forwarding: the forwarding rate through a veth with and without
+the tc eBPF classifier (bpf/panda-cls.bpf.c) on its egress, in one run.
+Needs root; prints a table and writes --json; there is no pass/fail.
+
+Two network namespaces joined by a veth pair; iperf3 from the first to the
+second; the classifier, when on, is attached to the sender's veth egress
+(where the testbed's --datapath bpf puts it) with a four-level Panda
+policy.  Off means no clsact qdisc at all.  Two workloads:
+
+  tcp       one TCP connection (TCP builds GSO packets above the qdisc
+            whatever the device's offloads, so the program sees up to 64 KB
+            per packet)
+  udp64     UDP datagrams of 18 bytes (64-byte frames), as fast as iperf3
+            sends them: the rate of small packets, where the program's
+            per-packet cost shows most
+
+Each workload runs off, on, on, off (ABBA), --seconds each; the ratio is
+on / off of the means.  The load average, kernel and offloads are
+recorded.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "python"))
+
+from pandaovs import bpfcls, paths  # noqa: E402
+
+NS_A, NS_B = "bpfcls-fwd-a-%d" % os.getpid(), "bpfcls-fwd-b-%d" % os.getpid()
+DEV_A, DEV_B = "bpffwd0", "bpffwd1"
+POLICY = ("id=9,threshold=1000,thresholds=20000/200000/2000000,"
+          "dscp=46/26/18/8,queues=0/1/2/3")
+
+
+def sh(*args, check=True):
+    return subprocess.run(list(args), check=check, capture_output=True,
+                          text=True)
+
+
+def nsx(ns, *args, check=True):
+    return sh("ip", "netns", "exec", ns, *args, check=check)
+
+
+def setup():
+    for ns in (NS_A, NS_B):
+        sh("ip", "netns", "add", ns)
+    sh("ip", "link", "add", DEV_A, "netns", NS_A, "type", "veth", "peer",
+       "name", DEV_B, "netns", NS_B)
+    for ns, dev, addr in ((NS_A, DEV_A, "10.78.0.1/24"),
+                          (NS_B, DEV_B, "10.78.0.2/24")):
+        nsx(ns, "ip", "addr", "add", addr, "dev", dev)
+        nsx(ns, "ip", "link", "set", dev, "up")
+        nsx(ns, "ip", "link", "set", "lo", "up")
+
+
+def teardown():
+    for ns in (NS_A, NS_B):
+        sh("ip", "netns", "del", ns, check=False)
+
+
+def iperf(kind, seconds):
+    """One iperf3 run: (rate, unit)."""
+    server = subprocess.Popen(["ip", "netns", "exec", NS_B, "iperf3", "-s",
+                               "-1", "-p", "5901"],
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    args = ["iperf3", "-c", "10.78.0.2", "-p", "5901", "-t", str(seconds),
+            "-J"]
+    if kind == "udp64":
+        args += ["-u", "-b", "0", "-l", "18"]
+    try:
+        out = json.loads(nsx(NS_A, *args).stdout)
+    finally:
+        server.wait(timeout=30)
+    s = out["end"]["sum"] if kind == "udp64" else out["end"]["sum_received"]
+    if kind == "udp64":
+        return (s["packets"] - s["lost_packets"]) / s["seconds"] / 1e3, \
+            "kpps"
+    return s["bits_per_second"] / 1e9, "Gbit/s"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--seconds", type=int, default=5)
+    p.add_argument("--workloads", default="tcp,udp64")
+    p.add_argument("--json", help="write the results here")
+    args = p.parse_args()
+    if os.geteuid():
+        sys.exit("bench-bpf-forwarding: needs root")
+    build = paths.BuildTree()
+    why = bpfcls.missing(build)
+    if why:
+        sys.exit("bench-bpf-forwarding: %s" % why)
+    mnt = tempfile.mkdtemp(prefix="bpfcls-fwd-")
+    sh("mount", "-t", "bpf", "bpf", mnt)
+    cls = bpfcls.Classifier(build, pin_dir=os.path.join(mnt, "panda"))
+    load0 = os.getloadavg()
+    results = {"kernel": os.uname().release, "seconds": args.seconds,
+               "policy": POLICY, "load_before": load0, "workloads": {}}
+    setup()
+    try:
+        results["offloads"] = nsx(NS_A, "ethtool", "-k", DEV_A).stdout \
+            .split("\n")[1:12]
+        for kind in args.workloads.split(","):
+            runs = {"off": [], "on": []}
+            unit = None
+            for cond in ("off", "on", "on", "off"):
+                if cond == "on":
+                    cls.attach([DEV_A], netns=NS_A, policy_text=POLICY)
+                rate, unit = iperf(kind, args.seconds)
+                if cond == "on":
+                    show = cls.show()
+                    cls.detach_all()
+                runs[cond].append(rate)
+                print("%-6s %-3s %10.3f %s" % (kind, cond, rate, unit),
+                      flush=True)
+            off = sum(runs["off"]) / 2
+            on = sum(runs["on"]) / 2
+            results["workloads"][kind] = {
+                "unit": unit, "off": runs["off"], "on": runs["on"],
+                "ratio": on / off, "packets_per_level": show["packets"],
+                "segments_per_level": show["segments"]}
+    finally:
+        teardown()
+        cls.run("detach", "--all", check=False)
+        sh("umount", mnt, check=False)
+        os.rmdir(mnt)
+    results["load_after"] = os.getloadavg()
+    print("\n%-6s | %-22s | %-22s | %s" % ("", "off (A, A)", "on (B, B)",
+                                           "on/off"))
+    for kind, r in results["workloads"].items():
+        print("%-6s | %9.3f %9.3f %s | %9.3f %9.3f %s | %.3f" % (
+            kind, r["off"][0], r["off"][1], r["unit"], r["on"][0],
+            r["on"][1], r["unit"], r["ratio"]))
+    print("load average %.1f before, %.1f after; kernel %s" % (
+        load0[0], results["load_after"][0], results["kernel"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
