@@ -11,6 +11,7 @@
  *   panda-bpf set-policy FILE | --text TEXT
  *   panda-bpf show [--json]
  *   panda-bpf histogram [ID]
+ *   panda-bpf flush
  *   panda-bpf replay (--policy FILE | --policy-text TEXT) PCAP
  *   panda-bpf probe
  *
@@ -147,6 +148,7 @@ usage(void)
            "                        table occupancy and evictions\n"
            "  histogram [ID]        TCP payload sizes per level, the text\n"
            "                        of ovs-appctl panda/histogram\n"
+           "  flush                 forget every connection (counters stay)\n"
            "  replay --policy FILE PCAP  the level of every packet of a\n"
            "                        capture through the program\n"
            "                        (BPF_PROG_TEST_RUN; nothing attached)\n"
@@ -316,7 +318,7 @@ pin_dir_lock(void)
 /* ---- The instance. ---- */
 
 struct instance {
-    int prog, policy, conns4, conns6, stats, hist, config, links;
+    int prog, policy, conns4, conns6, stats, hist, config, links, loader;
     struct pcls_config cfg;
     uint32_t prog_id;
 };
@@ -324,6 +326,7 @@ struct instance {
 static const char *const pin_names[] = {
     PCLS_PROG, PCLS_MAP_POLICY, PCLS_MAP_CONNS4, PCLS_MAP_CONNS6,
     PCLS_MAP_STATS, PCLS_MAP_HIST, PCLS_MAP_CONFIG, PCLS_MAP_LINKS,
+    PCLS_MAP_LOADER,
 };
 #define N_PINS (sizeof pin_names / sizeof pin_names[0])
 
@@ -331,7 +334,8 @@ static int *
 instance_fd(struct instance *in, size_t i)
 {
     int *fds[] = { &in->prog, &in->policy, &in->conns4, &in->conns6,
-                   &in->stats, &in->hist, &in->config, &in->links };
+                   &in->stats, &in->hist, &in->config, &in->links,
+                   &in->loader };
 
     return fds[i];
 }
@@ -442,7 +446,7 @@ static void
 instance_load(const struct pcls_config *cfg, uint32_t capacity6)
 {
     struct panda_cls *skel = skel_load(cfg, capacity6, false);
-    int links;
+    int links, loader;
 
     links = bpf_map_create(BPF_MAP_TYPE_HASH, PCLS_MAP_LINKS,
                            sizeof(struct pcls_link_key),
@@ -463,6 +467,18 @@ instance_load(const struct pcls_config *cfg, uint32_t capacity6)
     pin_fd(bpf_map__fd(skel->maps.rodata_config), PCLS_MAP_CONFIG);
     pin_fd(links, PCLS_MAP_LINKS);
     close(links);
+    loader = bpf_map_create(BPF_MAP_TYPE_ARRAY, PCLS_MAP_LOADER,
+                            sizeof(uint32_t), sizeof(struct pcls_loader), 1,
+                            NULL);
+    if (loader < 0) {
+        int err = errno;
+
+        instance_unpin();
+        cli_log_fatal("creating the loader's map: %s%s", strerror(err),
+                      hint(err));
+    }
+    pin_fd(loader, PCLS_MAP_LOADER);
+    close(loader);
     panda_cls__destroy(skel);
 }
 
@@ -827,6 +843,16 @@ stats_read(const struct instance *in, struct pcls_stats *sum)
 }
 
 static void
+loader_read(const struct instance *in, struct pcls_loader *ls)
+{
+    uint32_t zero = 0;
+
+    if (bpf_map_lookup_elem(in->loader, &zero, ls)) {
+        memset(ls, 0, sizeof *ls);
+    }
+}
+
+static void
 hist_read(const struct instance *in, struct panda_sizehist *h)
 {
     int n_cpus = libbpf_num_possible_cpus();
@@ -1059,6 +1085,65 @@ cmd_set_policy(const char *file, const char *text)
 }
 
 /* The counters of struct pcls_stats after 'packets', in order. */
+/* Deletes every entry of connection table 'fd'; returns how many. */
+static uint64_t
+table_flush(int fd, size_t key_size)
+{
+    enum { BATCH = 4096 };
+    void *keys = panda_xmalloc(BATCH * key_size);
+    struct pcls_conn *values = panda_xmalloc(BATCH * sizeof *values);
+    uint64_t batch = 0, n_deleted = 0;
+    bool first = true;
+
+    for (;;) {
+        uint32_t n = BATCH;
+        int err;
+
+        err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &batch,
+                                              &batch, keys, values, &n,
+                                              NULL);
+        first = false;
+        if (err && errno != ENOENT) {
+            cli_log_fatal("flushing the connection table: %s",
+                          strerror(errno));
+        }
+        n_deleted += n;
+        if (err) {
+            break;
+        }
+    }
+    free(keys);
+    free(values);
+    return n_deleted;
+}
+
+/* Forgets every connection (as ovs-appctl panda/flush does); the counters
+ * stay.  The entries deleted are counted in the loader's map, so that the
+ * evictions stay what the LRU did. */
+static int
+cmd_flush(void)
+{
+    struct pcls_loader ls;
+    struct instance in;
+    uint32_t zero = 0;
+    uint64_t n;
+
+    if (!pin_dir_lock() || !instance_open(&in)) {
+        cli_log_fatal("flush: not loaded (no %s/%s)", pin_dir, PCLS_PROG);
+    }
+    n = table_flush(in.conns4, sizeof(struct pcls_key4))
+        + table_flush(in.conns6, sizeof(struct pcls_key6));
+    loader_read(&in, &ls);
+    ls.flushed += n;
+    if (bpf_map_update_elem(in.loader, &zero, &ls, BPF_ANY)) {
+        cli_log_warn("flushed, but the count of flushed entries could not "
+                     "be kept (%s): evictions will read too high",
+                     strerror(errno));
+    }
+    printf("flushed %" PRIu64 " connections\n", n);
+    return 0;
+}
+
 static const char *const stat_names[] = {
     "not_ip", "no_policy", "tunnel", "with_entry", "without_entry",
     "inserted", "insert_failed", "ended", "resumed", "expired",
@@ -1072,6 +1157,7 @@ _Static_assert(sizeof stat_names / sizeof *stat_names
 static int
 cmd_show(bool json)
 {
+    struct pcls_loader ls;
     struct table_count t4, t6;
     struct pcls_policy slot;
     struct pcls_stats st;
@@ -1102,10 +1188,12 @@ cmd_show(bool json)
                 have_policy ? slot.policy.id : 0, &t4);
     table_count(in.conns6, sizeof(struct pcls_key6),
                 have_policy ? slot.policy.id : 0, &t6);
-    /* Entries leave only by expiry (counted) or by the LRU making room
-     * for an insert: the rest of the inserts that are not in the table
-     * were evicted.  One count for both families. */
-    evicted = st.inserted - st.expired - t4.entries - t6.entries;
+    /* Entries leave only by expiry (counted), by flush (counted) or by
+     * the LRU making room for an insert: the rest of the inserts that are
+     * not in the table were evicted.  One count for both families. */
+    loader_read(&in, &ls);
+    evicted = st.inserted - st.expired - ls.flushed - t4.entries
+              - t6.entries;
     for (i = 0; i < PANDA_MAX_LEVELS; i++) {
         total += st.packets[i];
     }
@@ -1168,6 +1256,7 @@ cmd_show(bool json)
         cli_json_u64(&j, "entries_of_policy", t4.current_id
                      + t6.current_id);
         cli_json_u64(&j, "evicted", evicted);
+        cli_json_u64(&j, "flushed", ls.flushed);
         cli_json_u64(&j, "memlock4", map_memlock(in.conns4));
         cli_json_u64(&j, "memlock6", map_memlock(in.conns6));
         cli_json_end_object(&j);
@@ -1515,7 +1604,7 @@ main(int argc, char *argv[])
     }
     if (optind >= argc) {
         usage_error("name a command (attach, detach, set-policy, show, "
-                    "histogram, replay, probe)");
+                    "histogram, flush, replay, probe)");
     }
     cmd = argv[optind];
     libbpf_set_print(libbpf_print);
@@ -1602,6 +1691,9 @@ main(int argc, char *argv[])
 #else
         cli_log_fatal("replay: this panda-bpf was built without libpcap");
 #endif
+    } else if (!strcmp(cmd, "flush")) {
+        NO_OPERANDS(0);
+        return cmd_flush();
     } else if (!strcmp(cmd, "probe")) {
         NO_OPERANDS(0);
         return cmd_probe();

@@ -20,7 +20,9 @@
  *            the policy id in pcls_policy; reset when the id changes.
  *   config   the program's load-time settings (struct pcls_config,
  *            read-only once loaded).
- *   links    kept by the loader only: the interfaces it attached to.
+ *   links    kept by the loader only: the interfaces it attached to;
+ *   loader   kept by the loader only: its own counts (struct
+ *            pcls_loader).
  */
 #ifndef PANDA_CLS_H
 #define PANDA_CLS_H 1
@@ -34,6 +36,7 @@
 #define PCLS_MAP_HIST "hist"
 #define PCLS_MAP_CONFIG "config"
 #define PCLS_MAP_LINKS "links"
+#define PCLS_MAP_LOADER "loader"
 
 #define PCLS_HIST_BUCKETS 276   /* PANDA_SIZEHIST_PAYLOAD_BUCKETS. */
 
@@ -143,6 +146,11 @@ struct pcls_link {
                                  * loader's own. */
     uint32_t created_clsact;    /* The loader added the clsact qdisc. */
     uint32_t pad;
+};
+
+/* The loader's own counts. */
+struct pcls_loader {
+    uint64_t flushed;           /* Entries deleted by panda-bpf flush. */
 };
 
 /* skb->priority of queue 'q': tc class 1:q+1, the mapping of OVS's kernel

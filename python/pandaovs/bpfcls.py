@@ -18,10 +18,9 @@ that they never touch one an operator loaded.
 
 import json
 import os
-import re
 import subprocess
 
-from pandaovs import paths, qos
+from pandaovs import paths, qos, sandbox
 
 LOADER = "bpf/panda-bpf"
 
@@ -133,13 +132,9 @@ def install_htb(dev, rate, levels, netns=None, min_share=0.1, burst=None,
 
 def htb_class_packets(dev, netns=None):
     """{class minor: packets sent + dropped} of the htb classes of 'dev'
-    (tc -s class show; this iproute2 prints no JSON for htb)."""
+    (sandbox.parse_tc_classes)."""
     prefix = ["ip", "netns", "exec", netns] if netns else []
     out = subprocess.run(prefix + ["tc", "-s", "class", "show", "dev", dev],
                          check=True, capture_output=True, text=True).stdout
-    counts = {}
-    for m in re.finditer(r"^class htb [0-9a-f]+:([0-9a-f]+) .*?\n"
-                         r"\s*Sent \d+ bytes (\d+) pkt \(dropped (\d+)",
-                         out, re.M):
-        counts[int(m.group(1), 16)] = int(m.group(2)) + int(m.group(3))
-    return counts
+    return {int(cid.split(":")[1] or "0", 16): c["packets"] + c["dropped"]
+            for cid, c in sandbox.parse_tc_classes(out).items()}
