@@ -65,6 +65,9 @@ class RunConfig:
     stop_after_s: Optional[float] = None    # no trial starts after this
     allow_code_change: bool = False         # resume under other code
     dry_run: bool = False                   # print the plan, start nothing
+    # Who classifies: "userspace" (the panda action) or "bpf" (the tc
+    # classifier on PM2's eth0, htb classes there: topology.py).
+    datapath: str = "userspace"
 
     @property
     def modeled_schemes(self):
@@ -140,11 +143,20 @@ def parser(prog="testbed/run.py"):
     # timers and panda measured 1.6-2.4x, and htb (0.93-1.13x) was the
     # default.  htb stays for comparison, and for kernels where the
     # datapath's scheduler is not wanted.
-    p.add_argument("--qos", choices=QOS_TYPES, default="panda-sched",
+    p.add_argument("--qos", choices=QOS_TYPES,
                    help="egress QoS of the bottleneck: panda-sched (the "
                    "userspace datapath's scheduler, which fish, fq_codel "
-                   "and fq-drr need; default) or htb (kernel linux-htb through the "
-                   "netdev-linux patches)")
+                   "and fq-drr need; the default) or htb (kernel linux-htb "
+                   "through the netdev-linux patches; the default and the "
+                   "only choice with --datapath bpf)")
+    p.add_argument("--datapath", choices=("userspace", "bpf"),
+                   default="userspace",
+                   help="who classifies: the panda action in OVS's "
+                   "userspace datapath (default), or bpf: the tc eBPF "
+                   "classifier (panda-bpf) on PM2's eth0 egress, with htb "
+                   "classes on that interface as the queues and OVS only "
+                   "forwarding, as on a kernel-datapath hypervisor; "
+                   "schemes fifo, pias, panda")
     # The ovs-dpdk variant (issue 18) is a port type here, not a
     # --datapath option: the datapath is dpif-netdev whatever the ports
     # are, and what DPDK changes is the netdev class (netdev-dpdk), who
@@ -326,6 +338,16 @@ def run_config(p, a, argv):
     options to it) parsed from 'argv'; p.error() on bad values."""
     mode = a.mode or "quick"
     prof = PROFILES[a.profile]
+    if a.datapath == "bpf":
+        if a.qos not in (None, "htb"):
+            p.error("--datapath bpf needs --qos htb: the classifier sets "
+                    "the skb priority that the kernel's htb classes use")
+        if a.ports != "system":
+            p.error("--datapath bpf needs --ports system: the classifier "
+                    "and the queues are in the kernel")
+        a.qos = "htb"
+    elif a.qos is None:
+        a.qos = "panda-sched"
     if a.ecn_threshold is None:
         a.ecn_threshold = prof["ecn_threshold"]
     if a.cc is None:
@@ -486,6 +508,7 @@ def run_config(p, a, argv):
         policy=a.policy, profile=a.profile,
         ccs=ccs,
         load=a.load, queue_pkts=queue_pkts, qos=qos, ports=ports,
+        datapath=a.datapath,
         warmup_s=MODES[mode]["warmup_s"] if a.warmup is None else a.warmup,
         fct_window_s=window,
         fct_grace_s=grace, run_id=a.run_id,
@@ -530,6 +553,7 @@ SETTINGS = (
     ("load", "--load", lambda c: c.load),
     ("queue_pkts", "--queue-pkts", lambda c: c.queue_pkts),
     ("qos", "--qos", lambda c: c.qos.type),
+    ("datapath", "--datapath", lambda c: c.datapath),
     ("levels", "--profile", lambda c: c.qos.levels),
     ("buffer_bytes", "--profile", lambda c: c.qos.buffer_bytes),
     ("ecn_threshold", "--ecn-threshold", lambda c: c.qos.ecn_threshold),
@@ -551,6 +575,10 @@ SETTINGS = (
     ("threshold_units", "--threshold-units", lambda c: c.threshold_units),
     ("policy", "--policy", lambda c: c.policy),
 )
+
+# Settings added after runs were recorded without them: the value such a
+# run had (check_settings() in resume.py reads a missing key as this).
+SETTING_DEFAULTS = {"datapath": "userspace"}
 
 # The format of metadata.config; --resume refuses any other.  2: --cc
 # names conditions (conditions.py), and "cubic" no longer negotiates ECN

@@ -186,6 +186,7 @@ def check_settings(run_dir, rec, cfg, given=()):
     now = config.settings(cfg)
     was = rec.get("settings") or {}
     diffs = []
+    was = dict(config.SETTING_DEFAULTS, **was)
     for k in now:
         if k in was and was[k] == now[k]:
             continue

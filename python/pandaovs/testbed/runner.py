@@ -121,7 +121,8 @@ class Run:
         self.total = 0          # trials in the plan
         self.log = log
         self.testbed = testbed or (lambda cfg, cc, mtu: Testbed(
-            cfg.build_dir, cfg.qos, mtu=mtu, cc=cc, ports=cfg.ports))
+            cfg.build_dir, cfg.qos, mtu=mtu, cc=cc, ports=cfg.ports,
+            datapath=cfg.datapath))
         self.prog = prog
         self.prof = PROFILES[cfg.profile]
         self.build = paths.BuildTree(cfg.build_dir)
@@ -344,11 +345,13 @@ class Run:
             if "ovs_version" not in self.segment:
                 self.segment["ovs_version"] = tb.ovs_version()
                 self.log("  kernel %s, %s, link %g Mbit/s, %s ports, "
-                         "%s, %d levels, buffer %d %s %s, %s, "
+                         "%s%s, %d levels, buffer %d %s %s, %s, "
                          "offloads %s" % (
                              platform.release(), self.segment["ovs_version"],
                              c.rate_mbit, ports_str(c.ports),
-                             c.qos.type, tb.levels,
+                             c.qos.type, " on pm2:eth0 after the BPF "
+                             "classifier (OVS only forwards)"
+                             if c.datapath == "bpf" else "", tb.levels,
                              c.queue_pkts * FRAME if c.qos.buffer_bytes
                              else c.queue_pkts,
                              "bytes" if c.qos.buffer_bytes
@@ -1212,6 +1215,12 @@ def plan_lines(cfg, previous=None):
             cfg.fct_window_s, cfg.fct_grace_s)
         if any("c" in e for e in pts.values()) else ""),
         "schemes (%d): %s" % (len(cfg.schemes), ", ".join(cfg.schemes)),
+        "classifier: %s" % (
+            "the tc eBPF classifier on pm2:eth0's egress, htb classes "
+            "there (--datapath bpf; OVS only forwards)"
+            if cfg.datapath == "bpf" else
+            "the panda action in OVS's userspace datapath, %s on its port "
+            "towards pm1" % cfg.qos.type),
         "congestion control: %s" % ", ".join(
             "%s (%s registered now)" % (cc, impl[cc].label) if impl[cc]
             else "%s (%s is not registered now; the run registers the "
@@ -1329,6 +1338,7 @@ def calibrate_main(cfg):
     with open(os.path.join(out, "calibration.json"), "w") as f:
         json.dump({"kernel": platform.release(), "cpus": os.cpu_count(),
                    "profile": cfg.profile, "qos": cfg.qos.type,
+                   "datapath": cfg.datapath,
                    "ports": cfg.ports.record(), "rows": rows}, f, indent=1)
     print("calibration written to %s" % os.path.join(out,
                                                      "calibration.json"))

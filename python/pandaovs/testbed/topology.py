@@ -12,14 +12,28 @@ A pandaovs.lab.Lab with two hosts: OVS in its own network namespace with
 run/db/log directories in a temporary directory, PM1 and PM2 in two more.
 Every process is started by us and ended by its pid; stop() is safe to
 call twice and on a half-built testbed.
+
+With datapath "bpf" (testbed/run.py --datapath bpf) the levels are the tc
+eBPF classifier's (bpf/panda-cls.bpf.c, driven by panda-bpf), not the
+panda action's: it runs on the egress of PM2's eth0, where a kernel-datapath
+hypervisor's uplink or VM tap would have it, and the queues are tc htb
+classes on the same interface (linux-htb's, made with plain tc), which is
+then the bottleneck; OVS only forwards, with no panda flow and no QoS:
+
+    PM2: memcached, fg-server --eth0 [panda_cls -> htb 1:1..1:K]==veth--
+         [ br0 (OVS, plain forwarding) ]--veth==eth0-- PM1
 """
 
+import os
 import re
+import shutil
+import tempfile
 
+from .. import bpfcls
 from .. import cc as ccs
 from ..lab import (FG_PORT, MEMCACHED_PORT, Lab, LabError, PortConfig,
                    wait_until)
-from ..sandbox import run
+from ..sandbox import parse_tc_classes, run
 from . import conditions
 from .schemes import FRAME, SCHEMES
 
@@ -73,12 +87,28 @@ class Testbed(Lab):
     panda-sched or linux-htb, K levels, shaped to the link rate); 'cc' is
     the congestion-control condition of every connection between PM1 and
     PM2 (conditions.py), whose algorithm must be registered when the
-    testbed starts (pandaovs.cc.session does that for the BPF DCTCP)."""
+    testbed starts (pandaovs.cc.session does that for the BPF DCTCP).
+    'datapath': "userspace" (the panda action in OVS, the QoS on its port
+    towards PM1) or "bpf" (the tc classifier and htb classes on PM2's
+    eth0: the module's docstring)."""
 
     __test__ = False        # not a pytest class, whatever imports it
 
+    DATAPATHS = ("userspace", "bpf")
+    BPF_DEV = "eth0"        # PM2's interface (datapath bpf)
+
     def __init__(self, build_dir, qos, mtu=1500, cc="cubic",
-                 keep_dir=False, ports=PortConfig()):
+                 keep_dir=False, ports=PortConfig(), datapath="userspace"):
+        if datapath not in self.DATAPATHS:
+            raise TestbedError("unknown datapath %r" % datapath)
+        if datapath == "bpf" and (qos.type != "htb"
+                                  or ports.type != "system"):
+            raise TestbedError("--datapath bpf needs --qos htb and system "
+                               "ports: the queues are the kernel's")
+        self.datapath = datapath
+        self.cls = None             # bpfcls.Classifier (datapath bpf)
+        self.cls_attached = False
+        self.bpffs = None           # its BPF filesystem, mounted here
         try:
             super().__init__(build_dir, hosts=[("pm1", PM1_IP, PM1_OFPORT),
                                                ("pm2", PM2_IP, PM2_OFPORT)],
@@ -102,11 +132,22 @@ class Testbed(Lab):
 
     @property
     def bottleneck(self):
-        """The shaped switch port: the OVS port towards PM1."""
-        return self.pm1.port
+        """The shaped interface: the OVS port towards PM1, or (datapath
+        bpf) PM2's eth0."""
+        return self.BPF_DEV if self.datapath == "bpf" else self.pm1.port
+
+    @property
+    def bottleneck_ns(self):
+        """The namespace of the bottleneck: OVS's, or PM2's."""
+        return self.pm2 if self.datapath == "bpf" else self.sb.ns
 
     def topology(self):
         """What result.json's metadata records about the topology."""
+        if self.datapath == "bpf":
+            return {"kind": "namespace testbed: PM1 and PM2 on one OVS "
+                            "bridge (plain forwarding)",
+                    "bottleneck": "pm2:%s egress: tc classifier panda_cls "
+                                  "and htb classes" % self.BPF_DEV}
         return {"kind": "namespace testbed: PM1 and PM2 on one OVS bridge",
                 "bottleneck": "br0 port %d (%s) towards pm1"
                               % (PM1_OFPORT, self.bottleneck)}
@@ -120,7 +161,9 @@ class Testbed(Lab):
             self.start_network()
             for h in (self.pm1, self.pm2):
                 self.set_cc(h)
-            if self.qos.type == "htb":
+            if self.datapath == "bpf":
+                self.start_bpf()
+            elif self.qos.type == "htb":
                 # --no-dscp: the panda action writes each level's DSCP
                 # itself.
                 self.shape(self.bottleneck, self.rate_bps, self.levels,
@@ -140,6 +183,45 @@ class Testbed(Lab):
             self.stop()
             raise
         return self
+
+    def start_bpf(self):
+        """Datapath bpf: the htb classes on PM2's eth0 (linux-htb's, with
+        plain tc: pandaovs.qos.tc_htb_plan(), each leaf's buffer as
+        Lab.shape() makes it) and the classifier loaded in a BPF filesystem
+        of our own; set_scheme() attaches it."""
+        why = bpfcls.missing(self.build)
+        if why:
+            raise TestbedError("--datapath bpf: %s" % why)
+        self.bpffs = tempfile.mkdtemp(prefix="panda-testbed-bpffs-")
+        run("mount", "-t", "bpf", "bpf", self.bpffs)
+        self.cls = bpfcls.Classifier(self.build, pin_dir=os.path.join(
+            self.bpffs, "panda"))
+        why = self.cls.probe()
+        if why:
+            raise TestbedError("--datapath bpf: panda-bpf probe: %s" % why)
+        dev, pm2 = self.BPF_DEV, self.pm2
+        pm2.run("ip", "link", "set", dev, "txqueuelen", self.queue_pkts)
+        bpfcls.install_htb(dev, self.rate_bps, self.levels, netns=pm2.name,
+                           mtu=self.mtu)
+        if self.qos.buffer_bytes:
+            for q in range(self.levels):
+                pm2.run("tc", "qdisc", "replace", "dev", dev, "parent",
+                        "1:%x" % (q + 1), "bfifo", "limit",
+                        int(self.queue_pkts * FRAME))
+
+    def stop_bpf(self):
+        if self.cls is not None:
+            self.cls.run("detach", "--all", check=False)
+            self.cls = None
+            self.cls_attached = False
+        if self.bpffs:
+            run("umount", self.bpffs, check=False)
+            shutil.rmtree(self.bpffs, ignore_errors=True)
+            self.bpffs = None
+
+    def stop(self):
+        self.stop_bpf()
+        Lab.stop(self)
 
     def set_cc(self, host):
         """The condition's congestion control and ECN setting for every
@@ -193,6 +275,8 @@ class Testbed(Lab):
         else:
             raise TestbedError("unknown scheme %r" % scheme)
         flows = self.scheme_flows(scheme, policy)
+        if self.datapath == "bpf":
+            self.set_bpf_scheme(scheme, policy)
         if self.qos.type == "panda-sched":
             settings = self.qos.sched_settings(egress)
             if settings != self.sched_applied:
@@ -206,20 +290,47 @@ class Testbed(Lab):
         self.egress = egress
         for br, brflows in flows.items():
             self.replace_flows(br, brflows)
-        if policy is not None:
+        if policy is not None and self.datapath != "bpf":
             try:
                 self.sb.appctl("panda/flush")
             except RuntimeError:
                 pass
         self.scheme = scheme
 
+    def set_bpf_scheme(self, scheme, policy):
+        """Datapath bpf: the classifier on PM2's eth0 with 'policy' for the
+        schemes that have one (set-policy, then flush: each trial starts
+        with an empty table, as panda/flush gives the panda action), none
+        for the others (every packet in the default class, queue 0)."""
+        if scheme == "prio":
+            raise TestbedError("the prio oracle picks queues with OpenFlow "
+                               "set_queue: not with --datapath bpf")
+        try:
+            if policy is None:
+                if self.cls_attached:
+                    self.cls.detach([self.BPF_DEV], netns=self.pm2.name)
+                    self.cls_attached = False
+                return
+            if not self.cls_attached:
+                self.cls.attach([self.BPF_DEV], netns=self.pm2.name,
+                                policy_text=policy.text())
+                self.cls_attached = True
+            else:
+                self.cls.set_policy(policy.text())
+            self.cls.run("flush")
+        except bpfcls.BpfError as e:
+            raise TestbedError("panda-bpf: %s" % e)
+
     def scheme_flows(self, scheme, policy):
-        """{bridge: [flow]} of 'scheme' (set_scheme)."""
+        """{bridge: [flow]} of 'scheme' (set_scheme); with datapath bpf,
+        plain forwarding whatever the scheme."""
         flows = ["priority=1,in_port=%d,actions=output:%d"
                  % (PM1_OFPORT, PM2_OFPORT),
                  "priority=1,in_port=%d,actions=output:%d"
                  % (PM2_OFPORT, PM1_OFPORT)]
-        if scheme == "prio":
+        if self.datapath == "bpf":
+            pass
+        elif scheme == "prio":
             flows.append("priority=10,tcp,in_port=%d,tp_src=%d,"
                          "actions=set_queue:0,output:%d"
                          % (PM2_OFPORT, MEMCACHED_PORT, PM1_OFPORT))
@@ -243,12 +354,21 @@ class Testbed(Lab):
         (schemes.QosConfig.record) and, for panda-sched, every key in
         effect as the datapath reports it."""
         rec = self.qos.record(self.egress)
+        if self.datapath == "bpf":
+            rec["datapath"] = "bpf"
+            rec["where"] = ("pm2:%s egress: panda_cls (clsact) and tc htb"
+                            % self.BPF_DEV)
+            rec["classifier"] = self.cls.show() if self.cls_attached \
+                else None
         if self.qos.type == "panda-sched":
             rec["in_effect"] = self.qos_status(self.bottleneck).get("config")
         return rec
 
     def panda_available(self):
-        """True if this OVS build has the panda action."""
+        """True if this OVS build has the panda action (datapath bpf: the
+        classifier, which start() checked)."""
+        if self.datapath == "bpf":
+            return self.cls is not None
         try:
             return "panda/show" in self.sb.appctl("list-commands")
         except RuntimeError:
@@ -256,11 +376,31 @@ class Testbed(Lab):
 
     def panda_show(self, policy_id=None):
         """panda/show [ID], parsed (parse_panda_show); {} on error."""
+        if self.datapath == "bpf":
+            return self.bpf_show()
         args = ["panda/show"] + ([str(policy_id)] if policy_id else [])
         try:
             return parse_panda_show(self.sb.appctl(*args))
         except RuntimeError:
             return {}
+
+    def bpf_show(self):
+        """The classifier's state in panda_show()'s form (no per-connection
+        list: panda-bpf show counts connections, it does not list them);
+        {} when it is not attached or cannot be read."""
+        if not self.cls_attached:
+            return {}
+        try:
+            show = self.cls.show()
+        except bpfcls.BpfError:
+            return {}
+        pol = show.get("policy")
+        if not pol:
+            return {}
+        return {pol["id"]: {"action": pol["text"],
+                            "packets_per_level":
+                                show["packets"][:self.levels],
+                            "connections": []}}
 
     # -- observation ----------------------------------------------------
     SENDER_COUNTERS = ("TcpOutSegs", "TcpRetransSegs", "TcpExtTCPTimeouts")
@@ -275,6 +415,9 @@ class Testbed(Lab):
         classes ({"tc_classes": {classid: {bytes, packets, dropped,
         backlog}}}) or the panda-sched levels ({"sched": [{sent_p, sent_b,
         drop-limit, mark-ecn, guard, ...}], "backlog_p"})."""
+        if self.datapath == "bpf":
+            return {"tc_classes": parse_tc_classes(self.pm2.run(
+                "tc", "-s", "class", "show", "dev", self.BPF_DEV))}
         if self.qos.type == "htb":
             return {"tc_classes": self.tc_classes(self.bottleneck)}
         show = self.sched_show(self.bottleneck)
