@@ -32,7 +32,7 @@ from pandaovs import paths
 TOP = paths.TOP
 ANSIBLE = os.path.join(TOP, "ansible")
 BUILD = paths.build_dir()
-PLAYBOOKS = ["site.yml", "experiment.yml", "teardown.yml"]
+PLAYBOOKS = ["site.yml", "experiment.yml", "teardown.yml", "bpf-hosts.yml"]
 LOCAL_INV = "inventories/localhost/hosts.yml"
 HOSTS_INV = "inventories/hosts.example.yml"
 
