@@ -66,7 +66,7 @@ class RunConfig:
     allow_code_change: bool = False         # resume under other code
     dry_run: bool = False                   # print the plan, start nothing
     # Who classifies: "userspace" (the panda action) or "bpf" (the tc
-    # classifier on PM2's eth0, htb classes there: topology.py).
+    # classifier on the bottleneck port's egress: topology.py).
     datapath: str = "userspace"
 
     @property
@@ -153,10 +153,10 @@ def parser(prog="testbed/run.py"):
                    default="userspace",
                    help="who classifies: the panda action in OVS's "
                    "userspace datapath (default), or bpf: the tc eBPF "
-                   "classifier (panda-bpf) on PM2's eth0 egress, with htb "
-                   "classes on that interface as the queues and OVS only "
-                   "forwarding, as on a kernel-datapath hypervisor; "
-                   "schemes fifo, pias, panda")
+                   "classifier (panda-bpf) on the egress of OVS's port "
+                   "towards PM1, before its linux-htb, with OVS only "
+                   "forwarding, as on a kernel-datapath hypervisor's "
+                   "uplink; schemes fifo, pias, panda")
     # The ovs-dpdk variant (issue 18) is a port type here, not a
     # --datapath option: the datapath is dpif-netdev whatever the ports
     # are, and what DPDK changes is the netdev class (netdev-dpdk), who

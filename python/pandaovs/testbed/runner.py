@@ -349,8 +349,8 @@ class Run:
                          "offloads %s" % (
                              platform.release(), self.segment["ovs_version"],
                              c.rate_mbit, ports_str(c.ports),
-                             c.qos.type, " on pm2:eth0 after the BPF "
-                             "classifier (OVS only forwards)"
+                             c.qos.type, " after the tc classifier on "
+                             "the same port (OVS only forwards)"
                              if c.datapath == "bpf" else "", tb.levels,
                              c.queue_pkts * FRAME if c.qos.buffer_bytes
                              else c.queue_pkts,
@@ -1216,9 +1216,9 @@ def plan_lines(cfg, previous=None):
         if any("c" in e for e in pts.values()) else ""),
         "schemes (%d): %s" % (len(cfg.schemes), ", ".join(cfg.schemes)),
         "classifier: %s" % (
-            "the tc eBPF classifier on pm2:eth0's egress, htb classes "
-            "there (--datapath bpf; OVS only forwards)"
-            if cfg.datapath == "bpf" else
+            "the tc eBPF classifier on the egress of OVS's port towards "
+            "pm1, before its %s (--datapath bpf; OVS only forwards)"
+            % cfg.qos.type if cfg.datapath == "bpf" else
             "the panda action in OVS's userspace datapath, %s on its port "
             "towards pm1" % cfg.qos.type),
         "congestion control: %s" % ", ".join(

@@ -15,13 +15,15 @@ call twice and on a half-built testbed.
 
 With datapath "bpf" (testbed/run.py --datapath bpf) the levels are the tc
 eBPF classifier's (bpf/panda-cls.bpf.c, driven by panda-bpf), not the
-panda action's: it runs on the egress of PM2's eth0, where a kernel-datapath
-hypervisor's uplink or VM tap would have it, and the queues are tc htb
-classes on the same interface (linux-htb's, made with plain tc), which is
-then the bottleneck; OVS only forwards, with no panda flow and no QoS:
+panda action's: OVS only forwards, and the classifier runs on the egress
+of OVS's port towards PM1, before its linux-htb QoS (the same panda-qos
+--type htb as --qos htb), as it would on a kernel-datapath hypervisor's
+uplink: the VM's (PM2's) packets cross the switch and meet the classifier
+and the queues where they leave the host.  Only who classifies differs
+from the userspace datapath's htb runs.
 
-    PM2: memcached, fg-server --eth0 [panda_cls -> htb 1:1..1:K]==veth--
-         [ br0 (OVS, plain forwarding) ]--veth==eth0-- PM1
+    PM2 --eth0==veth--[ br0 (OVS, plain forwarding) ]--port: panda_cls
+        -> linux-htb 1:1..1:K ==veth==eth0-- PM1
 """
 
 import os
@@ -33,7 +35,7 @@ from .. import bpfcls
 from .. import cc as ccs
 from ..lab import (FG_PORT, MEMCACHED_PORT, Lab, LabError, PortConfig,
                    wait_until)
-from ..sandbox import parse_tc_classes, run
+from ..sandbox import run
 from . import conditions
 from .schemes import FRAME, SCHEMES
 
@@ -88,14 +90,13 @@ class Testbed(Lab):
     the congestion-control condition of every connection between PM1 and
     PM2 (conditions.py), whose algorithm must be registered when the
     testbed starts (pandaovs.cc.session does that for the BPF DCTCP).
-    'datapath': "userspace" (the panda action in OVS, the QoS on its port
-    towards PM1) or "bpf" (the tc classifier and htb classes on PM2's
-    eth0: the module's docstring)."""
+    'datapath': "userspace" (the panda action in OVS) or "bpf" (the tc
+    classifier on the egress of the bottleneck port, OVS only forwarding:
+    the module's docstring)."""
 
     __test__ = False        # not a pytest class, whatever imports it
 
     DATAPATHS = ("userspace", "bpf")
-    BPF_DEV = "eth0"        # PM2's interface (datapath bpf)
 
     def __init__(self, build_dir, qos, mtu=1500, cc="cubic",
                  keep_dir=False, ports=PortConfig(), datapath="userspace"):
@@ -132,25 +133,20 @@ class Testbed(Lab):
 
     @property
     def bottleneck(self):
-        """The shaped interface: the OVS port towards PM1, or (datapath
-        bpf) PM2's eth0."""
-        return self.BPF_DEV if self.datapath == "bpf" else self.pm1.port
-
-    @property
-    def bottleneck_ns(self):
-        """The namespace of the bottleneck: OVS's, or PM2's."""
-        return self.pm2 if self.datapath == "bpf" else self.sb.ns
+        """The shaped switch port: the OVS port towards PM1 (with datapath
+        bpf, the classifier runs on its egress too)."""
+        return self.pm1.port
 
     def topology(self):
         """What result.json's metadata records about the topology."""
-        if self.datapath == "bpf":
-            return {"kind": "namespace testbed: PM1 and PM2 on one OVS "
-                            "bridge (plain forwarding)",
-                    "bottleneck": "pm2:%s egress: tc classifier panda_cls "
-                                  "and htb classes" % self.BPF_DEV}
-        return {"kind": "namespace testbed: PM1 and PM2 on one OVS bridge",
+        topo = {"kind": "namespace testbed: PM1 and PM2 on one OVS bridge",
                 "bottleneck": "br0 port %d (%s) towards pm1"
                               % (PM1_OFPORT, self.bottleneck)}
+        if self.datapath == "bpf":
+            topo["classifier"] = ("tc eBPF classifier panda_cls on the "
+                                  "egress of %s; OVS only forwards"
+                                  % self.bottleneck)
+        return topo
 
     def start_network(self):
         """OVS, the bridge and the hosts (Lab.start)."""
@@ -163,7 +159,7 @@ class Testbed(Lab):
                 self.set_cc(h)
             if self.datapath == "bpf":
                 self.start_bpf()
-            elif self.qos.type == "htb":
+            if self.qos.type == "htb":
                 # --no-dscp: the panda action writes each level's DSCP
                 # itself.
                 self.shape(self.bottleneck, self.rate_bps, self.levels,
@@ -185,10 +181,8 @@ class Testbed(Lab):
         return self
 
     def start_bpf(self):
-        """Datapath bpf: the htb classes on PM2's eth0 (linux-htb's, with
-        plain tc: pandaovs.qos.tc_htb_plan(), each leaf's buffer as
-        Lab.shape() makes it) and the classifier loaded in a BPF filesystem
-        of our own; set_scheme() attaches it."""
+        """Datapath bpf: the classifier loaded in a BPF filesystem of our
+        own (set_scheme() attaches it to the bottleneck port)."""
         why = bpfcls.missing(self.build)
         if why:
             raise TestbedError("--datapath bpf: %s" % why)
@@ -199,15 +193,6 @@ class Testbed(Lab):
         why = self.cls.probe()
         if why:
             raise TestbedError("--datapath bpf: panda-bpf probe: %s" % why)
-        dev, pm2 = self.BPF_DEV, self.pm2
-        pm2.run("ip", "link", "set", dev, "txqueuelen", self.queue_pkts)
-        bpfcls.install_htb(dev, self.rate_bps, self.levels, netns=pm2.name,
-                           mtu=self.mtu)
-        if self.qos.buffer_bytes:
-            for q in range(self.levels):
-                pm2.run("tc", "qdisc", "replace", "dev", dev, "parent",
-                        "1:%x" % (q + 1), "bfifo", "limit",
-                        int(self.queue_pkts * FRAME))
 
     def stop_bpf(self):
         if self.cls is not None:
@@ -298,22 +283,23 @@ class Testbed(Lab):
         self.scheme = scheme
 
     def set_bpf_scheme(self, scheme, policy):
-        """Datapath bpf: the classifier on PM2's eth0 with 'policy' for the
-        schemes that have one (set-policy, then flush: each trial starts
-        with an empty table, as panda/flush gives the panda action), none
-        for the others (every packet in the default class, queue 0)."""
+        """Datapath bpf: the classifier on the bottleneck port with
+        'policy' for the schemes that have one (set-policy, then flush:
+        each trial starts with an empty table, as panda/flush gives the
+        panda action), none for the others (every packet in the default
+        class, queue 0)."""
         if scheme == "prio":
             raise TestbedError("the prio oracle picks queues with OpenFlow "
                                "set_queue: not with --datapath bpf")
+        port, ns = self.bottleneck, self.sb.ns.name
         try:
             if policy is None:
                 if self.cls_attached:
-                    self.cls.detach([self.BPF_DEV], netns=self.pm2.name)
+                    self.cls.detach([port], netns=ns)
                     self.cls_attached = False
                 return
             if not self.cls_attached:
-                self.cls.attach([self.BPF_DEV], netns=self.pm2.name,
-                                policy_text=policy.text())
+                self.cls.attach([port], netns=ns, policy_text=policy.text())
                 self.cls_attached = True
             else:
                 self.cls.set_policy(policy.text())
@@ -356,8 +342,6 @@ class Testbed(Lab):
         rec = self.qos.record(self.egress)
         if self.datapath == "bpf":
             rec["datapath"] = "bpf"
-            rec["where"] = ("pm2:%s egress: panda_cls (clsact) and tc htb"
-                            % self.BPF_DEV)
             rec["classifier"] = self.cls.show() if self.cls_attached \
                 else None
         if self.qos.type == "panda-sched":
@@ -415,9 +399,6 @@ class Testbed(Lab):
         classes ({"tc_classes": {classid: {bytes, packets, dropped,
         backlog}}}) or the panda-sched levels ({"sched": [{sent_p, sent_b,
         drop-limit, mark-ecn, guard, ...}], "backlog_p"})."""
-        if self.datapath == "bpf":
-            return {"tc_classes": parse_tc_classes(self.pm2.run(
-                "tc", "-s", "class", "show", "dev", self.BPF_DEV))}
         if self.qos.type == "htb":
             return {"tc_classes": self.tc_classes(self.bottleneck)}
         show = self.sched_show(self.bottleneck)
