@@ -12,7 +12,10 @@
  * "HB").  With RATE (frames per second, nonzero), it paces itself to that
  * rate instead of sending as fast as it can.  Prints the number of
  * frames sent.  Used by bench/bench-forwarding.py and bench-flood.py; the
- * forwarding rate is measured at the receiving interface, not here. */
+ * forwarding rate is measured at the receiving interface, not here.
+ * Built with -DBLAST_THROUGH_QDISC, the frames go through the interface's
+ * qdisc and its tc hooks instead (bench-bpf-forwarding.py: the BPF
+ * classifier on the egress). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
@@ -117,7 +120,9 @@ main(int argc, char *argv[])
         perror("socket");
         return 1;
     }
+#ifndef BLAST_THROUGH_QDISC
     setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
+#endif
     memset(&sll, 0, sizeof sll);
     sll.sll_family = AF_PACKET;
     sll.sll_protocol = htons(ETH_P_ALL);

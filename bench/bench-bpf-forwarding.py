@@ -12,12 +12,17 @@ policy.  Off means no clsact qdisc at all.  Two workloads:
             whatever the device's offloads, so the program sees up to 64 KB
             per packet)
   udp64     UDP datagrams of 18 bytes (64-byte frames), as fast as iperf3
-            sends them: the rate of small packets, where the program's
-            per-packet cost shows most
+            sends them
+  blast64   64-byte TCP frames of 1000 connections from bench-blast (an
+            AF_PACKET sender, built here with -DBLAST_THROUGH_QDISC so that
+            its frames cross the qdisc and the tc hooks), counted on the
+            receiving interface: the rate of small packets, where the
+            program's per-packet cost shows most, every frame classified
 
-Each workload runs off, on, on, off (ABBA), --seconds each; the ratio is
-on / off of the means.  The load average, kernel and offloads are
-recorded.
+Each workload runs off, on, on, off (ABBA) --rounds times, --seconds
+each; the ratio is on / off of the means, and each round's ratio is given
+(their spread is the machine's noise).  The load average, kernel and
+offloads are recorded.
 """
 import argparse
 import json
@@ -64,6 +69,30 @@ def teardown():
         sh("ip", "netns", "del", ns, check=False)
 
 
+def rx_packets():
+    out = nsx(NS_B, "cat", "/sys/class/net/%s/statistics/rx_packets"
+              % DEV_B).stdout
+    return int(out)
+
+
+def blast(blaster, seconds):
+    """bench-blast through the qdisc: (received kpps, unit)."""
+    mac = nsx(NS_B, "cat", "/sys/class/net/%s/address" % DEV_B).stdout \
+        .strip()
+    before = rx_packets()
+    t0 = time.monotonic()
+    nsx(NS_A, blaster, DEV_A, "64", "1000", str(seconds), mac)
+    elapsed = time.monotonic() - t0
+    time.sleep(0.2)
+    return (rx_packets() - before) / elapsed / 1e3, "kpps"
+
+
+def run_workload(kind, seconds, blaster):
+    if kind == "blast64":
+        return blast(blaster, seconds)
+    return iperf(kind, seconds)
+
+
 def iperf(kind, seconds):
     """One iperf3 run: (rate, unit)."""
     server = subprocess.Popen(["ip", "netns", "exec", NS_B, "iperf3", "-s",
@@ -89,7 +118,8 @@ def iperf(kind, seconds):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seconds", type=int, default=5)
-    p.add_argument("--workloads", default="tcp,udp64")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--workloads", default="tcp,udp64,blast64")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args()
     if os.geteuid():
@@ -104,41 +134,53 @@ def main():
     load0 = os.getloadavg()
     results = {"kernel": os.uname().release, "seconds": args.seconds,
                "policy": POLICY, "load_before": load0, "workloads": {}}
+    blaster = os.path.join(mnt + "-blast")
+    subprocess.run(["cc", "-O2", "-Wall", "-DBLAST_THROUGH_QDISC", "-o",
+                    blaster, os.path.join(TOP, "bench", "bench-blast.c")],
+                   check=True)
     setup()
     try:
         results["offloads"] = nsx(NS_A, "ethtool", "-k", DEV_A).stdout \
             .split("\n")[1:12]
         for kind in args.workloads.split(","):
             runs = {"off": [], "on": []}
+            rounds = []
             unit = None
-            for cond in ("off", "on", "on", "off"):
-                if cond == "on":
-                    cls.attach([DEV_A], netns=NS_A, policy_text=POLICY)
-                rate, unit = iperf(kind, args.seconds)
-                if cond == "on":
-                    show = cls.show()
-                    cls.detach_all()
-                runs[cond].append(rate)
-                print("%-6s %-3s %10.3f %s" % (kind, cond, rate, unit),
-                      flush=True)
-            off = sum(runs["off"]) / 2
-            on = sum(runs["on"]) / 2
+            for _ in range(args.rounds):
+                rnd = {"off": [], "on": []}
+                for cond in ("off", "on", "on", "off"):
+                    if cond == "on":
+                        cls.attach([DEV_A], netns=NS_A, policy_text=POLICY)
+                    rate, unit = run_workload(kind, args.seconds, blaster)
+                    if cond == "on":
+                        show = cls.show()
+                        cls.detach_all()
+                    runs[cond].append(rate)
+                    rnd[cond].append(rate)
+                    print("%-6s %-3s %10.3f %s" % (kind, cond, rate, unit),
+                          flush=True)
+                rounds.append(sum(rnd["on"]) / sum(rnd["off"]))
+            off = sum(runs["off"]) / len(runs["off"])
+            on = sum(runs["on"]) / len(runs["on"])
             results["workloads"][kind] = {
                 "unit": unit, "off": runs["off"], "on": runs["on"],
-                "ratio": on / off, "packets_per_level": show["packets"],
+                "ratio": on / off, "round_ratios": rounds,
+                "packets_per_level": show["packets"],
                 "segments_per_level": show["segments"]}
     finally:
         teardown()
         cls.run("detach", "--all", check=False)
         sh("umount", mnt, check=False)
         os.rmdir(mnt)
+        os.unlink(blaster)
     results["load_after"] = os.getloadavg()
-    print("\n%-6s | %-22s | %-22s | %s" % ("", "off (A, A)", "on (B, B)",
-                                           "on/off"))
+    print("\n%-6s | %-14s | %-14s | %-6s | %s" % (
+        "", "off (mean)", "on (mean)", "on/off", "each round's on/off"))
     for kind, r in results["workloads"].items():
-        print("%-6s | %9.3f %9.3f %s | %9.3f %9.3f %s | %.3f" % (
-            kind, r["off"][0], r["off"][1], r["unit"], r["on"][0],
-            r["on"][1], r["unit"], r["ratio"]))
+        print("%-6s | %7.3f %-6s | %7.3f %-6s | %6.3f | %s" % (
+            kind, sum(r["off"]) / len(r["off"]), r["unit"],
+            sum(r["on"]) / len(r["on"]), r["unit"], r["ratio"],
+            " ".join("%.3f" % x for x in r["round_ratios"])))
     print("load average %.1f before, %.1f after; kernel %s" % (
         load0[0], results["load_after"][0], results["kernel"]))
     if args.json:
