@@ -72,7 +72,8 @@ bin_PROGRAMS += bpf/panda-bpf
 bpf_panda_bpf_SOURCES = bpf/panda-bpf.c $(BPF_CLS_HDRS)
 nodist_bpf_panda_bpf_SOURCES = bpf/panda-cls.skel.h
 bpf_panda_bpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bpf -I$(srcdir)/bpf \
-	$(LIBBPF_CFLAGS) $(MODEL_PCAP_CFLAGS)
-bpf_panda_bpf_LDADD = $(CLI_LIBADD) $(LIBBPF_LIBS) $(PCAP_LIBS)
+	$(LIBBPF_CFLAGS) $(MODEL_PCAP_CFLAGS) $(JANSSON_CFLAGS)
+bpf_panda_bpf_LDADD = lib/panda/libpanda-json.a $(CLI_LIBADD) \
+	$(LIBBPF_LIBS) $(PCAP_LIBS) $(JANSSON_LIBS)
 bpf/panda_bpf-panda-bpf.$(OBJEXT): bpf/panda-cls.skel.h
 endif

@@ -75,10 +75,12 @@
 
 #include <panda/frame.h>
 #include <panda/policy.h>
+#include <panda/policy-json.h>
 #include <panda/sizehist.h>
 
 #include <cli/json.h>
 #include <cli/log.h>
+#include <cli/opt.h>
 #include <cli/parse.h>
 
 #include "panda-cls.h"
@@ -97,28 +99,12 @@
 #define SO_NETNS_COOKIE 71
 #endif
 
-/* Exit statuses (lib/cli's convention): 1 a failure, 2 a usage error. */
-#define EXIT_USAGE 2
-
 static const char *pin_dir = DEFAULT_PIN_DIR;
 static const char *netns_name;      /* --netns, or NULL. */
 static int orig_netns = -1;         /* Our own namespace, to come back. */
 static bool verbose;
 
 /* ---- Messages. ---- */
-
-static void __attribute__((noreturn)) PANDA_PRINTF(1, 2)
-usage_error(const char *fmt, ...)
-{
-    va_list args;
-
-    fprintf(stderr, "%s: ", cli_log_program());
-    va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
-    va_end(args);
-    fprintf(stderr, "\n(panda-bpf --help shows the usage)\n");
-    exit(EXIT_USAGE);
-}
 
 static void
 usage(void)
@@ -132,8 +118,8 @@ usage(void)
            "Commands:\n"
            "  attach IFACE...       load (first time) and attach to the\n"
            "                        interfaces' egress\n"
-           "      --policy FILE     the policy (text, as panda(...)); '-'\n"
-           "                        reads stdin\n"
+           "      --policy FILE     the policy: panda-model's JSON, or the\n"
+           "                        text panda(...) takes; '-' reads stdin\n"
            "      --policy-text TEXT  the policy as text\n"
            "      --capacity N      IPv4 connections the table holds\n"
            "                        (load time; default %u)\n"
@@ -485,12 +471,16 @@ instance_load(const struct pcls_config *cfg, uint32_t capacity6)
 /* ---- Policies. ---- */
 
 /* Reads a policy from 'file' ("-": stdin) or, if 'file' is NULL, from
- * 'text', with lib/panda's parser.  Dies with its message on error. */
+ * 'text', with lib/panda's parsers: a file is panda-model's JSON (read by
+ * panda/policy-json.h, as the controller reads it) or holds the policy
+ * text (comment lines starting with '#' allowed).  Dies with lib/panda's
+ * message on error. */
 static void
 policy_read(const char *file, const char *text, struct panda_policy *p)
 {
-    char *buf = NULL, *err, *line, *save = NULL, *found = NULL;
-    char open_err[256];
+    char *buf = NULL, *buf_json = NULL, *err, *line, *save = NULL;
+    char *found = NULL, open_err[256];
+    bool json = false;
 
     if (file) {
         FILE *f;
@@ -519,7 +509,10 @@ policy_read(const char *file, const char *text, struct panda_policy *p)
                           POLICY_FILE_MAX);
         }
         buf[n] = '\0';
-        /* One policy: the one line that is not empty or a comment. */
+        buf_json = panda_xmalloc(n + 1);
+        memcpy(buf_json, buf, n + 1);
+        /* A JSON document, or one policy: the one line that is not empty
+         * or a comment. */
         for (line = strtok_r(buf, "\n", &save); line;
              line = strtok_r(NULL, "\n", &save)) {
             line += strspn(line, " \t\r");
@@ -531,15 +524,32 @@ policy_read(const char *file, const char *text, struct panda_policy *p)
                 continue;
             }
             if (*line == '{') {
-                cli_log_fatal("%s: a JSON policy file; this panda-bpf reads "
-                              "the policy text (the \"action\" member of "
-                              "panda-model's JSON)", file);
+                json = true;
+                break;
             }
             if (found) {
                 cli_log_fatal("%s: more than one policy (one line of text, "
                               "as panda(...) takes it)", file);
             }
             found = line;
+        }
+        if (json) {
+            /* panda-model's policy file, read by lib/panda's JSON reader
+             * (the structured fields; a stale "action" is a warning). */
+            char *warning = NULL;
+
+            err = panda_policy_json_read(buf_json, file, PANDA_JSON_DOC, p,
+                                         &warning);
+            if (err) {
+                cli_log_fatal("bad policy, nothing changed: %s", err);
+            }
+            if (warning) {
+                cli_log_warn("%s", warning);
+                free(warning);
+            }
+            free(buf_json);
+            free(buf);
+            return;
         }
         if (!found) {
             cli_log_fatal("%s: no policy in it", file);
@@ -551,6 +561,7 @@ policy_read(const char *file, const char *text, struct panda_policy *p)
         cli_log_fatal("%s%sbad policy, nothing changed: %s",
                       file ? file : "", file ? ": " : "", err);
     }
+    free(buf_json);
     free(buf);
 }
 
@@ -956,7 +967,7 @@ cmd_attach(char **ifaces, int n_ifaces, const struct attach_opts *o)
     int i;
 
     if (!n_ifaces) {
-        usage_error("attach: name at least one interface");
+        cli_log_usage("attach: name at least one interface");
     }
     if (have_policy) {
         policy_read(o->policy_file, o->policy_text, &p);
@@ -1011,7 +1022,7 @@ cmd_detach(char **ifaces, int n_ifaces, bool all)
     int i;
 
     if (all == (n_ifaces > 0)) {
-        usage_error("detach: name interfaces or give --all");
+        cli_log_usage("detach: name interfaces or give --all");
     }
     if (!pin_dir_lock() || !instance_open(&in)) {
         if (all) {
@@ -1072,7 +1083,7 @@ cmd_set_policy(const char *file, const char *text)
     uint64_t gen;
 
     if (!file == !text) {
-        usage_error("set-policy: give a policy FILE or --text TEXT");
+        cli_log_usage("set-policy: give a policy FILE or --text TEXT");
     }
     policy_read(file, text, &p);
     if (!pin_dir_lock() || !instance_open(&in)) {
@@ -1363,7 +1374,7 @@ cmd_replay(const char *pcap_file, const struct attach_opts *o)
     int prog, rc;
 
     if (!o->policy_file && !o->policy_text) {
-        usage_error("replay: give --policy FILE or --policy-text TEXT");
+        cli_log_usage("replay: give --policy FILE or --policy-text TEXT");
     }
     policy_read(o->policy_file, o->policy_text, &p);
     pc = pcap_open_offline(pcap_file, errbuf);
@@ -1546,7 +1557,7 @@ int
 main(int argc, char *argv[])
 {
     enum {
-        OPT_PIN_DIR = 0x100, OPT_NETNS, OPT_VERSION, OPT_POLICY,
+        OPT_PIN_DIR = 0x100, OPT_NETNS, OPT_POLICY,
         OPT_POLICY_TEXT, OPT_CAPACITY, OPT_CAPACITY6, OPT_IDLE,
         OPT_NO_PRIORITY, OPT_ALL, OPT_JSON, OPT_TEXT,
     };
@@ -1554,8 +1565,7 @@ main(int argc, char *argv[])
         { "pin-dir", required_argument, NULL, OPT_PIN_DIR },
         { "netns", required_argument, NULL, OPT_NETNS },
         { "verbose", no_argument, NULL, 'v' },
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, OPT_VERSION },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     static const struct option cmdopts[] = {
@@ -1568,7 +1578,7 @@ main(int argc, char *argv[])
         { "all", no_argument, NULL, OPT_ALL },
         { "json", no_argument, NULL, OPT_JSON },
         { "text", required_argument, NULL, OPT_TEXT },
-        { "help", no_argument, NULL, 'h' },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     struct attach_opts ao = {
@@ -1580,8 +1590,7 @@ main(int argc, char *argv[])
     int c;
 
     cli_log_set_program("panda-bpf");
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+vh", global, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "+vh", global, usage)) != -1) {
         switch (c) {
         case OPT_PIN_DIR:
             pin_dir = optarg;
@@ -1592,18 +1601,10 @@ main(int argc, char *argv[])
         case 'v':
             verbose = true;
             break;
-        case 'h':
-            usage();
-            return 0;
-        case OPT_VERSION:
-            printf("panda-bpf (Panda-OVS) %s\n", PACKAGE_VERSION);
-            return 0;
-        default:
-            usage_error("unknown option %s", argv[optind - 1]);
         }
     }
     if (optind >= argc) {
-        usage_error("name a command (attach, detach, set-policy, show, "
+        cli_log_usage("name a command (attach, detach, set-policy, show, "
                     "histogram, flush, replay, probe)");
     }
     cmd = argv[optind];
@@ -1613,7 +1614,7 @@ main(int argc, char *argv[])
     argc -= optind;
     argv += optind;
     optind = 0;                 /* Reinitialises GNU getopt (permuting). */
-    while ((c = getopt_long(argc, argv, "h", cmdopts, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "h", cmdopts, usage)) != -1) {
         switch (c) {
         case OPT_POLICY:
             ao.policy_file = optarg;
@@ -1648,11 +1649,6 @@ main(int argc, char *argv[])
         case OPT_TEXT:
             text = optarg;
             break;
-        case 'h':
-            usage();
-            return 0;
-        default:
-            usage_error("%s: unknown option %s", cmd, argv[optind - 1]);
         }
     }
     argc -= optind;
@@ -1661,12 +1657,12 @@ main(int argc, char *argv[])
 #define NO_OPERANDS(MAX)                                                \
     do {                                                                \
         if (argc > (MAX)) {                                             \
-            usage_error("%s: unexpected argument %s", cmd, argv[MAX]);  \
+            cli_log_usage("%s: unexpected argument %s", cmd, argv[MAX]);  \
         }                                                               \
     } while (0)
 
     if (ao.policy_file && ao.policy_text) {
-        usage_error("%s: --policy and --policy-text exclude each other",
+        cli_log_usage("%s: --policy and --policy-text exclude each other",
                     cmd);
     }
     if (!strcmp(cmd, "attach")) {
@@ -1684,7 +1680,7 @@ main(int argc, char *argv[])
         return cmd_histogram(argc ? argv[0] : NULL);
     } else if (!strcmp(cmd, "replay")) {
         if (argc != 1) {
-            usage_error("replay: name one capture (PCAP)");
+            cli_log_usage("replay: name one capture (PCAP)");
         }
 #ifdef HAVE_PCAP
         return cmd_replay(argv[0], &ao);
@@ -1698,5 +1694,5 @@ main(int argc, char *argv[])
         NO_OPERANDS(0);
         return cmd_probe();
     }
-    usage_error("unknown command %s", cmd);
+    cli_log_usage("unknown command %s", cmd);
 }
