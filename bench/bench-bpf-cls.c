@@ -52,6 +52,7 @@
 
 #include <cli/clock.h>
 #include <cli/log.h>
+#include <cli/opt.h>
 #include <cli/parse.h>
 
 #include "panda-cls.h"
@@ -266,7 +267,7 @@ main(int argc, char *argv[])
     static const struct option options[] = {
         { "packets", required_argument, NULL, 'p' },
         { "max-conns", required_argument, NULL, 'm' },
-        { "help", no_argument, NULL, 'h' },
+        CLI_OPT_COMMON,
         { NULL, 0, NULL, 0 },
     };
     static const uint32_t conns[] = { 1, 1000, 1000000 };
@@ -278,7 +279,7 @@ main(int argc, char *argv[])
     int c;
 
     cli_log_set_program("bench-bpf-cls");
-    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+    while ((c = cli_opt_next(argc, argv, "h", options, usage)) != -1) {
         switch (c) {
         case 'p':
             repeat = cli_parse_u64("--packets", optarg, 1000, UINT32_MAX);
@@ -286,14 +287,9 @@ main(int argc, char *argv[])
         case 'm':
             max_conns = cli_parse_u64("--max-conns", optarg, 1, 1u << 24);
             break;
-        case 'h':
-            usage();
-            return 0;
-        default:
-            usage();
-            return 2;
         }
     }
+    cli_opt_no_operands(argc, argv);
     err = panda_policy_parse(POLICY, &p);
     if (err) {
         cli_log_fatal("%s", err);

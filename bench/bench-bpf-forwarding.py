@@ -24,7 +24,6 @@ each; the ratio is on / off of the means, and each round's ratio is given
 (their spread is the machine's noise).  The load average, kernel and
 offloads are recorded.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -35,7 +34,7 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "python"))
 
-from pandaovs import bpfcls, paths  # noqa: E402
+from pandaovs import bpfcls, cli, paths  # noqa: E402
 
 NS_A, NS_B = "bpfcls-fwd-a-%d" % os.getpid(), "bpfcls-fwd-b-%d" % os.getpid()
 DEV_A, DEV_B = "bpffwd0", "bpffwd1"
@@ -116,18 +115,20 @@ def iperf(kind, seconds):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = cli.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seconds", type=int, default=5)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--workloads", default="tcp,udp64,blast64")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args()
     if os.geteuid():
-        sys.exit("bench-bpf-forwarding: needs root")
+        print("bench-bpf-forwarding: needs root", file=sys.stderr)
+        return cli.EXIT_FAILURE
     build = paths.BuildTree()
     why = bpfcls.missing(build)
     if why:
-        sys.exit("bench-bpf-forwarding: %s" % why)
+        print("bench-bpf-forwarding: %s" % why, file=sys.stderr)
+        return cli.EXIT_FAILURE
     mnt = tempfile.mkdtemp(prefix="bpfcls-fwd-")
     sh("mount", "-t", "bpf", "bpf", mnt)
     cls = bpfcls.Classifier(build, pin_dir=os.path.join(mnt, "panda"))
@@ -189,4 +190,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

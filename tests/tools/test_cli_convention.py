@@ -32,6 +32,7 @@ C_PROGRAMS = [
     ("panda-adp-server", "load_generator/panda-adp-server"),
     ("panda-adp-client", "load_generator/panda-adp-client"),
     ("panda-cc", BUILD.BPF_CC_LOADER),
+    ("panda-bpf", "bpf/panda-bpf"),
 ]
 
 # (name --version prints, path relative to the source tree)
@@ -51,19 +52,20 @@ PY_PROGRAMS = [
     ("bench-sched-forwarding.py", "bench/bench-sched-forwarding.py"),
     ("bench-catch-up.py", "bench/bench-catch-up.py"),
     ("bench-testbed-egress.py", "bench/bench-testbed-egress.py"),
+    ("bench-bpf-forwarding.py", "bench/bench-bpf-forwarding.py"),
 ]
 
 
 def _c_command(rel):
     path = BUILD.path(rel)
     if not os.access(path, os.X_OK):
-        if rel == BUILD.BPF_CC_LOADER:
+        if rel in (BUILD.BPF_CC_LOADER, "bpf/panda-bpf"):
             try:
                 with open(BUILD.path("bpf/bpf-status")) as f:
                     why = f.read().strip()
             except OSError:
                 why = "no bpf/bpf-status"
-            pytest.skip("panda-cc is not built: %s" % why)
+            pytest.skip("%s is not built: %s" % (rel, why))
         pytest.skip("%s is not built (run ./build.sh)" % path)
     return [path]
 
