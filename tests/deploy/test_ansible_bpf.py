@@ -5,8 +5,10 @@ and no systemd (panda_service_manager: pidfile):
 
   - the first run makes the htb classes, writes the policy and attaches
     the classifier; a second run changes nothing;
-  - a new policy replaces the running one (generation 2, same program:
-    counters kept), and only that changes;
+  - a new policy, a panda-model JSON file this time (copied to the host
+    and read there by panda-bpf with lib/panda's reader), replaces the
+    running one (generation 2, same program: counters kept), and only that
+    changes;
   - panda_scheme fifo detaches it.
 
 Skips, saying why, without root, Ansible or panda-bpf, or where the kernel
@@ -26,7 +28,8 @@ from pandaovs import bpfcls, paths
 from test_ansible import ANSIBLE, need, recap, run, tail
 
 POLICY1 = "id=1,threshold=1000,thresholds=20000/200000/2000000"
-POLICY2 = "id=1,threshold=1000,thresholds=10000/100000/1000000"
+POLICY2 = {"version": 1, "id": 1, "kind": "panda", "threshold": 1000,
+           "thresholds": [10000, 100000, 1000000]}
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +118,10 @@ def test_role_attaches_replaces_and_detaches(host):
     again = playbook(host)
     assert again["changed"] == 0, again
 
-    new = playbook(host, panda_policy_actions={"panda": POLICY2})
+    path = os.path.join(host["tmp"], "panda-policy.json")
+    with open(path, "w") as f:
+        json.dump(POLICY2, f)
+    new = playbook(host, panda_policy_files={"panda": path})
     assert new["changed"] == 2, new     # the file, and set-policy
     show = host["cls"].show()
     assert show["program_id"] == prog
