@@ -185,8 +185,8 @@ def _pcap(path, frames):
             f.write(fr)
 
 
-def _frame(sport, dport, dscp, payload, ts=None):
-    tcp = struct.pack("!HHIIBBHHH", sport, dport, 0, 0, 5 << 4, 0x18, 0, 0,
+def _frame(sport, dport, dscp, payload, ts=None, flags=0x18):
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, 0, 0, 5 << 4, flags, 0, 0,
                       0)
     ip_len = 20 + len(tcp) + payload
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, dscp << 2, ip_len, 0, 0, 64, 6,
@@ -213,6 +213,17 @@ def test_pcap_reader_and_dscp_levels(tmp_path):
               _frame(11211, 40002, 3, 300), _frame(11211, 40000, 1, 8),
               _frame(11211, 40002, 2, 300)])
     assert dscp_levels(q, [1, 2, 3]) == ({"1": 1, "2": 1}, {})
+    # With the handshakes captured, the measured connection is the one
+    # opened last, whatever a stray late packet of an earlier trial's
+    # connection (port 40009, no handshake here) arriving after it.
+    r = str(tmp_path / "c.pcap")
+    _pcap(r, [_frame(11211, 40000, 0, 0, flags=0x12),
+              _frame(11211, 40000, 1, 8),
+              _frame(11211, 40002, 0, 0, flags=0x12),
+              _frame(11211, 40002, 1, 300),
+              _frame(11211, 40009, 7, 120),
+              _frame(11211, 40002, 2, 300)])
+    assert dscp_levels(r, [1, 2, 3]) == ({"0": 1, "1": 1}, {})
     summ = model.sample_summary(p, 11211)
     assert summ["packets"] == 3 and summ["max_payload"] == 1448
 

@@ -148,17 +148,28 @@ def measured_dscps(path):
     """The DSCPs of the memcached data packets received at PM1 (capture
     'path'), in order, of the measurement connection: panda-mc-client
     first stores its keys on a connection of its own, then opens the
-    measured one, so that is the connection seen last."""
-    first = {}
+    measured one, so that is the connection opened last.  Only the
+    connections whose handshake the capture saw (memcached's SYN-ACK)
+    count, so that a stray late packet of an earlier trial's connection
+    (a retransmission that a low class delivered after the trial) is never
+    taken for it; a capture without handshakes falls back to the
+    connection whose data came first last."""
+    first, opened = {}, {}
     per_conn = collections.defaultdict(list)
     for p in pcap.tcp_packets(path):
-        if p["sport"] != MEMCACHED_PORT or p["payload"] == 0:
+        if p["sport"] != MEMCACHED_PORT:
+            continue
+        if p["flags"] & 0x12 == 0x12:       # SYN-ACK
+            opened.setdefault(p["dport"], p["ts"])
+        if p["payload"] == 0:
             continue
         first.setdefault(p["dport"], p["ts"])
         per_conn[p["dport"]].append(p["dscp"])
     if not first:
         return []
-    return per_conn[max(first, key=lambda port: first[port])]
+    seen = {port: ts for port, ts in opened.items() if port in per_conn}
+    pick = seen or first
+    return per_conn[max(pick, key=lambda port: pick[port])]
 
 
 def dscp_levels(path, dscp_map):
