@@ -6,7 +6,7 @@ Needs root; prints a table and writes --json; there is no pass/fail.
 Two network namespaces joined by a veth pair; iperf3 from the first to the
 second; the classifier, when on, is attached to the sender's veth egress
 (where the testbed's --datapath bpf puts it) with a four-level Panda
-policy.  Off means no clsact qdisc at all.  Two workloads:
+policy.  Off means no clsact qdisc at all.  Three workloads:
 
   tcp       one TCP connection (TCP builds GSO packets above the qdisc
             whatever the device's offloads, so the program sees up to 64 KB
@@ -21,8 +21,11 @@ policy.  Off means no clsact qdisc at all.  Two workloads:
 
 Each workload runs off, on, on, off (ABBA) --rounds times, --seconds
 each; the ratio is on / off of the means, and each round's ratio is given
-(their spread is the machine's noise).  The load average, kernel and
-offloads are recorded.
+(their spread is the machine's noise).  Then one more run with the
+kernel's BPF statistics on (kernel.bpf_stats_enabled, put back after)
+gives the program's own ns per packet on this path (bpftool's run_time_ns
+/ run_cnt: cold caches, unlike a test run's repetitions).  The load
+average, kernel and offloads are recorded.
 """
 import json
 import os
@@ -90,6 +93,27 @@ def run_workload(kind, seconds, blaster):
     if kind == "blast64":
         return blast(blaster, seconds)
     return iperf(kind, seconds)
+
+
+def program_ns(cls, kind, seconds, blaster):
+    """The program's mean ns per run over one run of 'kind', from the
+    kernel's BPF statistics (turned on for the run, put back after)."""
+    path = "/proc/sys/kernel/bpf_stats_enabled"
+    with open(path) as f:
+        was = f.read().strip()
+    cls.attach([DEV_A], netns=NS_A, policy_text=POLICY)
+    try:
+        with open(path, "w") as f:
+            f.write("1")
+        run_workload(kind, seconds, blaster)
+        pid = cls.show()["program_id"]
+        info = json.loads(sh("bpftool", "-j", "prog", "show", "id",
+                             str(pid)).stdout)
+    finally:
+        with open(path, "w") as f:
+            f.write(was)
+        cls.detach_all()
+    return info["run_time_ns"] / max(info["run_cnt"], 1)
 
 
 def iperf(kind, seconds):
@@ -161,11 +185,15 @@ def main():
                     print("%-6s %-3s %10.3f %s" % (kind, cond, rate, unit),
                           flush=True)
                 rounds.append(sum(rnd["on"]) / sum(rnd["off"]))
+            in_path = program_ns(cls, kind, args.seconds, blaster)
+            print("%-6s in-path %.0f ns per packet" % (kind, in_path),
+                  flush=True)
             off = sum(runs["off"]) / len(runs["off"])
             on = sum(runs["on"]) / len(runs["on"])
             results["workloads"][kind] = {
                 "unit": unit, "off": runs["off"], "on": runs["on"],
                 "ratio": on / off, "round_ratios": rounds,
+                "program_ns_per_packet": in_path,
                 "packets_per_level": show["packets"],
                 "segments_per_level": show["segments"]}
     finally:
@@ -175,12 +203,14 @@ def main():
         os.rmdir(mnt)
         os.unlink(blaster)
     results["load_after"] = os.getloadavg()
-    print("\n%-6s | %-14s | %-14s | %-6s | %s" % (
-        "", "off (mean)", "on (mean)", "on/off", "each round's on/off"))
+    print("\n%-7s | %-14s | %-14s | %-6s | %-8s | %s" % (
+        "", "off (mean)", "on (mean)", "on/off", "prog ns",
+        "each round's on/off"))
     for kind, r in results["workloads"].items():
-        print("%-6s | %7.3f %-6s | %7.3f %-6s | %6.3f | %s" % (
+        print("%-7s | %7.3f %-6s | %7.3f %-6s | %6.3f | %8.0f | %s" % (
             kind, sum(r["off"]) / len(r["off"]), r["unit"],
             sum(r["on"]) / len(r["on"]), r["unit"], r["ratio"],
+            r["program_ns_per_packet"],
             " ".join("%.3f" % x for x in r["round_ratios"])))
     print("load average %.1f before, %.1f after; kernel %s" % (
         load0[0], results["load_after"][0], results["kernel"]))
