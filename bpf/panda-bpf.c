@@ -336,9 +336,12 @@ prog_id(int fd)
     return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-/* Opens the pinned instance.  Returns false if none is loaded. */
+/* Opens the pinned instance.  Returns false if none is loaded.  With
+ * 'partial', a pin that is missing (an instance left half removed, or
+ * pinned by an older panda-bpf) is left at -1 instead of being an error:
+ * what detach --all needs to clean it up. */
 static bool
-instance_open(struct instance *in)
+instance_open__(struct instance *in, bool partial)
 {
     uint32_t zero = 0;
     size_t i;
@@ -354,18 +357,29 @@ instance_open(struct instance *in)
             if (err == ENOENT && i == 0) {
                 return false;
             }
+            if (err == ENOENT && partial) {
+                continue;
+            }
             cli_log_fatal("%s/%s: %s%s (a partly removed instance: "
                           "panda-bpf detach --all cleans it up)", pin_dir,
                           pin_names[i], strerror(err), hint(err));
         }
         free(path);
     }
-    if (bpf_map_lookup_elem(in->config, &zero, &in->cfg)) {
+    memset(&in->cfg, 0, sizeof in->cfg);
+    if (in->config >= 0
+        && bpf_map_lookup_elem(in->config, &zero, &in->cfg)) {
         cli_log_fatal("reading %s/%s: %s", pin_dir, PCLS_MAP_CONFIG,
                       strerror(errno));
     }
     in->prog_id = prog_id(in->prog);
     return true;
+}
+
+static bool
+instance_open(struct instance *in)
+{
+    return instance_open__(in, false);
 }
 
 /* Removes the pins (the kernel frees what no attachment holds). */
@@ -1024,7 +1038,7 @@ cmd_detach(char **ifaces, int n_ifaces, bool all)
     if (all == (n_ifaces > 0)) {
         cli_log_usage("detach: name interfaces or give --all");
     }
-    if (!pin_dir_lock() || !instance_open(&in)) {
+    if (!pin_dir_lock() || !instance_open__(&in, all)) {
         if (all) {
             instance_unpin();
             printf("not loaded\n");
@@ -1033,7 +1047,8 @@ cmd_detach(char **ifaces, int n_ifaces, bool all)
         cli_log_fatal("detach: not loaded (no %s/%s)", pin_dir, PCLS_PROG);
     }
     if (all) {
-        while (!bpf_map_get_next_key(in.links, prev, &next)) {
+        while (in.links >= 0
+               && !bpf_map_get_next_key(in.links, prev, &next)) {
             key = next;
             prev = &key;
             if (bpf_map_lookup_elem(in.links, &key, &link)) {

@@ -566,8 +566,15 @@ def test_detach_clean(tools, classifier):
         classifier.detach([DEV_A], netns=NS_A)
     assert "not attached" in str(e.value)
     classifier.attach([DEV_A], netns=NS_A)
+    # A half-removed instance (a pin gone): other commands refuse it,
+    # saying so; detach --all still detaches and removes the rest.
+    os.unlink(os.path.join(classifier.pin_dir, "stats"))
+    with pytest.raises(bpfcls.BpfError) as e:
+        classifier.show()
+    assert "detach --all cleans it up" in str(e.value)
     assert "unloaded" in classifier.detach_all()
     assert not classifier.loaded()
+    assert not os.path.exists(classifier.pin_dir)
     assert "clsact" not in nsx(NS_A, "tc", "qdisc", "show", "dev",
                                DEV_A).stdout
     # The htb root the test made stays.
