@@ -55,33 +55,14 @@ COVERAGE_DEFINE(panda_sched_mark);          /* CE written. */
 
 #define DP_SCHED_QOS_TYPE "panda-sched"
 
-/* The default token bucket depth.  A scheduler that holds packets is served
- * by the threads that send to its port: by a PMD thread on each of its
- * iterations, but by the main thread, which polls netdev-linux ports, only
- * on millisecond timers (poll_timer_wait_until()), and later when it has
- * other work or waits for a CPU.  The bucket must hold what the rate earns
- * between two visits, or the port runs below its rate: lib/panda's own
- * default (100 us, for callers that come back when told to) capped a port
- * served by the main thread at a fraction of its rate.  Measured through
- * a netdev-linux port of a 2-core VM (achieved/configured, 1496-byte
- * frames offered above the rate): with a core to spare, 4 ms reached 0.98
- * to 1.00 at 50 and 200 Mbit/s (1 ms: 0.65 at 200 Mbit/s); with the cores
- * oversubscribed (load average 7), 4 ms gave 0.90 at 50 Mbit/s, 10 ms 0.99
- * and 20 ms 1.00.  10 ms covers the timer and a loaded host's scheduling
- * delays, and is what leaves at line rate after an idle spell (62.5 kB at
- * 50 Mbit/s).  Linux HTB's default burst, rate / HZ + MTU, follows the
- * same rule for the kernel's timer tick, which no process scheduling
- * delays.  An explicit other_config:burst overrides this, e.g. for finer
- * pacing on ports that only PMD threads feed.  (These figures predate the
- * library's catch-up, other_config:catch-up, which keeps a backlogged port
- * at its rate when its thread comes back late, whatever the bucket; the
- * bucket then decides only what leaves at once after idleness.  They also
- * predate the main thread's timerfd, dp_scheds_wait_until(), which brings
- * it back when the next packet may leave rather than on the next
- * millisecond: on an idle host a two-frame bucket then keeps the rate too.
- * The default stays 10 ms for hosts where the main thread waits for a CPU,
- * and for systems without a timerfd.) */
-#define DP_SCHED_BURST_NS (10 * 1000 * 1000)
+/* The token bucket takes lib/panda's defaults, the same as every other
+ * caller's (burst: 2 MTUs or 100 us at the rate, what may leave at once
+ * after idleness).  A port served by a thread that comes back late (the
+ * main thread, which polls netdev-linux ports, waiting for a CPU on a busy
+ * host; a preempted PMD thread) needs no deeper bucket to keep its rate:
+ * while it is backlogged, the library's catch-up lets it send what the link
+ * would have sent meanwhile (other_config:catch-up, by default 10 ms at the
+ * rate). */
 
 /* Default of other_config:panda-sched-max-packets, the bound on the packets
  * held by all the schedulers of a datapath.  Held packets pin receive
@@ -109,7 +90,11 @@ struct dp_sched {
     struct dp_scheds *dp;
     struct netdev *netdev;      /* Its port's netdev (a reference). */
     struct panda_sched_config cfg;  /* In effect. */
-    char *cfg_text;             /* 'cfg' formatted, for status and show. */
+    char *cfg_text;             /* 'cfg' with every key in effect,
+                                 * defaults resolved, for status and show
+                                 * (panda_sched_config_format_effective()):
+                                 * two configurations with the same text
+                                 * behave the same. */
 
     struct ovs_mutex mutex;
     struct panda_sched *core OVS_GUARDED;   /* Holds the packets. */
@@ -429,12 +414,45 @@ dp_sched_drain(struct dp_sched *sched,
 
 /* Configuration. */
 
+/* Queue keys that other QoS types take (linux-htb and linux-hfsc: OVS
+ * users set them out of habit), and what panda-sched does with them.  One
+ * that asks for nothing panda-sched would do differently is ignored, with
+ * a warning; one whose intent panda-sched would silently not meet refuses
+ * the configuration, naming what panda-sched has instead. */
+static const struct dp_sched_foreign_key {
+    const char *key;
+    bool refuse;
+    const char *why;
+} dp_sched_foreign_keys[] = {
+    { "priority", false, "ignored: panda-sched ranks queues by their"
+      " number, queue 0 the highest level" },
+    { "burst", false, "ignored: panda-sched's token bucket is the port's"
+      " (QoS other_config:burst)" },
+    { "min-rate", true, "panda-sched guarantees no rate to a queue; its"
+      " starvation guard (QoS other_config:guard) gives waiting lower"
+      " levels a share of the link" },
+    { "max-rate", true, "panda-sched shapes the port, not a queue (QoS"
+      " other_config:max-rate)" },
+};
+
+static const struct dp_sched_foreign_key *
+dp_sched_foreign_key(const char *key)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(dp_sched_foreign_keys); i++) {
+        if (!strcmp(key, dp_sched_foreign_keys[i].key)) {
+            return &dp_sched_foreign_keys[i];
+        }
+    }
+    return NULL;
+}
+
 /* Fills 'cfg' from the panda-sched QoS configured on 'netdev': the QoS
  * record's other_config and its Queue records' other_config (queue N =
- * level N).  Returns NULL or a malloc()ed message naming the key. */
+ * level N).  Returns NULL or a malloc()ed message naming the key.  Appends
+ * to 'warnings' what it ignored that the user may have meant to work. */
 static char *
 dp_sched_read_config(const struct netdev *netdev,
-                     struct panda_sched_config *cfg)
+                     struct panda_sched_config *cfg, struct ds *warnings)
 {
     struct smap details = SMAP_INITIALIZER(&details);
     struct netdev_queue_dump dump;
@@ -470,24 +488,35 @@ dp_sched_read_config(const struct netdev *netdev,
     }
     ds_destroy(&text);
 
-    /* The Queue records: per-level settings. */
+    /* The Queue records: per-level settings (sorted by key, and the dump
+     * gives the queues in ascending order, so that the key an error names
+     * does not depend on hash order). */
     smap_init(&details);
     NETDEV_QUEUE_FOR_EACH (&queue_id, &details, &dump, netdev) {
         if (error) {
             continue;
         }
-        if (queue_id >= cfg->n_levels && !smap_is_empty(&details)) {
-            error = xasprintf("queue %u: no such level (levels=%u: queues"
-                              " 0..%u; packets of queues beyond go to the"
-                              " lowest level)", queue_id, cfg->n_levels,
-                              cfg->n_levels - 1);
-            continue;
-        }
         nodes = smap_sort(&details);
         for (size_t i = 0; i < smap_count(&details) && !error; i++) {
-            error = panda_sched_config_set_level(cfg, queue_id,
-                                                 nodes[i]->key,
-                                                 nodes[i]->value);
+            const char *key = nodes[i]->key;
+            const struct dp_sched_foreign_key *fk = dp_sched_foreign_key(key);
+
+            if (fk && fk->refuse) {
+                error = xasprintf("queue %u: %s: %s", queue_id, key,
+                                  fk->why);
+            } else if (fk) {
+                ds_put_format(warnings, "%squeue %u: %s %s",
+                              warnings->length ? "; " : "", queue_id, key,
+                              fk->why);
+            } else if (queue_id >= cfg->n_levels) {
+                error = xasprintf("queue %u: no such level (levels=%u:"
+                                  " queues 0..%u; packets of queues beyond"
+                                  " go to the lowest level)", queue_id,
+                                  cfg->n_levels, cfg->n_levels - 1);
+            } else {
+                error = panda_sched_config_set_level(cfg, queue_id, key,
+                                                     nodes[i]->value);
+            }
         }
         free(nodes);
     }
@@ -495,13 +524,6 @@ dp_sched_read_config(const struct netdev *netdev,
 
     if (!error) {
         error = panda_sched_config_validate(cfg);
-    }
-    if (!error && cfg->rate_bps && !cfg->burst_bytes) {
-        /* At most 1.25e14 B/s x 10^4 us: no overflow. */
-        uint64_t burst = (cfg->rate_bps / 8 * (DP_SCHED_BURST_NS / 1000)
-                          / 1000000);
-
-        cfg->burst_bytes = MIN(MAX(burst, 2 * PANDA_SCHED_MTU), UINT32_MAX);
     }
     return error;
 }
@@ -620,7 +642,7 @@ dp_sched_replace_core(struct dp_sched *sched, struct panda_sched *core,
 
 static void
 dp_sched_set_status(struct netdev *netdev, const char *cfg_text,
-                    const char *error)
+                    const struct ds *warnings, const char *error)
 {
     struct smap status = SMAP_INITIALIZER(&status);
 
@@ -630,6 +652,9 @@ dp_sched_set_status(struct netdev *netdev, const char *cfg_text,
     } else {
         smap_add(&status, "config", cfg_text);
     }
+    if (warnings->length) {
+        smap_add(&status, "warning", ds_cstr_ro(warnings));
+    }
     netdev_set_qos_status(netdev, &status);
     smap_destroy(&status);
 }
@@ -638,6 +663,7 @@ struct dp_sched *
 dp_sched_update(struct dp_scheds *dp, struct dp_sched *sched,
                 struct netdev *netdev)
 {
+    struct ds warnings = DS_EMPTY_INITIALIZER;
     struct panda_sched_config cfg;
     struct panda_sched *core;
     struct smap details;
@@ -653,16 +679,21 @@ dp_sched_update(struct dp_scheds *dp, struct dp_sched *sched,
         return NULL;
     }
 
-    error = dp_sched_read_config(netdev, &cfg);
+    error = dp_sched_read_config(netdev, &cfg, &warnings);
+    if (warnings.length) {
+        VLOG_WARN("%s: panda-sched: %s", netdev_get_name(netdev),
+                  ds_cstr(&warnings));
+    }
     if (error) {
         goto refused;
     }
-    cfg_text = panda_sched_config_format(&cfg);
+    cfg_text = panda_sched_config_format_effective(&cfg);
     if (sched && !strcmp(cfg_text, sched->cfg_text)) {
         /* Only the text of the records changed (e.g. "50M" for
          * "50000000"). */
         free(cfg_text);
-        dp_sched_set_status(netdev, sched->cfg_text, NULL);
+        dp_sched_set_status(netdev, sched->cfg_text, &warnings, NULL);
+        ds_destroy(&warnings);
         return sched;
     }
 
@@ -691,13 +722,15 @@ dp_sched_update(struct dp_scheds *dp, struct dp_sched *sched,
     sched->cfg = cfg;
     sched->cfg_text = cfg_text;
     VLOG_INFO("%s: panda-sched: %s", netdev_get_name(netdev), cfg_text);
-    dp_sched_set_status(netdev, cfg_text, NULL);
+    dp_sched_set_status(netdev, cfg_text, &warnings, NULL);
+    ds_destroy(&warnings);
     return sched;
 
 refused:
     VLOG_WARN("%s: panda-sched configuration refused, the port forwards"
               " without QoS: %s", netdev_get_name(netdev), error);
-    dp_sched_set_status(netdev, NULL, error);
+    dp_sched_set_status(netdev, NULL, &warnings, error);
+    ds_destroy(&warnings);
     free(error);
     return NULL;
 }
