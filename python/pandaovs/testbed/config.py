@@ -184,7 +184,8 @@ def parser(prog="testbed/run.py"):
     p.add_argument("--burst", type=cli.size(), metavar="SIZE",
                    help="panda-sched token bucket depth, bytes (default: "
                    "%d, two "
-                   "frames; 0 = the datapath's default, 10 ms at the rate)"
+                   "frames; 0 = the library's default, two frames or 100 us "
+                   "at the rate)"
                    % SCHED_BURST)
     p.add_argument("--ecn-threshold", type=cli.size(), metavar="SIZE",
                    help="panda-sched port ECN threshold K, bytes: CE on ECN-"

@@ -28,14 +28,15 @@ DEFAULT_ECN_THRESHOLD = 30000
 
 FRAME = 1514            # bytes of a full frame on the wire (MTU 1500)
 
-# panda-sched's token bucket in the testbed: two frames, the library's
-# smallest, on every port type.  The datapath's default, 10 ms at the rate,
-# covers a main thread that comes back late on a busy host; but a bucket
-# that deep lets an unloaded memcached response of up to 62.5 kB (at 50
-# Mbit/s) leave at line rate, so the unloaded floor would no longer be the
-# floor a loaded connection can reach (there the bucket is empty and the
-# response is serialised at the link rate, as HTB serialises it loaded or
-# not).  Two frames take 484 us at 50 Mbit/s: a PMD thread (--ports
+# panda-sched's token bucket in the testbed: two frames, on every port
+# type, set explicitly (the library's default is the same up to 242
+# Mbit/s, then 100 us at the rate).  A deep bucket (the datapath's default
+# was once 10 ms at the rate, for a main thread that comes back late on a
+# busy host, which catch-up now covers) lets an unloaded memcached
+# response of up to 62.5 kB (at 50 Mbit/s) leave at line rate, so the
+# unloaded floor would no longer be the floor a loaded connection can
+# reach (there the bucket is empty and the response is serialised at the
+# link rate, as HTB serialises it loaded or not).  Two frames take 484 us at 50 Mbit/s: a PMD thread (--ports
 # afxdp/dpdk) comes back every pmd-maxsleep plus the timer slack, and the
 # main thread, which serves system ports, sleeps on a timerfd until the
 # next packet may leave (ovs-ext/lib/dpif-netdev-sched.c); when either
@@ -181,7 +182,8 @@ class QosConfig:
     ecn_threshold: int          # bytes, 0 = no ECN (panda-sched only)
     guard_permille: int
     burst_bytes: int = 0        # panda-sched token bucket; 0: the
-                                # datapath's default (10 ms at the rate)
+                                # library's default (two frames or
+                                # 100 us at the rate)
     buffer_bytes: bool = False  # htb: each queue holds queue_pkts full
                                 # frames in bytes (bfifo) instead of
                                 # queue_pkts packets (TSO: a packet may
