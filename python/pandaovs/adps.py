@@ -41,7 +41,7 @@ import subprocess
 import tempfile
 import time
 
-from . import figures
+from . import cli, figures
 from .paths import TOP, BuildTree
 
 QUEUEING = {
@@ -94,7 +94,8 @@ def queueing_burst(burst):
     args = list(QUEUEING["client"])
     args[args.index("--burst") + 1] = str(burst)
     i = args.index("--interval") + 1
-    args[i] = "%g" % (float(args[i]) * burst / 40)
+    seconds = cli.parse_duration(args[i]) * burst / 40
+    args[i] = "%gms" % (seconds * 1000)
     return args
 
 

@@ -4,7 +4,7 @@ the burst is what bench/adps-experiments.py --burst measures)."""
 
 import pytest
 
-from pandaovs import adps
+from pandaovs import adps, cli
 
 
 def _arg(args, name):
@@ -19,10 +19,11 @@ def test_default_burst_is_the_experiment():
 def test_load_stays_the_same(burst):
     args = adps.queueing_burst(burst)
     assert int(_arg(args, "--burst")) == burst
-    # 10 ms of work per request: burst x 10 / interval is the load.
-    assert burst * 10 / float(_arg(args, "--interval")) == pytest.approx(0.8)
+    # 10 ms of work per request: burst x 10 ms / interval is the load.
+    interval = cli.parse_duration(_arg(args, "--interval"))
+    assert burst * 0.010 / interval == pytest.approx(0.8)
     # Everything else is the experiment's.
-    for name in ("--mix", "--requests", "--conns"):
+    for name in ("--mix", "--requests", "--connections"):
         assert _arg(args, name) == _arg(adps.QUEUEING["client"], name)
     assert adps.QUEUEING["client"][adps.QUEUEING["client"]
                                    .index("--burst") + 1] == "40"
