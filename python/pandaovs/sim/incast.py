@@ -36,7 +36,7 @@ import hashlib
 import json
 import os
 
-from .. import figures
+from .. import figures as paper
 from . import points as pts
 from . import sweep
 
@@ -394,7 +394,7 @@ def _plot_panels(results, path, title, metric, ylabel, rounds=1, tag="",
                  hline=None):
     """One panel per buffer/SRU setting, one line per scheme label:
     'metric' of each point against N (the paper's Figs 2, 10, 12, 13)."""
-    plt = figures.pyplot()
+    plt = paper.pyplot()
     cs = {k: v for k, v in curves(results).items()
           if k[0] == "incast" and k[1] == rounds and k[4] == tag}
     settings = sorted({(k[2], k[3]) for k in cs})
@@ -420,12 +420,12 @@ def _plot_panels(results, path, title, metric, ylabel, rounds=1, tag="",
         ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    figures.save(fig, path)
+    paper.save(fig, path)
     return path
 
 
 def _plot_fairness(results, path):
-    plt = figures.pyplot()
+    plt = paper.pyplot()
     fr = [r for r in results if r["point"]["mode"] == "fairness"]
     if not fr:
         return None
@@ -445,7 +445,7 @@ def _plot_fairness(results, path):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    figures.save(fig, path)
+    paper.save(fig, path)
     return path
 
 
