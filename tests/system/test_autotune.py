@@ -157,5 +157,5 @@ def test_auto_tune_options_checked(tmp_path):
                             "--auto-tune", "--auto-tune-model", MODEL]
                            + extra, capture_output=True, text=True,
                            timeout=60)
-        assert r.returncode == 1, (extra, r.stderr)
+        assert r.returncode == 2, (extra, r.stderr)  # a usage error
         assert msg in r.stderr, (extra, r.stderr)
