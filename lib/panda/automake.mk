@@ -60,7 +60,14 @@ lib_panda_libpanda_policy_so_1_SOURCES = \
 lib_panda_libpanda_policy_so_1_CFLAGS = $(AM_CFLAGS) -fPIC
 lib_panda_libpanda_policy_so_1_LDFLAGS = $(AM_LDFLAGS) -shared \
 	-Wl,-soname,libpanda-policy.so.1 \
-	-Wl,--version-script=$(srcdir)/lib/panda/policy-api.map -Wl,-z,defs
+	-Wl,--version-script=$(srcdir)/lib/panda/policy-api.map
+# -z defs proves that the object needs nothing its dependencies do not
+# bring.  Not in a sanitizer build: clang links the ASan runtime into
+# executables only, so a shared object leaves those symbols to the
+# program that loads it.
+if !SANITIZERS
+lib_panda_libpanda_policy_so_1_LDFLAGS += -Wl,-z,defs
+endif
 lib_panda_libpanda_policy_so_1_LDADD = lib/panda/libpanda-json.a \
 	lib/panda/libpanda.a $(JANSSON_LIBS) $(LIBS)
 EXTRA_lib_panda_libpanda_policy_so_1_DEPENDENCIES = lib/panda/policy-api.map
