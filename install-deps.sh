@@ -18,7 +18,7 @@
 # python3-numpy, python3-scipy: the testbed's confidence intervals (Student's
 # t quantiles; python/pandaovs/testbed/stats.py).
 # python3-argcomplete: tab completion of the Python programs' options
-# (README.md, "Command-line convention"); optional at run time.
+# (docs/reference.md, "Command-line convention"); optional at run time.
 # valgrind: the benchmarks' --instructions modes (exact instruction counts,
 # independent of the machine's load).
 # debhelper, lintian: the Debian packages (packaging/build-debs.sh) and

@@ -11,7 +11,7 @@ p99 of the latency-sensitive type per mode and its ratio to the ideal or
 optimum) and DIR/adps-<experiment>.png; prints the summary.  About a
 minute per repetition and mode (7 runs per repetition), not niced: see
 main().  On a machine other jobs share, --rt 50 (root) is how the
-reference figures were taken (README.md, "Application-defined
+reference figures were taken (docs/design.md, "Application-defined
 priority").  tests/loadgen/test_adps.py runs the quick versions.
 """
 

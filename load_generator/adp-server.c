@@ -14,7 +14,7 @@
  * default: measured on the shared 2-core VM (load 8-11) it did not lower
  * the short requests' p99 (1.1-2.6 ms against 0.8-1.1 without), and the
  * long requests starved (p99 0.26-1.5 s against 2-6 ms); scheduling noise,
- * not the loop, set the tail there (README, ADPS).
+ * not the loop, set the tail there (docs/design.md, "Application-defined priority").
  * --drop-level L reads and discards requests of levels >= L without
  * processing or answering them: ADPS's "ideal" (low-priority requests
  * dropped as they arrive), which for the high levels is also the optimum

@@ -4,7 +4,7 @@
  * requested number of bytes.  One epoll loop per thread handles any number
  * of connections; clients may vanish at any time.
  *
- * Exposure (the decisions, README.md "panda-fg-server"): it listens on
+ * Exposure (the decisions, load_generator/README.md): it listens on
  * loopback unless --bind says otherwise (the testbed binds each server to
  * its namespace's address); a request may ask for at most --max-size bytes;
  * a connection that has sent part of a request must complete it within

@@ -221,7 +221,7 @@ main(int argc, char *argv[])
                      * (TIME_WAIT keeps a closed one out of use for a
                      * minute): the ports cycle, the client address moves
                      * on each cycle.  A reused tuple would inherit the
-                     * closed connection's counter (README, "Control
+                     * closed connection's counter (docs/design.md, "Control
                      * packets"). */
                     tcp_key(&bulk.key, 80,
                             (uint16_t) (50000 + f % n_flows));

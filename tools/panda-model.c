@@ -191,7 +191,7 @@ Inputs:\n\
                       class bound to the counter C(alpha) that a TSO flow\n\
                       (window doubling from 10 MSS up to the largest FHT\n\
                       packet) reaches after alpha bytes; alpha at or above\n\
-                      it stays in bytes (README: counter units)\n\
+                      it stays in bytes (docs/design.md: counter units)\n\
   --counter-fht FILE  with --counter-thresholds: C(alpha) measured, the\n\
                       median over the connections of these captures\n\
                       (--fht-filter applies; e.g. a trial under the same\n\
@@ -1047,7 +1047,7 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
  * counter down, sits on that floor between bursts, so a burst that lifts
  * a counter from 0 to 'excursion' lifts it from the floor only to
  * alpha_1.  A connection can bank at most that much credit, and only by
- * sending small packets first (README.md, "Counter floor"): less than
+ * sending small packets first (docs/design.md, "Counter floor"): less than
  * raising alpha_1, which gives the first bytes of every FHT flow the top
  * level too.  alpha1: solve_alpha() has bounded alpha_1 already. */
 static void

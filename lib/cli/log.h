@@ -4,7 +4,7 @@
  * program's name, and the exits.
  *
  * Exit statuses, the same for every program of the project (C and Python;
- * README.md, "Command-line convention"):
+ * docs/reference.md, "Command-line convention"):
  *     0  success (and --help, --version)
  *     1  a runtime failure: a file that cannot be read, a server that
  *        cannot be reached, a refused configuration

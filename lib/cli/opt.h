@@ -1,6 +1,6 @@
 /*
  * The command-line convention every program of the project follows (C
- * here, Python in pandaovs.cli; README.md, "Command-line convention"):
+ * here, Python in pandaovs.cli; docs/reference.md, "Command-line convention"):
  * GNU long options (getopt_long), --help on stdout with exit status 0,
  * --version with the project's version and git commit, a usage error on
  * stderr with exit status 2 (cli/log.h lists every status).

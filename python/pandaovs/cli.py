@@ -1,7 +1,7 @@
 """The command-line convention of every Python program of the project
 (panda-qos, panda-controller, testbed/run.py, mininet/run.py, sim/run.py,
 the benchmarks): the same as the C programs' (lib/cli/opt.h, log.h;
-README.md, "Command-line convention").
+docs/reference.md, "Command-line convention").
 
     ArgumentParser   argparse with --version (the project's version and
                      git commit), shell completion through argcomplete

@@ -5,10 +5,10 @@ Creates, with plain ovs-vsctl, one QoS record for PORT and K Queue records
 types:
 
   panda-sched (default)  the project's egress scheduler in the userspace
-      datapath (ovs-patches/sched.series, README "panda-sched"): K strict
-      levels, per-flow queues served round robin inside each level, port
-      ECN threshold, starvation guard, shaping to the link rate.  Works on
-      every port type of the userspace datapath.
+      datapath (ovs-patches/sched.series; docs/guide.md, "panda-sched"):
+      K strict levels, per-flow queues served round robin inside each
+      level, port ECN threshold, starvation guard, shaping to the link
+      rate.  Works on every port type of the userspace datapath.
   htb                    kernel linux-htb (ovs-patches/qos.series): queue i
       is tc class 1:i+1 with HTB priority i, a small guaranteed rate (so
       that no level starves completely) and the whole link rate as its
@@ -447,8 +447,8 @@ def parser():
     a.add_argument("--wait", type=float, default=WAIT_S,
                    help="seconds to wait for ovs-vswitchd to apply the QoS "
                    "(0: do not wait; default %(default)g)")
-    s = a.add_argument_group("panda-sched (README.md, \"Egress scheduler\", "
-                             "has every key and default)")
+    s = a.add_argument_group("panda-sched (docs/panda-sched-keys.md has "
+                             "every key and default)")
     s.add_argument("--ecn-threshold", type=int, metavar="BYTES",
                    help="mark CE on ECN-capable packets when the port's "
                    "backlog exceeds BYTES (default: off)")

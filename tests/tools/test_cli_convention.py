@@ -1,6 +1,6 @@
 """Every program of the project follows one command-line convention
-(README.md, "Command-line convention"; lib/cli/opt.h for the C programs,
-pandaovs.cli for the Python ones): --version exits 0 naming the project's
+(docs/reference.md, "Command-line convention"; lib/cli/opt.h for the C
+programs, pandaovs.cli for the Python ones): --version exits 0 naming the project's
 version and git commit on stdout, --help exits 0 on stdout, and an unknown
 option is a usage error: exit status 2, the message on stderr, nothing on
 stdout.
