@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ADPS's server-side experiments on the priority event loop (issue 17):
+"""ADPS's server-side experiments on the priority event loop:
 the full runs.  See python/pandaovs/adps.py for what they do and why.
 
     bench/adps-experiments.py [--experiments queueing,blocking] [--reps 3]

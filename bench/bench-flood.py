@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The panda action under a flood of distinct 5-tuples (issue 14, item 4).
+"""The panda action under a flood of distinct 5-tuples.
 
     sudo bench/bench-flood.py [--build DIR] [--tuples 10000000]
                               [--established 1000] [--capacity 1048576]

@@ -8,7 +8,7 @@
                               [--conns ...]
     sudo bench/bench-forwarding.py --histograms [...]
 
---histograms (issue 19) measures what the panda action's histograms cost:
+--histograms measures what the panda action's histograms cost:
 both configurations run the panda flow, "base" with
 other_config:panda-histograms=false and "panda" with it true (the
 default), in the same ABBA alternation; the action microbenchmark and
@@ -39,7 +39,7 @@ action's own cost in ns per packet, free of I/O noise.  The "model" ratio is
 1 / (1 + cost x per-core base rate), what that cost does to the measured
 per-core forwarding rate.
 
---ports dpdk (issue 18) runs the same on DPDK ports: OVS built with DPDK
+--ports dpdk runs the same on DPDK ports: OVS built with DPDK
 (DPDK=1 ./build.sh; --build defaults to $PANDA_DPDK_BUILD_DIR or
 <repo>/_build-dpdk), each veth attached to a net_af_packet vdev, 128 MB of
 hugepages reserved for the run (pandaovs.lab, PortConfig "dpdk") and one
@@ -54,7 +54,7 @@ packets one send to the port carries).
 --instructions (no root needed) runs only bench-panda-action, once per
 point under valgrind (callgrind), and prints the instructions that
 dp_panda_execute() executes per packet: exact and independent of the
-machine's load, for comparing two build trees (issue 17: the classifier
+machine's load, for comparing two build trees (the classifier
 interface must not slow the panda action down).
 
 Both configurations use the same megaflow shape:

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """tools/panda-bench of two build trees, interleaved: the cost of a change
-to lib/panda's per-packet path (issue 17: the classifier interface must not
+to lib/panda's per-packet path (the classifier interface must not
 slow Panda or PIAS down).
 
     bench/bench-panda-ab.py --before /work/main/_build --after _build

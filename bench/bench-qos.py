@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Benchmark: QoS queues on the userspace datapath, stock vs patched OVS.
 
-Reproduces the table of issue 4 in network namespaces: a netdev bridge,
+Measures in network namespaces, on a netdev bridge
 the switch port towards the server shaped to --rate with a --levels-class
 linux-htb made by panda-qos, 14 CUBIC bulk flows in the lowest class
 (panda-fg-server/client), a memcached GET client (panda-mc-client) in the

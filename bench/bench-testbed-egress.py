@@ -21,7 +21,7 @@ that the machine's load drifts hit all alike:
                        top level is never marked)
   sched fifo-levels    port ECN, one FIFO per level (as HTB has)
   htb                  linux-htb, drop-tail, 50 packets per class: the
-                       baseline (issue 13: panda on htb sits at the floor)
+                       baseline (panda on htb sits at the floor)
   afxdp ms=N           (--egresses afxdp) sched port-ecn on AF_XDP ports
                        with the testbed's burst there (--afxdp-burst),
                        polled by one PMD thread with other_config:

@@ -1,5 +1,5 @@
 /*
- * panda-adp-client: the open-loop client of ADPS's experiments (issue 17).
+ * panda-adp-client: the open-loop client of ADPS's experiments.
  * Sends 16-byte requests (lg-common.h) of several types to
  * panda-adp-server on a pool of connections, on a schedule fixed in
  * advance (Poisson arrivals at --rate, or ADPS's bursts: --burst requests

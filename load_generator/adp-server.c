@@ -1,6 +1,6 @@
 /*
  * panda-adp-server: a request/response server on the priority event loop
- * (lg-evloop.h), for ADPS's experiments (issue 17).  Reads 16-byte
+ * (lg-evloop.h), for ADPS's experiments.  Reads 16-byte
  * requests (lg-common.h), spends the processing time each asks for, and
  * sends the request back.
  *

@@ -22,7 +22,7 @@ load_generator_panda_fg_client_LDADD = $(LG_LIBADD)
 # using libmemcached (README.md says why), so it needs no extra libraries.
 load_generator_panda_mc_client_SOURCES = load_generator/mc-client.c
 load_generator_panda_mc_client_LDADD = $(LG_LIBADD)
-# ADPS's experiments (issue 17): a server on the priority event loop
+# ADPS's experiments: a server on the priority event loop
 # (lg-evloop.h) and its open-loop client.
 load_generator_panda_adp_server_SOURCES = load_generator/adp-server.c
 load_generator_panda_adp_server_LDADD = $(LG_LIBADD)

@@ -1,6 +1,6 @@
 /*
  * An epoll event loop for servers that dispatches ready connections in
- * priority order: the event framework of ADPS (seed 002, issue 17) on the
+ * priority order: the event framework of ADPS (seed 002) on the
  * kernel's sockets.  A small library: panda-adp-server is built on it, and
  * any request/response server can be.
  *

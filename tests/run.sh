@@ -147,7 +147,7 @@ else
     off "Debian packages" SKIP_DEBS
 fi
 
-# The ovs-dpdk build (issue 18): the whole patch series built against
+# The ovs-dpdk build: the whole patch series built against
 # DPDK (the code under #ifdef DPDK_NETDEV compiles nowhere else), kept
 # between runs like the packages' tree.  Built here rather than only
 # tested when present, so that CI keeps it building.  Cost on a clean

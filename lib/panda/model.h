@@ -60,7 +60,7 @@ double panda_model_data_ratio_comp(const struct panda_hist *alpha,
                              const struct panda_hist *beta, uint32_t T);
 
 /* ------------------------------------------------------------------------
- * Counter excursions of the FLT (issue 19).
+ * Counter excursions of the FLT.
  *
  * Appendix B derives alpha from the FHT flow-size CDF alone.  Under
  * Algorithm 2 an FLT connection's counter is not 0, though: it rises by
@@ -108,7 +108,7 @@ double panda_model_level0_share(const struct panda_policy *p,
                                 uint64_t alpha1);
 
 /* ------------------------------------------------------------------------
- * Size-interval weights (thesis §3.2.3; issue 18).
+ * Size-interval weights (thesis §3.2.3).
  *
  * The thesis defines the intervals (their bounds are the sub-thresholds d_i
  * of eq. 3-23) but leaves the weight values open; its evaluation used all
@@ -145,7 +145,7 @@ bool panda_model_size_weights(const struct panda_hist *payload, uint32_t T,
                               double max_weight, double *w);
 
 /* ------------------------------------------------------------------------
- * Thresholds in the weighted counter's units (issue 18).
+ * Thresholds in the weighted counter's units.
  *
  * Appendix B gives the thresholds alpha_l in bytes: a flow of that many
  * bytes leaves level l - 1.  With size-interval weights the counter is not

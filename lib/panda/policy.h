@@ -13,7 +13,7 @@
  * Kinds.  A policy names one classifier (lib/panda/classifier.h):
  *   panda, pias    counter classifiers: the connection's history (Algorithm
  *                  2, or bytes sent) decides the level;
- *   app, match,    rule classifiers (ADPS, issue 17): a list of rules of one
+ *   app, match,    rule classifiers (ADPS): a list of rules of one
  *   length         type decides from the packet alone: the DSCP the
  *                  application wrote (app), a keyword at the start of the
  *                  payload (match), the payload length (length); a packet no

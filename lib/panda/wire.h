@@ -32,7 +32,7 @@
  * value, then the N-byte value: app, 1 byte (DSCP); match, 1 to 32 bytes
  * (the keyword); length, 2 bytes (the minimum payload).
  *
- * Variable rules.  The decision (issue 17): the body stays one body, shared
+ * Variable rules.  The decision: the body stays one body, shared
  * by the NX action and the datapath action, and grows a tail only when the
  * policy has rules.  A panda or pias body is exactly the 150 bytes it was
  * (same bytes, same vectors, the same memcmp per batch in the datapath); a

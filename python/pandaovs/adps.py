@@ -1,4 +1,4 @@
-"""ADPS's server-side experiments (seed 002, issue 17) on the priority event
+"""ADPS's server-side experiments (seed 002) on the priority event
 loop (load_generator/lg-evloop.h): panda-adp-server and panda-adp-client
 over loopback, one server configuration ("mode") per run.
 

@@ -1,4 +1,4 @@
-"""The Ansible roles' guards and the source copy (issue 14): each fails
+"""The Ansible roles' guards and the source copy: each fails
 closed, and the roles never touch what they do not own.
 
 * panda_network's management-interface guard, with real facts gathered in

@@ -1,4 +1,4 @@
-"""panda-fg-server's exposure limits (issue 14, item 7): loopback by default,
+"""panda-fg-server's exposure limits: loopback by default,
 a request size limit, a timeout for half-sent requests, and no busy loop
 when the process runs out of file descriptors."""
 import json

@@ -168,7 +168,7 @@ def test_from_json_refuses(obj, msg):
     assert msg in str(e.value)
 
 
-# -- rule kinds (issue 17) ----------------------------------------------------
+# -- rule kinds ----------------------------------------------------
 COMPOSE = ("id=24,kind=compose,app=46:0,match=GET\\x20\\x2fapi:1/PING:0,"
            "length=1000:2,threshold=1460,thresholds=10/20")
 

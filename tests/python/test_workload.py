@@ -1,4 +1,4 @@
-"""The testbed's workload choice (issue 19): pandaovs.workload (a shipped
+"""The testbed's workload choice: pandaovs.workload (a shipped
 name or a CDF file, checked once where it enters, recorded with its
 hash), testbed/run.py's --workload, --iperf3-streams and --goodput-check,
 the record a run and its policy keep, and the iperf3 summaries.

@@ -1,4 +1,4 @@
-"""The closed loop (issue 19): TCP traffic with a known size mix through the
+"""The closed loop: TCP traffic with a known size mix through the
 sandboxed, patched ovs-vswitchd; the controller with --auto-tune reads the
 datapath's histograms over OpenFlow (NXST_PANDA_HISTOGRAM), runs the model
 and pushes the policy; the pushed policy must equal what panda-model gives

@@ -1,4 +1,4 @@
-"""The Panda OpenFlow controller (issue 8, ofproto-ext/controller/).
+"""The Panda OpenFlow controller (ofproto-ext/controller/).
 
 The real controller (os-ken, /usr/bin/python3) against the patched
 ovs-vswitchd in network namespaces (pandaovs.controller.harness):
@@ -142,7 +142,7 @@ ENCODING_CASES = [
          ctl_level=7, floor=-5000, idle_reset=250),
     dict(id=3, kind="pias", thresholds=[10000, 20000]),
     dict(id=0),
-    # Rule kinds (issue 17): longer actions, the same bytes on both sides.
+    # Rule kinds: longer actions, the same bytes on both sides.
     dict(id=5, kind="compose", threshold=1460, thresholds=[100000],
          priority_rules=[{"match": "get\\x20", "level": 0},
                          {"app": 46, "level": 0},

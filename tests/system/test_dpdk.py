@@ -1,5 +1,5 @@
-"""The panda action and the panda-sched scheduler on DPDK ports (issue 18,
-ovs-dpdk; issue 13's DPDK ports), with OVS built with DPDK (DPDK=1
+"""The panda action and the panda-sched scheduler on DPDK ports (the
+ovs-dpdk variant), with OVS built with DPDK (DPDK=1
 ./build.sh, $PANDA_DPDK_BUILD_DIR, default <repo>/_build-dpdk).
 
 No NIC: every switch port is a netdev-dpdk port on a DPDK net_af_packet

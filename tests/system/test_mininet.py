@@ -1,4 +1,4 @@
-"""The Mininet front end (issue 20, pandaovs.mininet) on its smallest
+"""The Mininet front end (pandaovs.mininet) on its smallest
 topology, the dumbbell with one host per side:
 
     pm2 -- s1 ==(s1-eth1, shaped)==> s2 -- pm1

@@ -1,4 +1,4 @@
-"""System test of the panda action on overlay traffic (issue 20, "OVN and
+"""System test of the panda action on overlay traffic ("OVN and
 overlays", without OVN): two hypervisors, each a sandboxed userspace OVS
 (pandaovs.overlay), joined by a Geneve or a VXLAN tunnel; VM 'a' on the
 first, VM 'b' on the second.

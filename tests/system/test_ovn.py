@@ -1,4 +1,4 @@
-"""System test of the OVN recipe (issue 20, docs/ovn.md): Debian's OVN
+"""System test of the OVN recipe (docs/ovn.md): Debian's OVN
 (ovn-central, ovn-host) on two chassis, each a sandboxed userspace OVS
 (pandaovs.overlay, pandaovs.ovn); a logical switch with one port per
 chassis, VM 'a' bound on chassis hv1, VM 'b' on hv2; Geneve between them,

@@ -1,4 +1,4 @@
-"""System test of the OVS 'panda' action (issue 3, ovs-patches/panda.series).
+"""System test of the OVS 'panda' action (ovs-patches/panda.series).
 
 Runs the patched ovs-vswitchd (datapath_type=netdev) in network namespaces
 with two hosts on one bridge, sends real TCP traffic through it and reads

@@ -1,5 +1,5 @@
 """The panda-sched egress scheduler of the userspace datapath with real TCP
-(issue 13, ovs-patches/sched.series).
+(ovs-patches/sched.series).
 
 Three hosts on one bridge (pandaovs.lab): cli sends memcached GETs to srv
 (panda-mc-client), srv fetches bulk flows from blk (panda-fg-client on srv,

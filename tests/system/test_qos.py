@@ -1,4 +1,4 @@
-"""QoS queues on the userspace datapath (issue 4, ovs-patches/qos.series).
+"""QoS queues on the userspace datapath (ovs-patches/qos.series).
 
 Runs the patched ovs-vswitchd (datapath_type=netdev) in network namespaces
 (pandaovs.lab: hosts cli 10.0.0.1, srv 10.0.0.2, blk 10.0.0.3; the switch

@@ -1,6 +1,6 @@
 """The testbed's quick run on panda-sched (testbed/run.py --quick --qos
-panda-sched --cc ecn-cubic), end to end, checked for the robust facts only
-(issues 6 and 13).  ECN-CUBIC (CUBIC senders with ECN negotiated, marked at
+panda-sched --cc ecn-cubic), end to end, checked for the robust facts only.
+ECN-CUBIC (CUBIC senders with ECN negotiated, marked at
 the port), the condition these checks were made for; the thesis's DCTCP
 condition (the quick run's default) is tests/system/test_bpf_dctcp.py's:
 

@@ -1,5 +1,5 @@
-"""The testbed on the data-mining workload with background iperf3 streams
-(issue 19), end to end and kept short: testbed/run.py --quick --workload
+"""The testbed on the data-mining workload with background iperf3 streams,
+end to end and kept short: testbed/run.py --quick --workload
 data-mining --schemes panda --iperf3-streams 2 (panda-sched, the default
 egress; collection on a dedicated fifo trial, the floor, one panda trial,
 the goodput cross-check: about two minutes).  Checked:
@@ -13,7 +13,7 @@ the goodput cross-check: about two minutes).  Checked:
   counter floor (credit) that keeps 99% of the collected packets at
   level 0, the thresholds staying the CDF's;
 * with that policy panda keeps >= 95% of the memcached connection's
-  packets at level 0 (issue 19's target), seen on the wire;
+  packets at level 0 (the workloads' target), seen on the wire;
 * the background iperf3 streams ran through the trial, and the goodput
   cross-check compared the generator with iperf3 on the same path.
 

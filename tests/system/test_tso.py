@@ -1,4 +1,4 @@
-"""Userspace TSO (the 10g profile's datapath, issue 18): OVS 3.1 with
+"""Userspace TSO (the 10g profile's datapath): OVS 3.1 with
 other_config:userspace-tso-enable=true, system (AF_PACKET) ports over veth,
 the hosts' tx checksum, TSO, GSO and GRO on (sandbox.host_offloads).
 

@@ -1,4 +1,4 @@
-"""The workload switch (testbed/switch.py, issue 19), a short version end to
+"""The workload switch (testbed/switch.py), a short version end to
 end: 20 s of web search, then 40 s of data mining, static policy and
 auto-tune, on the policy modelled in the run's own collection stage.
 Asserts the robust facts only:

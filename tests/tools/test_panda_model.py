@@ -1,4 +1,4 @@
-"""End-to-end tests of panda-model (issue 7).
+"""End-to-end tests of panda-model.
 
 Runs the built binary on histogram files and on pcap captures written here
 with the struct module (Ethernet/VLAN/IPv4/IPv6/TCP, pure ACKs, UDP), and
@@ -540,7 +540,7 @@ def test_pias_baseline(tmp_path, cdf):
 
 
 def test_rules_make_compose(tmp_path, cdf):
-    """--rules puts rules in front of the computed Panda policy (issue 17);
+    """--rules puts rules in front of the computed Panda policy;
     the JSON is what the controller reads (pandaovs.policy), and the
     thresholds are the model's."""
     from pandaovs.policy import Policy

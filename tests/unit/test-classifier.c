@@ -1,4 +1,4 @@
-/* Unit tests: the classifier interface and its built-ins (issue 17): known
+/* Unit tests: the classifier interface and its built-ins: known
  * packets give known levels, directly and through the connection table. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -578,7 +578,7 @@ test_alpha_numeric_never_worse(void **state)
     }
 }
 
-/* alpha_1 >= a bound (the FLT counter's excursions, issue 19): a bound
+/* alpha_1 >= a bound (the FLT counter's excursions): a bound
  * below the free optimum changes nothing; one above it puts alpha_1 on
  * the bound and re-optimises the rest, never better than the free
  * optimum and as good as any other choice of the rest. */

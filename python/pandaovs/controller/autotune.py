@@ -1,5 +1,5 @@
 """--auto-tune: the controller closes the loop of the Panda thesis's
-"future work" (issue 19).  Periodically it pulls every bridge's histograms
+"future work".  Periodically it pulls every bridge's histograms
 (NXST_PANDA_HISTOGRAM, pandaovs.sizehist), runs the model on what was
 counted since the last run -- panda-model itself, the tool the offline
 stage uses, on "size count" files written from the buckets -- and pushes a

@@ -1,4 +1,4 @@
-"""The mid-run workload switch (issue 19, closed loop): the flows'
+"""The mid-run workload switch (closed loop): the flows'
 workload changes in the middle of a run (web search -> data mining by
 default), under the policy modelled on the first workload kept as it is
 ("static") and under the controller's auto-tune ("autotune"), which pulls
