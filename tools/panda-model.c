@@ -7,6 +7,7 @@
  */
 #include <config.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -31,6 +32,7 @@
 #include <cli/parse.h>
 
 #define MAX_FILES 64
+#define MAX_SWITCHES 1024
 
 struct options {
     const char *flt[MAX_FILES], *fht[MAX_FILES], *cfht[MAX_FILES];
@@ -66,6 +68,9 @@ struct options {
     int n_dscp, n_queues;       /* -1: defaults. */
     enum panda_kind kind;
     const char *rules;          /* --rules: makes the policy compose. */
+    uint64_t switches[MAX_SWITCHES];    /* --switches: datapath ids. */
+    size_t n_switches;
+    bool any_switch;            /* --switches '*'. */
     const char *output;
     bool json_stdout, action_only, quiet;
     uint64_t max_input;         /* --max-input-size: largest input file. */
@@ -218,6 +223,10 @@ Policy:\n\
   --pias              same as --kind pias: the PIAS baseline (T = 0)\n\
   --rules RULES       rules tried before Panda (kind compose), in the\n\
                       policy syntax: e.g. 'match=get\\x20:0,app=46:0'\n\
+  --switches LIST     the bridges panda-controller may serve this policy\n\
+                      to, when the file is its configuration: datapath ids\n\
+                      (0x hex, decimal or xx:xx:..:xx), comma separated, or\n\
+                      '*' for any bridge that connects\n\
 Output:\n\
   -o, --output FILE   write the policy JSON to FILE\n\
   --json              print the policy JSON on stdout (no summary)\n\
@@ -277,6 +286,63 @@ parse_choice(const char *opt, const char *value, const char *const *names,
         }
     }
     cli_log_usage("%s: \"%s\" is not %s", opt, value, expected);
+}
+
+/* One datapath id in the forms panda-controller's configuration reads
+ * (pandaovs.controller.config.parse_dpid): "0x" hex, decimal, or eight
+ * two-digit hex bytes separated by ':'. */
+static uint64_t
+parse_dpid(const char *s)
+{
+    char hex[17];
+    size_t n = 0, i;
+
+    if (strchr(s, ':')) {
+        for (i = 0; n < 16 && (i % 3 == 2 ? s[i] == ':'
+                               : isxdigit((unsigned char) s[i])); i++) {
+            if (i % 3 != 2) {
+                hex[n++] = s[i];
+            }
+        }
+        if (n != 16 || s[i] != '\0') {
+            cli_log_usage("--switches: \"%s\" is not a datapath id (eight"
+                          " two-digit hex bytes separated by ':')", s);
+        }
+    } else if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        for (i = 2; isxdigit((unsigned char) s[i]) && n < 16; i++) {
+            hex[n++] = s[i];
+        }
+        if (!n || s[i] != '\0') {
+            cli_log_usage("--switches: \"%s\" is not a datapath id (at "
+                          "most 16 hex digits after 0x)", s);
+        }
+    } else {
+        return cli_parse_u64("--switches", s, 0, UINT64_MAX);
+    }
+    hex[n] = '\0';
+    return strtoull(hex, NULL, 16);
+}
+
+/* --switches: '*' or datapath ids, comma separated. */
+static void
+parse_switches(struct options *o, const char *arg)
+{
+    char *copy = panda_asprintf("%s", arg), *save = NULL, *tok;
+
+    o->n_switches = 0;
+    o->any_switch = !strcmp(arg, "*");
+    for (tok = strtok_r(copy, ",", &save); tok && !o->any_switch;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (o->n_switches == MAX_SWITCHES) {
+            cli_log_usage("--switches: at most %d datapath ids",
+                          MAX_SWITCHES);
+        }
+        o->switches[o->n_switches++] = parse_dpid(tok);
+    }
+    free(copy);
+    if (!o->any_switch && !o->n_switches) {
+        cli_log_usage("--switches: expected datapath ids or '*'");
+    }
 }
 
 static void
@@ -352,7 +418,7 @@ enum {
     OPT_COUNTER_FHT,
     OPT_KEEP_ACKS, OPT_TIE, OPT_ID, OPT_DSCP, OPT_QUEUES, OPT_KIND,
     OPT_PIAS, OPT_JSON, OPT_ACTION, OPT_RULES, OPT_FLT_LEVEL0,
-    OPT_FLT_BOUND, OPT_MAX_INPUT,
+    OPT_FLT_BOUND, OPT_MAX_INPUT, OPT_SWITCHES,
 };
 
 static const struct option long_options[] = {
@@ -385,6 +451,7 @@ static const struct option long_options[] = {
     { "kind", required_argument, NULL, OPT_KIND },
     { "pias", no_argument, NULL, OPT_PIAS },
     { "rules", required_argument, NULL, OPT_RULES },
+    { "switches", required_argument, NULL, OPT_SWITCHES },
     { "output", required_argument, NULL, 'o' },
     { "json", no_argument, NULL, OPT_JSON },
     { "action", no_argument, NULL, OPT_ACTION },
@@ -503,6 +570,7 @@ parse_option(struct options *o, int c, const char *arg)
         break;
     case OPT_PIAS: o->kind = PANDA_KIND_PIAS; break;
     case OPT_RULES: o->rules = arg; break;
+    case OPT_SWITCHES: parse_switches(o, arg); break;
     case 'o': o->output = arg; break;
     case OPT_JSON: o->json_stdout = true; break;
     case OPT_ACTION: o->action_only = true; break;
@@ -1482,6 +1550,27 @@ write_json(FILE *f, const struct options *o, const struct result *r,
     cli_json_start(&j, f);
     cli_json_set_precision(&j, 12);
     json_policy(&j, r);
+    if (o->any_switch || o->n_switches) {
+        /* The bare policy file as a controller configuration: its
+         * "controller" object names the switches it is for. */
+        size_t i;
+
+        cli_json_object(&j, "controller");
+        if (o->any_switch) {
+            cli_json_str(&j, "switches", "*");
+        } else {
+            cli_json_array_compact(&j, "switches");
+            for (i = 0; i < o->n_switches; i++) {
+                char dpid[19];
+
+                snprintf(dpid, sizeof dpid, "0x%016" PRIx64,
+                         o->switches[i]);
+                cli_json_str(&j, NULL, dpid);
+            }
+            cli_json_end_array(&j);
+        }
+        cli_json_end_object(&j);
+    }
 
     cli_json_object(&j, "model");
     cli_json_i64(&j, "K", o->K);

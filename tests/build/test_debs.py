@@ -195,16 +195,26 @@ def test_installed_tree_needs_no_checkout(debs, tmp_path):
     assert os.path.isfile(cdf) and os.access(model, os.X_OK)
 
     # A policy from the packaged panda-model on a packaged CDF, checked by
-    # the packaged controller (through its launcher).
+    # the packaged controller (through its launcher): with the bridges it
+    # is for, the file alone is the controller's configuration; without
+    # them it is refused, naming what is missing.
     policy = work / "policy.json"
-    res = subprocess.run([model, "--pias", "--id", "2", "--cdf", cdf,
-                          "--load", "0.5", "--levels", "4", "-q",
-                          "-o", str(policy)], env=env, cwd=str(work),
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
-    res = subprocess.run([prefix + "/bin/panda-controller", "check",
-                          "--config", str(policy)], env=env, cwd=str(work),
-                         capture_output=True, text=True, timeout=120)
+
+    def model_then_check(*extra):
+        res = subprocess.run([model, "--pias", "--id", "2", "--cdf", cdf,
+                              "--load", "0.5", "--levels", "4", "-q",
+                              "-o", str(policy)] + list(extra), env=env,
+                             cwd=str(work), capture_output=True, text=True,
+                             timeout=120)
+        assert res.returncode == 0, res.stderr
+        return subprocess.run([prefix + "/bin/panda-controller", "check",
+                               "--config", str(policy)], env=env,
+                              cwd=str(work), capture_output=True, text=True,
+                              timeout=120)
+
+    res = model_then_check()
+    assert res.returncode == 1 and "switches: missing" in res.stderr, res
+    res = model_then_check("--switches", "0xb1")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "panda(id=2,kind=pias," in res.stdout, res.stdout
 

@@ -565,6 +565,31 @@ def test_rules_make_compose(tmp_path, cdf):
     assert res.returncode != 0 and "not with --pias" in res.stderr
 
 
+def test_switches_make_a_controller_configuration(tmp_path, cdf):
+    """--switches writes the bridges a controller serves the file to
+    ("controller": {"switches"}), each form of datapath id as the
+    controller's canonical hex; the controller's reader then takes the
+    file alone as its configuration, which it refuses without them (its
+    one rule is for every bridge)."""
+    from pandaovs.controller import config
+    base = ["--pias", "--cdf", cdf, "--load", 0.5, "--levels", 4, "-q"]
+    out = tmp_path / "policy.json"
+    run(*base, "--switches", "0xb1,00:00:00:00:00:00:01:0A,3", "-o", out)
+    doc = json.loads(out.read_text())
+    assert doc["controller"] == {"switches": [
+        "0x00000000000000b1", "0x000000000000010a", "0x0000000000000003"]}
+    cfg = config.load(str(out))
+    assert sorted(cfg.switches.switches) == [3, 0xb1, 0x10a]
+    assert not cfg.switches.any and cfg.rules[0].dpids is None
+    run(*base, "--switches", "*", "-o", out)
+    assert json.loads(out.read_text())["controller"] == {"switches": "*"}
+    assert config.load(str(out)).switches.any
+    run(*base, "-o", out)
+    assert "controller" not in json.loads(out.read_text())
+    with pytest.raises(config.ConfigError, match="switches: missing"):
+        config.load(str(out))
+
+
 def test_cdf_in_packets(tmp_path):
     pk = write(tmp_path / "pk.cdf", "0 0\n1000 1\n")
     by = write(tmp_path / "by.cdf", "0 0\n1460000 1\n")
@@ -634,6 +659,13 @@ def test_ids_and_maps(tmp_path, cdf):
     (["--pias", "--load", 0.5, "--levels", 9], None, "out of range", 2),
     (["--pias"], None, "--load", 2),
     (["--pias", "--load", 0.5, "--dscp", "1/2"], None, "2 values", 2),
+    (["--pias", "--load", 0.5, "--switches", ""], None, "datapath ids", 2),
+    (["--pias", "--load", 0.5, "--switches", "0x"], None, "not a datapath",
+     2),
+    (["--pias", "--load", 0.5, "--switches", "00:00:b1"], None,
+     "\"00:00:b1\" is not a datapath id", 2),
+    (["--pias", "--load", 0.5, "--switches", "*,0xb1"], None,
+     "is not a non-negative integer", 2),
 ])
 def test_bad_cdf_and_parameters(tmp_path, cdf, args, cdf_text, message,
                                 status):

@@ -34,7 +34,9 @@ A configuration names, per bridge, the flows that run the panda action:
 
 A policy file alone (panda-model's JSON) is also a valid configuration: one
 rule for every bridge, table 0, priority 100, match {}, next normal; a
-"controller" object in it can override those rule fields.
+"controller" object in it can override those rule fields and names the
+switches, which that rule for every bridge needs (panda-model --switches
+writes them).
 
 Forwarding (the decision): a configuration must not silently take away a
 bridge's forwarding.  {"rules": []} deletes every flow the controller
