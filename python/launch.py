@@ -1,7 +1,7 @@
 """The one launcher behind every Python entry point in the tree.
 
 An entry point (tools/panda-qos, testbed/run.py,
-ofproto-ext/controller/panda_controller.py, bench/*.py) runs this file with
+openflow/controller/panda_controller.py, bench/*.py) runs this file with
 runpy.run_path() and MODULE (a pandaovs module name) or SCRIPT (a script
 path) in its globals.  It replaces the process (same pid, so signals and
 exit status are the entry point's) with

@@ -5,7 +5,7 @@
  * packed and unpacked only here.  Plain C, no OVS headers.
  *
  * Layout (offsets in the body; add 10 for the NXAST_PANDA action, as in
- * ofproto-ext/README.md):
+ * openflow/README.md):
  *
  *     0   1  kind          0 = panda, 1 = pias, 2 = app, 3 = match,
  *                          4 = length, 5 = compose

@@ -15,7 +15,7 @@
 
 Entry points are thin launchers that run 'python3 -m pandaovs.<module>'
 with python/ on PYTHONPATH (tools/panda-qos, testbed/run.py,
-ofproto-ext/controller/panda_controller.py, bench/*).  See
+openflow/controller/panda_controller.py, bench/*).  See
 docs/architecture.md.
 """
 

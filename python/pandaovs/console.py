@@ -1,5 +1,6 @@
 """The long commands' console (testbed/run.py, mininet/run.py,
-testbed/switch.py): lines within WIDTH columns, and the progress of a run
+testbed/workload_switch.py): lines within WIDTH columns, and the progress
+of a run
 - on a terminal a live line at the bottom (python3-rich, when installed)
 with the trials done, the time elapsed and the time left; elsewhere (a
 log file, a pipe, CI) plain lines only, the progress in each trial's own

@@ -33,7 +33,7 @@ import struct
 from . import paths
 
 # The NXAST_PANDA action around the wire body: OpenFlow's framing (a
-# Nicira vendor action, subtype 240; ofproto-ext/README.md), not policy.
+# Nicira vendor action, subtype 240; openflow/README.md), not policy.
 OFPAT_VENDOR = 0xffff
 NX_VENDOR_ID = 0x00002320
 NXAST_PANDA = 240

@@ -33,7 +33,7 @@ def test_vector(policy_vector):
 
 
 def test_nx_action_layout():
-    """The header and a few fields at the offsets of ofproto-ext/README.md,
+    """The header and a few fields at the offsets of openflow/README.md,
     and the README's example, byte for byte."""
     p = Policy(id=0x01020304, threshold=5, thresholds=[9], dscp=[7, 8],
                queues=[1, 2])

@@ -531,7 +531,7 @@ def test_other_front_ends_refuse_sessions(capsys):
     run (their own options are not in the recorded settings): refused,
     not ignored."""
     from pandaovs.mininet import cli
-    from pandaovs.testbed import switch
+    from pandaovs.testbed import workload_switch as switch
     for main, argv in ((cli.main, ["--resume", "/x"]),
                        (cli.main, ["--stop-after", "5"]),
                        (switch.parse, ["--resume", "/x"]),

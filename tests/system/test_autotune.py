@@ -137,7 +137,7 @@ def test_auto_tune_options_checked(tmp_path):
     write_json(str(cfg), {"switches": "*",
                           "rules": [{"name": "r", "priority": 0,
                                      "policy": "policy.json"}]})
-    launcher = os.path.join(paths.TOP, "ofproto-ext", "controller",
+    launcher = os.path.join(paths.TOP, "openflow", "controller",
                             "panda_controller.py")
     for extra, msg in [
             ([], "--auto-tune needs --auto-tune-load RHO"),

@@ -1,4 +1,4 @@
-"""The Panda OpenFlow controller (ofproto-ext/controller/).
+"""The Panda OpenFlow controller (openflow/controller/).
 
 The real controller (os-ken, /usr/bin/python3) against the patched
 ovs-vswitchd in network namespaces (pandaovs.controller.harness):
@@ -39,7 +39,7 @@ from pandaovs.controller.harness import (OF_PORT, ControllerLab,
                                          write_json)
 from pandaovs.sandbox import OvsSandbox, end_process, is_root, run
 
-CTL_DIR = os.path.join(paths.TOP, "ofproto-ext", "controller")
+CTL_DIR = os.path.join(paths.TOP, "openflow", "controller")
 CTL = os.path.join(CTL_DIR, "panda_controller.py")     # the launcher
 PYTHON = paths.PY               # Debian's, with python3-os-ken
 

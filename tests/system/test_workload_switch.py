@@ -1,4 +1,4 @@
-"""The workload switch (testbed/switch.py), a short version end to
+"""The workload switch (testbed/workload_switch.py), a short version end to
 end: 20 s of web search, then 40 s of data mining, static policy and
 auto-tune, on the policy modelled in the run's own collection stage.
 Asserts the robust facts only:
@@ -26,7 +26,7 @@ def switched(testbed_run, tmp_path_factory):
         tmp_path_factory.mktemp("switch"), "switch", "--quick",
         "--phase", "20", "--settle", "15", "--after", "40",
         "--auto-tune-min-flows", "20", "--goodput-check", "0",
-        script="switch.py")
+        script="workload_switch.py")
     assert res.returncode == 0, res.stderr[-2000:]
     return result
 

@@ -38,9 +38,9 @@ C_PROGRAMS = [
 # (name --version prints, path relative to the source tree)
 PY_PROGRAMS = [
     ("panda-qos", "tools/panda-qos"),
-    ("panda_controller.py", "ofproto-ext/controller/panda_controller.py"),
+    ("panda_controller.py", "openflow/controller/panda_controller.py"),
     ("testbed/run.py", "testbed/run.py"),
-    ("testbed/switch.py", "testbed/switch.py"),
+    ("testbed/workload_switch.py", "testbed/workload_switch.py"),
     ("mininet/run.py", "mininet/run.py"),
     ("sim/run.py", "sim/run.py"),
     ("adps-experiments.py", "bench/adps-experiments.py"),

@@ -12,7 +12,7 @@
 
 #include "policy-util.h"
 
-/* The body of the NXAST_PANDA example in ofproto-ext/README.md (bytes 10..159
+/* The body of the NXAST_PANDA example in openflow/README.md (bytes 10..159
  * of the action), which the OVS autotest "ofp-actions - panda" and the
  * controller's tests also use. */
 #define README_POLICY "id=1,threshold=1460,weights=1460:1/9000:2," \

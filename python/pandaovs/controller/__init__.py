@@ -1,4 +1,4 @@
-"""The Panda OpenFlow controller (ofproto-ext/controller/README.md).
+"""The Panda OpenFlow controller (openflow/controller/README.md).
 
     config   configuration and policy files: reading and checking
     diff     what a bridge must change (pure, no os-ken)

@@ -5,7 +5,7 @@ Installs, on every bridge that connects, the flows of a configuration
 goto_table.  It keeps bridges in sync with the configuration and its policy
 files, and reconciles them after reconnects.  Started by 'panda_controller.py
 run' (pandaovs.controller.cli), which passes its options in the environment
-(config.RUN_ENV); ofproto-ext/controller/README.md is the operator's guide.
+(config.RUN_ENV); openflow/controller/README.md is the operator's guide.
 
 How a bridge is synchronised (one at a time per bridge):
 

@@ -486,7 +486,8 @@ class Tuner:
         each source's counts and caps, the model's proposal, what the
         bounds and the step limited, and, over the margin with two sources
         or more, each source's influence).  The controller (app.py) and
-        the workload-switch experiment (testbed/switch.py) both run this."""
+        the workload-switch experiment (testbed/workload_switch.py) both
+        run this."""
         st = self.s
         win = self.window(snaps)
         inputs = {"bridges": sorted(snaps), "flt_packets": win.flt,

@@ -1,5 +1,5 @@
 """The controller's command line: panda_controller.py run|check|status|sync
-(ofproto-ext/controller/panda_controller.py launches it with Debian's
+(openflow/controller/panda_controller.py launches it with Debian's
 /usr/bin/python3, where python3-os-ken lives).
 
     panda_controller.py run --config panda.json \\

@@ -20,7 +20,7 @@ from .. import paths
 from ..lab import LabError, wait_until
 from ..sandbox import OvsSandbox
 
-LAUNCHER = os.path.join(paths.TOP, "ofproto-ext", "controller",
+LAUNCHER = os.path.join(paths.TOP, "openflow", "controller",
                         "panda_controller.py")
 OF_PORT = 6653
 REST_PORT = 8181
@@ -77,7 +77,7 @@ class ControllerLab:
 
     def add_bridge(self, br, target="tcp:127.0.0.1:%d" % OF_PORT,
                    settings=()):
-        """A bridge as the operator recipe (ofproto-ext/controller/
+        """A bridge as the operator recipe (openflow/controller/
         README.md) sets it up: our controller (at 'target'),
         fail_mode=secure; 'settings' ("column=value" of the Bridge table)
         go into the same transaction as the bridge."""

@@ -48,7 +48,7 @@ def add_topology_options(p):
                    "(default 10x --rate-mbit)")
     g.add_argument("--controller", action="store_true",
                    help="attach every switch to the project's controller "
-                   "(ofproto-ext/controller), which then installs the "
+                   "(openflow/controller), which then installs the "
                    "panda and host rules of each scheme")
 
 

@@ -356,9 +356,9 @@ def plot_all(result, outdir):
 
 
 def plot_switch(result, outdir):
-    """The workload switch (switch.py): memcached p99 over time for both
-    variants, the thresholds auto-tune pushed (and the static policy's),
-    and the small flows' mean FCT per window.  Returns the PNG's path (the
+    """The workload switch (workload_switch.py): memcached p99 over time
+    for both variants, the thresholds auto-tune pushed (and the static
+    policy's), and the small flows' mean FCT per window.  Returns the PNG's path (the
     PDF and SVG are beside it)."""
     sw = result["switch"]
     variants = {v: r for v, r in sw["variants"].items()

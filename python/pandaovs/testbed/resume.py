@@ -39,7 +39,7 @@ class ResumeError(RuntimeError):
 # DCTCP and the testbed's own procedure (python/pandaovs).
 # Documentation (*.md) is left out: a commit that changes only text does
 # not change results.
-CODE_PARTS = ("lib/panda", "ovs-patches", "ovs-ext", "ofproto-ext",
+CODE_PARTS = ("lib/panda", "ovs-patches", "ovs-ext", "openflow",
               "load_generator", "tools", "bpf", "python/pandaovs")
 
 

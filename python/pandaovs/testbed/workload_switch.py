@@ -29,8 +29,8 @@ reads over OpenFlow, NXST_PANDA_HISTOGRAM) and pushing with 'ovs-ofctl
 --strict mod-flows' under the same policy id (counters kept): the
 experiment measures the tuning, not os-ken's scheduling.
 
-testbed/switch.py is the command; testbed/README.md, "Workload switch",
-documents it and its results."""
+testbed/workload_switch.py is the command; testbed/README.md, "Workload
+switch", documents it and its results."""
 
 import dataclasses
 import json
@@ -51,6 +51,7 @@ from .topology import PM1_OFPORT, PM2_IP, PM2_OFPORT, TestbedError
 
 VARIANTS = ("static", "autotune")
 SMALL_FLOW = 100 * 1000         # bytes: the "small flows" of the FCT rows
+PROG = "testbed/workload_switch.py"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -314,7 +315,7 @@ class SwitchRun(Run):
     workload) with the switch trials as its experiment."""
 
     def __init__(self, cfg, params, log=print):
-        super().__init__(cfg, log=log, prog="testbed/switch.py")
+        super().__init__(cfg, log=log, prog=PROG)
         self.params = params
         self.run_id = cfg.run_id or self.run_id.replace("-%s-" % cfg.mode,
                                                         "-switch-%s-"
@@ -417,7 +418,7 @@ def table(result):
 
 def parser():
     p = cli.ArgumentParser(
-        prog="testbed/switch.py", add_help=False,
+        prog=PROG, add_help=False,
         description="The mid-run workload switch (testbed/README.md, "
         "\"Workload switch\"); other options are testbed/run.py's.")
     p.add_argument("--to", default=None,
@@ -434,16 +435,15 @@ def parser():
 def parse(argv):
     """(RunConfig, SwitchParams) from 'argv'."""
     own, rest = parser().parse_known_args(argv)
-    cfg = parse_args(rest + ["--schemes", "panda"], prog="testbed/switch.py")
+    cfg = parse_args(rest + ["--schemes", "panda"], prog=PROG)
     if cfg.resume or cfg.stop_after_s is not None:
-        print("testbed/switch.py: --resume/--stop-after: runs over several "
-              "sessions are testbed/run.py's only", file=sys.stderr)
+        print("%s: --resume/--stop-after: runs over several sessions are "
+              "testbed/run.py's only" % PROG, file=sys.stderr)
         sys.exit(2)
     if cfg.mode not in MODES or cfg.dry_run:
-        print("testbed/switch.py: %s: the workload switch has --quick and "
-              "--full, and no dry run" % ("--dry-run" if cfg.dry_run
-                                          else "--" + cfg.mode),
-              file=sys.stderr)
+        print("%s: %s: the workload switch has --quick and --full, and no "
+              "dry run" % (PROG, "--dry-run" if cfg.dry_run
+                           else "--" + cfg.mode), file=sys.stderr)
         sys.exit(2)
     base = MODES[cfg.mode]
     kw = {k: v for k, v in (("to", own.to), ("phase_s", own.phase),
@@ -457,11 +457,11 @@ def parse(argv):
     try:
         workloads.load(params.to)
     except workloads.WorkloadError as e:
-        print("testbed/switch.py: --to: %s" % e, file=sys.stderr)
+        print("%s: --to: %s" % (PROG, e), file=sys.stderr)
         sys.exit(2)
     if not 0 < params.settle_s <= params.after_s or params.phase_s <= 0:
-        print("testbed/switch.py: need --phase > 0 and 0 < --settle <= "
-              "--after", file=sys.stderr)
+        print("%s: need --phase > 0 and 0 < --settle <= --after" % PROG,
+              file=sys.stderr)
         sys.exit(2)
     return cfg, params
 
@@ -470,7 +470,7 @@ def main(argv=None):
     cfg, params = parse(sys.argv[1:] if argv is None else argv)
     handle_signals()
     return execute(SwitchRun(cfg, params, log=console.Console(live=False)),
-                   "testbed/switch.py")
+                   PROG)
 
 
 if __name__ == "__main__":
