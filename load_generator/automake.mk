@@ -33,4 +33,7 @@ EXTRA_DIST += \
 	load_generator/README.md \
 	load_generator/cdf/web-search.cdf \
 	load_generator/cdf/data-mining.cdf \
+	load_generator/cdf/fb-hadoop.cdf \
+	load_generator/cdf/fb-web.cdf \
+	load_generator/cdf/ali-storage.cdf \
 	load_generator/cdf/memcached-values.cdf

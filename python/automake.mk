@@ -50,4 +50,7 @@ cdfdir = $(pkgdatadir)/cdf
 dist_cdf_DATA = \
 	load_generator/cdf/web-search.cdf \
 	load_generator/cdf/data-mining.cdf \
+	load_generator/cdf/fb-hadoop.cdf \
+	load_generator/cdf/fb-web.cdf \
+	load_generator/cdf/ali-storage.cdf \
 	load_generator/cdf/memcached-values.cdf

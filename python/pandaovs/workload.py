@@ -1,6 +1,7 @@
 """Flow-size workloads of the throughput traffic (FHT): a shipped name
-(web-search, data-mining: load_generator/cdf/) or any CDF file in the load
-generator's format.
+(SHIPPED: web-search, data-mining, fb-hadoop, fb-web, ali-storage, in
+load_generator/cdf/, each file naming its source) or any CDF file in the
+load generator's format.
 
 A workload is checked once, where it enters (the testbed's --workload),
 and from then on carried as a Workload: its name, where it came from, the
@@ -25,7 +26,12 @@ import re
 
 from . import paths
 
-SHIPPED = {"web-search": "web-search.cdf", "data-mining": "data-mining.cdf"}
+# The thesis's (web search) and PIAS's other workload (data mining), and
+# three more public ones whose many small flows share the top levels with
+# a latency-sensitive connection (each file names its source).
+SHIPPED = {"web-search": "web-search.cdf", "data-mining": "data-mining.cdf",
+           "fb-hadoop": "fb-hadoop.cdf", "fb-web": "fb-web.cdf",
+           "ali-storage": "ali-storage.cdf"}
 DEFAULT = "web-search"
 MAX_VALUE = 1099511627776.0     # 2^40, PANDA_CDF_MAX_VALUE
 MAX_LINE = 255                  # lib/panda/cdf.c reads 256-byte lines
@@ -149,7 +155,7 @@ def load(spec):
         path, name, shipped = paths.cdf(SHIPPED[spec]), spec, True
     elif not spec:
         raise WorkloadError("empty workload (give %s or a CDF file)"
-                            % " or ".join(SHIPPED))
+                            % ", ".join(SHIPPED))
     else:
         path, name, shipped = spec, os.path.basename(spec), False
     path = os.path.abspath(path)

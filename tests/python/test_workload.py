@@ -39,7 +39,9 @@ GOOD = "# comment\n\n1460 0 # inline\n1460 0.5\n  2920\t1\r\n"
 
 
 def test_shipped_workloads_are_recorded_exactly():
-    for name, mean in (("web-search", 1.666e6), ("data-mining", 7.47e6)):
+    for name, mean in (("web-search", 1.666e6), ("data-mining", 7.47e6),
+                       ("fb-hadoop", 134854), ("fb-web", 62483),
+                       ("ali-storage", 40870)):
         w = workload.load(name)
         path = paths.cdf(name + ".cdf")
         with open(path, "rb") as f:
@@ -51,6 +53,9 @@ def test_shipped_workloads_are_recorded_exactly():
         assert rec["mean_bytes"] == pytest.approx(mean, rel=1e-3)
         assert rec["points"] == len(w.points) and rec["points"] > 5
     assert workload.load("data-mining").points[-1] == (973333820.0, 1.0)
+    assert sorted(workload.SHIPPED) == sorted(
+        n for n in ("web-search", "data-mining", "fb-hadoop", "fb-web",
+                    "ali-storage"))
     assert workload.DEFAULT == "web-search"
 
 
@@ -91,7 +96,8 @@ def test_bad_cdf_named_with_file_line_and_problem(tmp_path, monkeypatch,
 def test_files_that_are_not_cdfs(tmp_path):
     with pytest.raises(workload.WorkloadError,
                        match=r"cannot open CDF file .* \(not a shipped "
-                       "workload either: web-search, data-mining\\)"):
+                       "workload either: web-search, data-mining, "
+                       "fb-hadoop, fb-web, ali-storage\\)"):
         workload.load("datamining")
     with pytest.raises(workload.WorkloadError, match="is a directory"):
         workload.load(str(tmp_path))

@@ -246,11 +246,12 @@ def parser(prog="testbed/run.py"):
                    "headline and full 60s); the load is kept up half as "
                    "long again")
     p.add_argument("--workload", default=workloads.DEFAULT,
-                   metavar="web-search|data-mining|FILE",
+                   metavar="NAME|FILE",
                    help="flow sizes of the throughput traffic, in "
                    "collection, model and experiments: a shipped CDF "
-                   "(load_generator/cdf/) or a CDF file in the load "
-                   "generator's format (default %(default)s)")
+                   "(load_generator/cdf/: %s) or a CDF file in the load "
+                   "generator's format (default %%(default)s)"
+                   % ", ".join(workloads.SHIPPED))
     p.add_argument("--iperf3-streams", type=int, default=0, metavar="N",
                    help="add N long-lived iperf3 streams (PM2 to PM1, the "
                    "path of the flows) as background load to every loaded "

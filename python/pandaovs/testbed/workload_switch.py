@@ -422,8 +422,8 @@ def parser():
         description="The mid-run workload switch (testbed/README.md, "
         "\"Workload switch\"); other options are testbed/run.py's.")
     p.add_argument("--to", default=None,
-                   help="second workload: web-search, data-mining or a CDF "
-                        "file (default data-mining)")
+                   help="second workload: a shipped one (testbed/run.py "
+                        "--workload) or a CDF file (default data-mining)")
     for name in ("phase", "settle", "after"):
         p.add_argument("--%s" % name, type=float, metavar="SECONDS")
     p.add_argument("--concurrency", type=int)
