@@ -59,7 +59,8 @@ HostMarker::Send(ns3::Ptr<ns3::Packet> p,
     if (m_collector && payload > 0)
     {
         m_collector->Add(src.Get(), th.GetSourcePort(), dst.Get(), th.GetDestinationPort(),
-                         payload + th.GetSerializedSize() + 20);
+                         payload + th.GetSerializedSize() + 20, th.GetSerializedSize(),
+                         th.GetAckNumber().GetValue(), ns3::Simulator::Now().GetNanoSeconds());
     }
 
     if (m_table)

@@ -196,3 +196,25 @@ def test_marks_and_scheduler_counters(quick):
         assert core_enq == enq and 0 < sent <= enq, (s, core_enq, sent, enq)
         assert sum(lv["mark_ecn"] for lv in levels) == \
             sum(v["marked_packets"] for v in q.values()), s
+
+
+def test_collection_keeps_the_flt_order(quick, build):
+    """The collection writes the FLT's segments in sending order too
+    (flt.pcap, headers only), so that panda-model replays the memcached
+    counter's excursions as it does over the testbed's capture: the same
+    packets as the histogram, and a bound from them."""
+    doc, out = quick[1], quick[4]
+    fifo = next(r for r in doc["points"] if r["point"]["scheme"] == "fifo")
+    d = out / "points" / fifo["name"]
+    with open(d / "flt.hist") as f:
+        total = sum(int(line.split()[1]) for line in f
+                    if not line.startswith("#"))
+    res = subprocess.run(
+        [os.path.join(build.root, "tools", "panda-model"),
+         "--flt", str(d / "flt.pcap"), "--fht", str(d / "fht.hist"),
+         "--cdf", paths.cdf("web-search.cdf"), "--load", "0.8",
+         "--mss", "1448", "--header-len", "52", "--json"],
+        capture_output=True, text=True, check=True)
+    model = json.loads(res.stdout)["model"]
+    assert model["inputs"]["flt"]["packets"] == total > 100
+    assert model["alpha"]["flt_bound"]["packets"] == total

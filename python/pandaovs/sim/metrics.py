@@ -54,14 +54,18 @@ def in_bucket(size, lo, hi):
     return size > lo and (hi is None or size <= hi)
 
 
-def fct_summary(flows):
+def fct_summary(flows, from_ns=0, to_ns=None):
     """Per bucket: flows, completed, unfinished, FCT mean/p50/p99/max
     (ms) and slowdown (FCT / FCT alone in the network) mean/p50/p99 over
-    the completed background flows."""
+    the completed background flows that started in [from_ns, to_ns] (the
+    testbed's FCT window: every scheme is judged on the flows of the same
+    stretch of time)."""
     out = {}
     for name, lo, hi in BUCKETS:
         sel = [f for f in flows if f["kind"] == "background"
-               and in_bucket(f["size"], lo, hi)]
+               and in_bucket(f["size"], lo, hi)
+               and f["start_ns"] >= from_ns
+               and (to_ns is None or f["start_ns"] <= to_ns)]
         done = [f for f in sel if f["finish_ns"] >= 0]
         fct = _describe([(f["finish_ns"] - f["start_ns"]) / 1e6
                          for f in done])

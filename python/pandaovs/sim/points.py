@@ -144,7 +144,7 @@ class Point:
                 raise PointError("%s needs a %s policy" %
                                  (self.scheme, POLICY_KIND[self.scheme]))
             a.append("--policy=" + policy_action)
-        if self.scheme == "fifo":
+        if self.scheme in ("fifo", "fifo-ecn"):
             a.append("--collect")  # Costs nothing; feeds the model.
         return a
 
