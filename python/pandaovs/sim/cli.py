@@ -5,6 +5,9 @@
                FISH's interval/queue-capacity experiments)
   crosscheck   the testbed's quick point (50 Mbit/s, 14 flows, memcached
                GETs) with the testbed's policy file
+  workloads    the testbed's quick point under DCTCP for several flow-size
+               workloads, seeds and ways of placing the memcached
+               connection (panda-model --flt-bound)
   fq-codel-check
                the core's fq_codel against ns-3's own FqCoDelQueueDisc on
                the quick point (the test suite runs it)
@@ -277,6 +280,24 @@ def cmd_crosscheck(args):
                       "simulated testbed point: 50 Mbit/s, 14 flows, "
                       "%d GETs" % args.requests)
     return _finish(ctx, {r["name"]: r for r in mine}, errors, extra)
+
+
+# ------------------------------------------------------------- workloads
+
+def cmd_workloads(args):
+    """The testbed's quick point per workload, seed and --flt-bound
+    variant (pandaovs.sim.workloads)."""
+    from . import workloads
+    ctx = _ctx(args, args.run_id or "workloads")
+    results, errors, extra = workloads.run(ctx, args)
+    summary = extra["workloads_summary"]
+    print(workloads.table(summary))
+    if summary and not args.no_plots:
+        workloads.plot(summary, os.path.join(ctx.out_dir, "workloads.png"),
+                       "simulated testbed point: 50 Mbit/s, 14 flows, DCTCP "
+                       "K 30 KB, memcached %g req/s; seeds %s"
+                       % (args.rpc_rate, extra["settings"]["seeds"]))
+    return _finish(ctx, results, errors, extra)
 
 
 # ------------------------------------------------------------- reproduce
@@ -719,6 +740,26 @@ def parser():
     c.add_argument("--max-time", type=float, default=600)
     c.add_argument("--testbed", help="a testbed result.json to quote")
     c.set_defaults(func=cmd_crosscheck)
+
+    wk = sub.add_parser("workloads", help="the testbed's quick point per "
+                        "workload and --flt-bound variant")
+    common(wk, ("pias", "panda"))
+    wk.add_argument("--workloads", type=_list(str),
+                    default=["web-search", "data-mining", "fb-hadoop",
+                             "fb-web", "ali-storage"])
+    wk.add_argument("--variants", type=_list(str), default=["floor", "level"],
+                    help="panda-model --flt-bound values for Panda's policy")
+    wk.add_argument("--seeds", type=int, default=3,
+                    help="repetitions: seeds --seed, --seed + 1, ...")
+    wk.add_argument("--rpc-rate", type=float, default=500,
+                    help="memcached requests/s, Poisson (the same load "
+                    "under every scheme)")
+    wk.add_argument("--window", type=float, default=20,
+                    help="FCT window after the warm-up, s")
+    wk.add_argument("--sched-extra", default="",
+                    help="scheduler keys for every point's ports, k=v,... "
+                    "(e.g. ecn-ahead=true)")
+    wk.set_defaults(func=cmd_workloads)
 
     r = sub.add_parser("reproduce", help="the FISH/PIAS reproduction")
     common(r)
