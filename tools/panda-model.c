@@ -81,6 +81,10 @@ struct options {
 enum {
     FLT_BOUND_FLOOR,        /* Credit: floor = -(excursion - alpha_1). */
     FLT_BOUND_ALPHA1,       /* alpha_1 >= excursion, the rest re-solved. */
+    FLT_BOUND_LEVEL,        /* A level of its own: alpha_1 = 0 (the top
+                             * level holds the connections with credit),
+                             * floor = -excursion, Appendix B's
+                             * thresholds one level lower. */
 };
 
 struct input_summary {
@@ -213,8 +217,11 @@ Inputs:\n\
                       Algorithm 2 is replayed over the FLT captures\n\
                       (default 0.99; 0 = thresholds from the CDF alone)\n\
   --flt-bound HOW     floor (default): give the counter the credit its\n\
-                      excursions need (floor=-N); alpha1: raise alpha_1\n\
-                      above them and re-solve the other thresholds\n\
+                      excursions N need (floor=-(N - alpha_1)); level:\n\
+                      a top level for connections with credit (alpha_1\n\
+                      = 0, floor=-N), Appendix B's thresholds one level\n\
+                      lower (the two lowest merge); alpha1: raise\n\
+                      alpha_1 above N and re-solve the others\n\
 Policy:\n\
   --id N              policy id (default 1)\n\
   --dscp LIST         per-level DSCP values, '/' or ',' separated\n\
@@ -474,6 +481,7 @@ static const char *const ties[] = {
 static const char *const flt_bounds[] = {
     [FLT_BOUND_FLOOR] = "floor",
     [FLT_BOUND_ALPHA1] = "alpha1",
+    [FLT_BOUND_LEVEL] = "level",
 };
 static const char *const kinds[] = {
     [PANDA_KIND_PANDA] = "panda",
@@ -554,8 +562,8 @@ parse_option(struct options *o, int c, const char *arg)
         o->flt_level0 = cli_parse_double("--flt-level0", arg, 0, 1);
         break;
     case OPT_FLT_BOUND:
-        o->flt_bound = parse_choice("--flt-bound", arg, flt_bounds, 2,
-                                    "floor or alpha1");
+        o->flt_bound = parse_choice("--flt-bound", arg, flt_bounds, 3,
+                                    "floor, alpha1 or level");
         break;
     case OPT_ID: o->id = (uint32_t) cli_parse_u64("--id", arg, 0, UINT32_MAX);
         break;
@@ -905,6 +913,15 @@ solve_panda(const struct options *o, struct input_summary *flt,
     }
 }
 
+/* True when the top level is the FLT's (--flt-bound level): a Panda
+ * policy of K >= 2 levels with a bound asked for (--flt-level0 > 0). */
+static bool
+credit_level(const struct options *o)
+{
+    return o->kind == PANDA_KIND_PANDA && o->flt_bound == FLT_BOUND_LEVEL
+           && o->flt_level0 > 0 && o->K >= 2;
+}
+
 /* The FLT counter's excursions under the policy solve_panda() made (T,
  * weights, floor 0): the counter that a share o->flt_level0 of the FLT
  * packets stay at or below (counter units).  Appendix B sees only the FHT
@@ -1050,8 +1067,8 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
     r->cdf_scale = !strcmp(o->cdf_unit, "packets") ? o->mss : 1.0;
     /* With weights a byte threshold maps to a counter threshold at least
      * as large (eta <= 1), so a bound in bytes holds in counter units. */
-    err = panda_solver_find_alpha_bounded(&r->cdf, r->cdf_scale, o->rho, o->K,
-                                          alpha1_min, &r->alpha);
+    err = panda_solver_find_alpha_bounded(&r->cdf, r->cdf_scale, o->rho,
+                                          o->K, alpha1_min, &r->alpha);
     if (err) {
         cli_log_fatal("%s: %s", o->cdf_file, err);
     }
@@ -1106,6 +1123,34 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
     }
 }
 
+/* --flt-bound level: Appendix B's thresholds move down one level and
+ * alpha_1 becomes 0, so that level 0 holds the connections whose counter
+ * is at or below 0 -- those that have sent at least as much compensation
+ * (T - s per small packet) as large bytes: the FLT -- and a flow's first
+ * large packet takes it to level 1, from where Appendix B's thresholds
+ * demote it as they would have at K levels.  The last threshold has no
+ * level left: the flows beyond it stay with those beyond the one before
+ * (the two lowest levels merge; they hold the largest flows, whose FCT
+ * their size sets).  Every flow that sends a large packet is therefore
+ * ordered as under PIAS's thresholds, one level lower, but for that
+ * merge: the top level is the only change. */
+static void
+make_credit_level(struct result *r)
+{
+    struct panda_policy *p = &r->policy;
+    int j, n = p->n_levels - 1;
+
+    for (j = n - 1; j > 0; j--) {
+        p->alpha[j] = p->alpha[j - 1];
+        r->alpha_bytes[j] = r->alpha_bytes[j - 1];
+        r->cm_ratio[j] = r->cm_ratio[j - 1];
+        r->cm_flows[j] = r->cm_flows[j - 1];
+    }
+    p->alpha[0] = r->alpha_bytes[0] = 0;
+    r->cm_ratio[0] = 1;
+    r->cm_flows[0] = 0;
+}
+
 /* After the thresholds: what the bound does, and the FLT's share at level
  * 0 without and with it, by replaying the FLT again.
  *
@@ -1117,7 +1162,16 @@ solve_alpha(const struct options *o, const struct input_summary *fht,
  * alpha_1.  A connection can bank at most that much credit, and only by
  * sending small packets first (docs/design.md, "Counter floor"): less than
  * raising alpha_1, which gives the first bytes of every FHT flow the top
- * level too.  alpha1: solve_alpha() has bounded alpha_1 already. */
+ * level too.  alpha1: solve_alpha() has bounded alpha_1 already.
+ *
+ * level: alpha_1 is 0 (make_credit_level()) and the floor -excursion, so
+ * that the FLT's counter, which its small packets keep on the floor,
+ * stays at or below 0 through a burst of 'excursion' -- level 0, above
+ * the first bytes of every flow, which now start at level 1.  A flow can
+ * reach level 0 only by sending small packets first, and then bank at
+ * most 'excursion' of credit: a flow all of whose packets so far are
+ * smaller than T (a one-packet flow) is there too, and that is Panda's
+ * premise (small packets are the FLT's). */
 static void
 apply_flt_bound(const struct options *o, const struct input_summary *flt,
                 uint64_t excursion, struct result *r)
@@ -1132,6 +1186,18 @@ apply_flt_bound(const struct options *o, const struct input_summary *flt,
                                                   r->bound_active
                                                   ? r->alpha.alpha_free[0]
                                                   : p->alpha[0]);
+    } else if (credit_level(o)) {
+        r->level0_free = panda_model_level0_share(p, pkts, n, 0);
+        if (excursion > 0) {
+            r->bound_active = true;
+            p->floor = excursion > (uint64_t) INT64_MAX ? INT64_MIN
+                       : -(int64_t) excursion;
+            note(r, "level 0 for the connections with credit (alpha_1 ="
+                 " 0), counter floor %" PRId64 " so that %.3g of the FLT"
+                 " packets stay there: its counter rises by up to %" PRIu64
+                 " on bursts of large packets", p->floor, o->flt_level0,
+                 excursion);
+        }
     } else {
         r->level0_free = panda_model_level0_share(p, pkts, n, p->alpha[0]);
         if (excursion > p->alpha[0]) {
@@ -1443,6 +1509,9 @@ json_alpha(struct cli_json *j, const struct options *o,
 {
     const struct panda_solver_alpha *a = &r->alpha;
     int n = r->policy.n_levels - 1;
+    int ns = a->K - 1;              /* The solver's thresholds (below a
+                                     * credit level, the policy drops the
+                                     * last). */
 
     cli_json_object(j, "alpha");
     cli_json_str(j, "objective", "Appendix B.1: B = sum_l U_l (1 -"
@@ -1453,18 +1522,19 @@ json_alpha(struct cli_json *j, const struct options *o,
     cli_json_u64(j, "cdf_points", r->cdf.n);
     cli_json_double(j, "cdf_mean_bytes",
                     panda_cdf_mean(&r->cdf) * r->cdf_scale);
+    cli_json_i64(j, "levels_solved", a->K);
     cli_json_object(j, "closed_form");
-    json_doubles(j, "S", a->S_ideal, n);
-    json_u64s(j, "thresholds_bytes", a->alpha_cf, n);
-    json_doubles(j, "S_achieved", a->S_cf, n);
+    json_doubles(j, "S", a->S_ideal, ns);
+    json_u64s(j, "thresholds_bytes", a->alpha_cf, ns);
+    json_doubles(j, "S_achieved", a->S_cf, ns);
     cli_json_double(j, "objective", a->obj_cf);
     cli_json_double(j, "J", (1 - a->obj_cf) / (1 - o->rho));
     cli_json_double(j, "objective_continuous", a->obj_ideal);
     cli_json_i64(j, "adjusted", a->n_adjusted);
     cli_json_end_object(j);
     cli_json_object(j, "numeric");
-    json_u64s(j, "thresholds_bytes", a->alpha_num, n);
-    json_doubles(j, "S_achieved", a->S_num, n);
+    json_u64s(j, "thresholds_bytes", a->alpha_num, ns);
+    json_doubles(j, "S_achieved", a->S_num, ns);
     cli_json_double(j, "objective", a->obj_num);
     cli_json_double(j, "J", (1 - a->obj_num) / (1 - o->rho));
     cli_json_double(j, "improvement_over_closed_form",
@@ -1513,9 +1583,12 @@ json_alpha(struct cli_json *j, const struct options *o,
         cli_json_str(j, "what", "counter_quantile: the counter that a"
                      " share flt_level0 of the FLT packets stay at or below"
                      " when Algorithm 2 (T, weights, floor 0) is replayed"
-                     " over the FLT captures in order; where it is above"
-                     " alpha_1, 'floor' gives the counter that much credit"
-                     " below 0, 'alpha1' raises alpha_1 to it");
+                     " over the FLT captures in order; 'level' gives level"
+                     " 0 to the counters at or below 0 (alpha_1 = 0) and"
+                     " the counter that much credit below 0; where it is"
+                     " above alpha_1, 'floor' gives the counter that much"
+                     " less alpha_1 of credit, 'alpha1' raises alpha_1 to"
+                     " it");
         cli_json_str(j, "bound", flt_bounds[o->flt_bound]);
         cli_json_double(j, "flt_level0", r->exc.q);
         cli_json_u64(j, "packets", r->exc.packets);
@@ -1523,7 +1596,7 @@ json_alpha(struct cli_json *j, const struct options *o,
         cli_json_i64(j, "counter_quantile", r->exc.quantile);
         cli_json_i64(j, "counter_max", r->exc.max);
         cli_json_bool(j, "active", r->bound_active);
-        if (o->flt_bound == FLT_BOUND_FLOOR) {
+        if (o->flt_bound != FLT_BOUND_ALPHA1) {
             cli_json_i64(j, "floor", r->policy.floor);
         } else {
             cli_json_u64(j, "alpha1_min", a->alpha1_min);
@@ -1735,6 +1808,10 @@ main(int argc, char *argv[])
 
         solve_alpha(&o, panda ? &fht : NULL,
                     o.flt_bound == FLT_BOUND_ALPHA1 ? excursion : 0, &r);
+        if (credit_level(&o)) {
+            r.policy.n_levels = (uint8_t) o.K;
+            make_credit_level(&r);
+        }
         if (r.have_exc) {
             apply_flt_bound(&o, &flt, excursion, &r);
         }

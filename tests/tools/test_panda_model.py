@@ -85,7 +85,10 @@ def check_policy(doc, K):
     assert doc["kind"] in ("panda", "pias")
     th = doc["thresholds"]
     assert len(th) == K - 1
-    assert all(isinstance(a, int) and a > 0 for a in th)
+    # Positive, but for a first threshold of 0: level 0 of a credit
+    # level (--flt-bound level) is the counters at or below 0.
+    assert all(isinstance(a, int) and a >= (i > 0 or doc["kind"] == "pias")
+               for i, a in enumerate(th))
     assert all(b > a for a, b in zip(th, th[1:])), th
     assert len(doc["dscp"]) == K and len(doc["queues"]) == K
     # The action string carries the same policy.
@@ -346,7 +349,7 @@ def test_flt_excursions_bounded_by_a_floor(tmp_path):
     pias = model_json("--pias", "--cdf", mining, "--load", 0.8)
     assert pias["thresholds"][0] == 1460
     doc = model_json("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
-                     0.8)
+                     0.8, "--flt-bound", "floor")
     check_policy(doc, 8)
     assert doc["threshold"] == 1448
     assert doc["thresholds"] == pias["thresholds"]
@@ -372,7 +375,8 @@ def test_flt_excursions_bounded_by_a_floor(tmp_path):
     # A lower share asks for less: 80% of the packets (83 at 0, 4 at 180,
     # then 1448) are at <= 1448, below alpha_1 already.
     lower = model_json("--flt", flt, "--fht", fht, "--cdf", mining,
-                       "--load", 0.8, "--flt-level0", 0.8)
+                       "--load", 0.8, "--flt-level0", 0.8,
+                       "--flt-bound", "floor")
     lb = lower["model"]["alpha"]["flt_bound"]
     assert lb["counter_quantile"] == 1448 and lb["active"] is False
     assert lb["floor"] == 0 and "floor" not in parse_action(lower["action"])
@@ -385,7 +389,7 @@ def test_flt_excursions_bounded_by_a_floor(tmp_path):
     assert "floor" not in parse_action(off["action"])
     # On the web-search CDF alpha_1 (21415) is above these excursions.
     web = model_json("--flt", flt, "--fht", fht, "--cdf", WEB_SEARCH,
-                     "--load", 0.8)
+                     "--load", 0.8, "--flt-bound", "floor")
     assert web["model"]["alpha"]["flt_bound"]["active"] is False
     assert "floor" not in parse_action(web["action"])
     # Histograms carry no order: no bound, and a note says why.
@@ -394,10 +398,61 @@ def test_flt_excursions_bounded_by_a_floor(tmp_path):
     assert "flt_bound" not in h["model"]["alpha"]
     assert any("carry no packet order" in n for n in h["model"]["notes"])
     for args, msg in ((["--flt-level0", 1.5], "--flt-level0"),
-                      (["--flt-bound", "ceiling"], "floor or alpha1")):
+                      (["--flt-bound", "ceiling"], "floor, alpha1 or level")):
         res = run("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
                   0.8, *args, check=False)
         assert res.returncode == 2 and msg in res.stderr    # usage
+
+
+def test_flt_excursions_on_a_level_of_their_own(tmp_path):
+    """--flt-bound level: level 0 is the counters at or below 0 (alpha_1
+    = 0), the floor is the whole excursion, and Appendix B's thresholds
+    move one level down (the two lowest levels merge), so the FLT never
+    shares a level with a flow's first bytes and every flow is ordered as
+    under PIAS's thresholds."""
+    mining = write(tmp_path / "mining.cdf", MINING_CDF)
+    flt, fht = flt_with_bursts(tmp_path)
+    pias = model_json("--pias", "--cdf", mining, "--load", 0.8)
+    doc = model_json("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
+                     0.8, "--flt-bound", "level")
+    check_policy(doc, 8)
+    assert doc["thresholds"] == [0] + pias["thresholds"][:-1]
+    a = doc["model"]["alpha"]
+    assert a["levels_solved"] == 8
+    assert a["thresholds_bytes"] == [0] + pias["thresholds"][:-1]
+    assert a["numeric"]["thresholds_bytes"] == pias["thresholds"]
+    b = a["flt_bound"]
+    assert b["bound"] == "level" and b["active"] is True
+    assert b["counter_quantile"] == 4344 and b["floor"] == -4344
+    assert doc["floor"] == -4344
+    assert parse_action(doc["action"])["floor"] == "-4344"
+    # Free (floor 0): each burst lifts the counter above 0 for its three
+    # large packets and the three small ones after (2956, 1568, 180): 6
+    # per burst, 3 for the last.  With the floor the counter sits at
+    # -4344 before every burst and tops out at 0: all at level 0.
+    assert b["flt_level0_share_free"] == pytest.approx(83 / 110)
+    assert b["flt_level0_share"] == 1.0
+    assert any("level 0 for the connections with credit" in n
+               for n in doc["model"]["notes"])
+    # Without a bound asked for, the policy of the CDF alone: K levels.
+    off = model_json("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
+                     0.8, "--flt-bound", "level", "--flt-level0", 0)
+    assert off["thresholds"] == pias["thresholds"]
+    assert "floor" not in parse_action(off["action"])
+    # Two levels: the credit's and the flows'.
+    two = model_json("--flt", flt, "--fht", fht, "--cdf", mining, "--load",
+                     0.8, "--flt-bound", "level", "--levels", 2)
+    check_policy(two, 2)
+    assert two["thresholds"] == [0] and two["floor"] == -4344
+    # Histograms carry no order: the level all the same, no credit (the
+    # FLT's small packets hold its counter at 0, level 0, between large
+    # ones); a note says why.
+    h = model_json("--flt", hist(tmp_path, "flt.hist", [(100, 10)]),
+                   "--fht", fht, "--cdf", mining, "--load", 0.8,
+                   "--flt-bound", "level")
+    assert h["thresholds"] == [0] + pias["thresholds"][:-1]
+    assert "floor" not in h
+    assert any("carry no packet order" in n for n in h["model"]["notes"])
 
 
 def test_flt_excursions_bounded_by_alpha1(tmp_path):
@@ -531,9 +586,13 @@ def test_pias_baseline(tmp_path, cdf):
     assert pias["weights"] == [] and pias["id"] == 2
     assert "kind=pias" in pias["action"]
     assert "T_model" not in pias["model"]
-    # Same CDF and load: the same byte thresholds as Panda's (no weights).
+    # Same CDF and load: the same byte thresholds as Panda's (no weights),
+    # or one level down below a credit level (--flt-bound level).
     assert pias["thresholds"] == panda["model"]["alpha"]["thresholds_bytes"]
     assert pias["thresholds"] == panda["thresholds"]
+    level = model_json("--flt", flt, "--fht", fht, "--cdf", cdf, "--load",
+                       0.7, "--levels", 6, "--flt-bound", "level")
+    assert level["thresholds"] == [0] + pias["thresholds"][:-1]
     # --kind pias is the same.
     assert model_json("--kind", "pias", "--cdf", cdf, "--load", 0.7,
                       "--levels", 6, "--id", 2)["action"] == pias["action"]
@@ -740,9 +799,15 @@ def check_counter_thresholds(flt, fht, cdf):
     counter a TSO flow reaches after alpha bytes (window 10 x 1460
     doubling up to the FHT's largest payload, 64960 here); recorded."""
     args = ["--flt", flt, "--fht", fht, "--cdf", cdf, "--load", 0.8,
-            "--weight-values", "auto"]
+            "--weight-values", "auto", "--flt-bound", "floor"]
     doc = model_json(*args, "--counter-thresholds")
     check_policy(doc, 8)
+    # With a credit level, the same mapping one level down.
+    level = model_json(*args[:-1], "level", "--counter-thresholds")
+    assert level["thresholds"] == [0] + doc["thresholds"][:-1]
+    assert level["model"]["alpha"]["counter_thresholds"][
+        "counter_per_byte"][1:] == doc["model"]["alpha"][
+            "counter_thresholds"]["counter_per_byte"][:-1]
     alpha = doc["model"]["alpha"]
     cm = alpha["counter_thresholds"]
     assert doc["model"]["subthresholds"]["thresholds"].startswith(
