@@ -188,6 +188,16 @@ const struct panda_sched_key panda_sched_keys[] = {
       " over all levels, exceeds this many bytes; 0 marks nothing.  Below"
       " `limit-bytes`.",
       PORT_KEY(ecn_threshold_bytes) },
+    { "ecn-ahead", PANDA_SCHED_KEY_BOOL, 0,
+      0, 1, "", "false", NULL,
+      "`ecn-threshold` compares the backlog ahead of the packet: its own"
+      " level's and the levels' above it, what it waits behind under strict"
+      " priority.  `false`: the port's, all levels summed (the Panda"
+      " thesis's scheme 3 and PIAS's sch_pias), which also marks packets of"
+      " the top levels for a backlog in the levels below, a queue they do"
+      " not wait in.  The lowest level is compared with the port's backlog"
+      " either way.",
+      PORT_KEY(ecn_ahead) },
     { "guard", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHORT,
       0, GUARD_MAX, "permille", "0", "0 (strict priority)",
       "Starvation guard: the share of the link, in thousandths, that"
@@ -2367,6 +2377,23 @@ panda_sched_set_drop(struct panda_sched *s,
     s->drop_aux = aux;
 }
 
+/* The backlog the port ECN threshold compares for a packet of 'level':
+ * the port's, or with ecn-ahead its level's and the levels' above. */
+static uint64_t
+ecn_backlog(const struct panda_sched *s, unsigned int level)
+{
+    uint64_t bytes = 0;
+    unsigned int i;
+
+    if (!s->cfg.ecn_ahead) {
+        return s->backlog_bytes;
+    }
+    for (i = 0; i <= level; i++) {
+        bytes += s->levels[i].st.backlog_bytes;
+    }
+    return bytes;
+}
+
 /* The drop callback that calls a panda_sched_set_push_out() one. */
 static void
 drop_legacy(void *handle, enum panda_sched_drop why, void *s_)
@@ -2432,10 +2459,11 @@ panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
         push_out(s, level, pkt->len);
     }
     /* Port-level threshold on the backlog the packet finds (the thesis's
-     * scheme 3; PIAS's sch_pias).  Not-ECT packets are never dropped for
-     * it: only the limits drop them. */
+     * scheme 3; PIAS's sch_pias), or with ecn-ahead on the backlog it
+     * waits behind: its level's and the levels' above.  Not-ECT packets
+     * are never dropped for it: only the limits drop them. */
     if (!ce && ect && s->cfg.ecn_threshold_bytes
-        && s->backlog_bytes > s->cfg.ecn_threshold_bytes) {
+        && ecn_backlog(s, level) > s->cfg.ecn_threshold_bytes) {
         ce = true;
     }
     if (s->budget && !budget_take(s->budget)) {

@@ -133,6 +133,10 @@ struct panda_sched_config {
                                      * packets when the port's summed
                                      * backlog they find exceeds it; 0 =
                                      * off.  Below limit_bytes. */
+    bool ecn_ahead;                 /* "ecn-ahead" (default false): the
+                                     * threshold compares the backlog of
+                                     * the packet's level and the levels
+                                     * above it instead of the port's. */
     uint16_t guard_permille;        /* "guard": share of the link, in 1/1000
                                      * (0..500), that waiting lower levels
                                      * get while higher levels are

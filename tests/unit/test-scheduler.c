@@ -562,6 +562,54 @@ test_ecn_threshold(void **state)
     drain_and_destroy(s);
 }
 
+/* ecn-ahead: the threshold compares the backlog of the packet's level and
+ * the levels above it, what it waits behind; the lowest level still sees
+ * the port's.  Without it a top-level packet is marked for a backlog
+ * below it. */
+static void
+test_ecn_ahead(void **state)
+{
+    static const char *const texts[2] = {
+        "levels=3,ecn-threshold=10000",
+        "levels=3,ecn-threshold=10000,ecn-ahead=true",
+    };
+    int ahead, i;
+
+    (void) state;
+    for (ahead = 0; ahead < 2; ahead++) {
+        struct panda_sched *s = sched(texts[ahead]);
+        struct panda_sched_stats st;
+
+        /* 20 kB at the lowest level (marked from the 11th packet on
+         * either way: the port's backlog is all of it), 5 kB at level 1. */
+        for (i = 0; i < 20; i++) {
+            assert_int_equal(enq_full(s, 1000, 1, 2, 0, 2, i, 0),
+                             i > 10 ? PANDA_SCHED_QUEUED_CE
+                                    : PANDA_SCHED_QUEUED);
+        }
+        for (i = 0; i < 5; i++) {
+            enq_full(s, 1000, 2, 1, 0, 2, i, 0);
+        }
+        /* A level-0 packet waits behind nothing, a level-1 one behind 5
+         * kB, the lowest level's behind 25 kB. */
+        assert_int_equal(enq_full(s, 1000, 3, 0, 0, 2, 0, 0),
+                         ahead ? PANDA_SCHED_QUEUED : PANDA_SCHED_QUEUED_CE);
+        assert_int_equal(enq_full(s, 1000, 2, 1, 0, 2, 5, 0),
+                         ahead ? PANDA_SCHED_QUEUED : PANDA_SCHED_QUEUED_CE);
+        assert_int_equal(enq_full(s, 1000, 1, 2, 0, 2, 20, 0),
+                         PANDA_SCHED_QUEUED_CE);
+        /* Level 0 above the threshold on its own: marked. */
+        for (i = 1; i < 12; i++) {
+            enq_full(s, 1000, 3, 0, 0, 2, i, 0);
+        }
+        assert_int_equal(enq_full(s, 1000, 3, 0, 0, 2, 12, 0),
+                         PANDA_SCHED_QUEUED_CE);
+        st = stats(s);
+        assert_int_equal(st.level[0].mark_ecn, ahead ? 2 : 13);
+        drain_and_destroy(s);
+    }
+}
+
 /* TSO packets (issue 18): the datapath offers packets of up to 64 kB,
  * charged the bytes of their segments.  DRR gives a flow of them and a
  * flow of MTU packets equal bytes with the default one-MTU quantum; the
@@ -1901,8 +1949,8 @@ test_config_format_effective(void **state)
     text = panda_sched_config_format_effective(&cfg);
     assert_string_equal(text, "levels=8,limit-bytes=1000000,"
                         "limit-packets=1000,flow-queues=1000,"
-                        "ecn-threshold=0,guard=0,push-out=true,wred=none,"
-                        "wred-ewma=0,seed=1,per-flow=true,quantum=1514,"
+                        "ecn-threshold=0,ecn-ahead=false,guard=0,"
+                        "push-out=true,wred=none,wred-ewma=0,seed=1,per-flow=true,quantum=1514,"
                         "fq-codel=false");
     free(text);
 
@@ -1926,8 +1974,8 @@ test_config_format_effective(void **state)
     text = panda_sched_config_format_effective(&cfg);
     assert_string_equal(text, "levels=3,limit-bytes=1000000,"
                         "limit-packets=1000,flow-queues=1000,"
-                        "ecn-threshold=0,guard=0,push-out=true,wred=none,"
-                        "wred-ewma=0,seed=1,per-flow=false,quantum=1514,"
+                        "ecn-threshold=0,ecn-ahead=false,guard=0,"
+                        "push-out=true,wred=none,wred-ewma=0,seed=1,per-flow=false,quantum=1514,"
                         "fq-codel=false,2.per-flow=true,2.quantum=3000");
     free(text);
 
@@ -2633,6 +2681,7 @@ main(void)
         cmocka_unit_test(test_guard_share),
         cmocka_unit_test(test_guard_no_banking),
         cmocka_unit_test(test_ecn_threshold),
+        cmocka_unit_test(test_ecn_ahead),
         cmocka_unit_test(test_tso_packets),
         cmocka_unit_test(test_wred_curve),
         cmocka_unit_test(test_wred_protected_label),
