@@ -1145,3 +1145,26 @@ def test_weights_target():
     assert w["verdict"] == "undecided"
     assert "one repetition" in w["checks"][
         "bytes at level 0, panda/panda-w1 <= 1"]["why"]
+
+
+def test_ecn_backlog_is_every_schemes_and_resumes_old_runs(tmp_path):
+    """--ecn-backlog ahead sets panda-sched's ecn-ahead on every scheme's
+    port (the egress stays the same for all); the default, the port's
+    backlog, writes nothing new.  A run recorded before the option existed
+    ran with the port's backlog, and resumes under the default only."""
+    from pandaovs.testbed import resume
+    a = config.parse_args([])
+    assert all("ecn-ahead" not in dict(a.qos.sched_settings(s))
+               for s in a.schemes)
+    assert config.settings(a)["ecn_backlog"] == "port"
+    b = config.parse_args(["--ecn-backlog", "ahead"])
+    assert {dict(b.qos.sched_settings(s)).get("ecn-ahead")
+            for s in b.schemes} == {"true"}
+    rec = {"settings": {k: v for k, v in config.settings(a).items()
+                        if k != "ecn_backlog"}}
+    resume.check_settings(str(tmp_path), rec, a)
+    with pytest.raises(resume.ResumeError, match="--ecn-backlog"):
+        resume.check_settings(str(tmp_path), rec, b)
+    for argv in (["--qos", "htb"], ["--ecn-threshold", "0"]):
+        with pytest.raises(SystemExit):
+            config.parse_args(["--ecn-backlog", "ahead"] + argv)

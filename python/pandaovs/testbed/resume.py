@@ -188,7 +188,7 @@ def check_settings(run_dir, rec, cfg, given=()):
     diffs = []
     was = dict(config.SETTING_DEFAULTS, **was)
     for k in now:
-        if k in was and was[k] == now[k]:
+        if was.get(k, config.LEGACY.get(k)) == now[k]:
             continue
         opt = config.option_of(k)
         dests = [o.lstrip("-").replace("-", "_") for o in opt.split("/")]

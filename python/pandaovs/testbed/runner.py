@@ -230,10 +230,14 @@ class Run:
                       ecn="none: linux-htb never marks; drop-tail")
         else:
             ecn = ("port ECN threshold %d bytes: CE on ECN-capable packets "
-                   "that find more queued; which senders are ECN-capable is "
-                   "each condition's (metadata.conditions), the others see "
-                   "drop-tail" % q.ecn_threshold if q.marks
-                   else "off (--ecn-threshold 0): drop-tail")
+                   "that find more queued %s; which senders are ECN-capable "
+                   "is each condition's (metadata.conditions), the others "
+                   "see drop-tail" % (
+                       q.ecn_threshold,
+                       "ahead of them (their level and the levels above: "
+                       "--ecn-backlog ahead)" if q.ecn_ahead
+                       else "at the port (all levels)")
+                   if q.marks else "off (--ecn-threshold 0): drop-tail")
             md.update(buffer="%d packets / %d bytes for the port, shared by "
                       "the levels" % (q.queue_pkts, q.queue_pkts * FRAME),
                       burst_bytes=q.burst_bytes or "datapath default (10 "
@@ -243,6 +247,7 @@ class Run:
                       "thread comes back late sends what the link would "
                       "have sent meanwhile, up to this much",
                       ecn_threshold_bytes=q.ecn_threshold,
+                      ecn_backlog="ahead" if q.ecn_ahead else "port",
                       guard_permille_of_guarded_schemes=q.guard_permille,
                       ecn=ecn)
             if q.marks:

@@ -188,6 +188,9 @@ class QosConfig:
                                 # frames in bytes (bfifo) instead of
                                 # queue_pkts packets (TSO: a packet may
                                 # be 64 KB)
+    ecn_ahead: bool = False     # panda-sched ecn-ahead: the threshold
+                                # compares the backlog ahead of a packet
+                                # (its level's and above), not the port's
 
     @property
     def marks(self):
@@ -208,7 +211,8 @@ class QosConfig:
                                       if s.ecn and not s.fq_codel else 0)),
                 ("guard", str(self.guard_permille if s.guard else 0)),
                 ("per-flow", "true" if s.per_flow else "false")] + (
-                [("fq-codel", "true")] if s.fq_codel else [])
+                [("fq-codel", "true")] if s.fq_codel else []) + (
+                [("ecn-ahead", "true")] if self.ecn_ahead else [])
 
     def record(self, scheme):
         """What a trial of 'scheme' ran on (its "qos" in result.json)."""
