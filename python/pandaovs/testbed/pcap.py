@@ -47,8 +47,8 @@ def packets(path):
 
 
 def tcp_packets(path):
-    """Yields dicts (ts, src, dst, sport, dport, dscp, ip_len, payload, seq,
-    flags) for the IPv4/TCP packets of a capture."""
+    """Yields dicts (ts, src, dst, sport, dport, dscp, ecn, ip_len, payload,
+    seq, ack, flags) for the IPv4/TCP packets of a capture."""
     for ts, d, orig in packets(path):
         p = _tcp_packet(d)
         if p:
@@ -130,5 +130,7 @@ def _tcp_packet(d):
         "ip_len": ip_len,
         "payload": max(0, ip_len - ihl - doff),
         "seq": struct.unpack("!I", tcp[4:8])[0],
+        "ack": struct.unpack("!I", tcp[8:12])[0],
         "flags": tcp[13],
+        "ecn": ip[1] & 3,
     }
