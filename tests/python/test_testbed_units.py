@@ -1168,3 +1168,22 @@ def test_ecn_backlog_is_every_schemes_and_resumes_old_runs(tmp_path):
     for argv in (["--qos", "htb"], ["--ecn-threshold", "0"]):
         with pytest.raises(SystemExit):
             config.parse_args(["--ecn-backlog", "ahead"] + argv)
+
+
+def test_paced_memcached_is_a_setting(tmp_path):
+    """--mc-interval paces panda-mc-client in every trial (its
+    --interval); older runs, which had none, resume under 0 only."""
+    from pandaovs.testbed import resume
+    a = config.parse_args([])
+    assert a.mc_interval_us == 0 and config.settings(a)["mc_interval_us"] == 0
+    b = config.parse_args(["--mc-interval", "2ms"])
+    assert b.mc_interval_us == 2000
+    rec = {"settings": {k: v for k, v in config.settings(a).items()
+                        if k != "mc_interval_us"}}
+    resume.check_settings(str(tmp_path), rec, a)
+    with pytest.raises(resume.ResumeError, match="--mc-interval"):
+        resume.check_settings(str(tmp_path), rec, b)
+    with pytest.raises(SystemExit):
+        config.parse_args(["--mc-interval", "-1ms"])
+    with pytest.raises(SystemExit):
+        config.parse_args(["--mc-interval", "2s"])

@@ -51,6 +51,8 @@ class RunConfig:
     # every trial use it.
     workload: workloads.Workload = None
     iperf3_streams: int = 0     # long-lived background streams per trial
+    mc_interval_us: int = 0     # memcached requests paced, one every this
+                                # many us at most (0: back to back)
     goodput_check_s: float = 0  # the iperf3 cross-check's length, 0: off
     flt_level0: float = 0.99    # panda-model --flt-level0 (0: no bound)
     flt_bound: str = "floor"    # panda-model --flt-bound: floor, alpha1
@@ -88,6 +90,7 @@ class TrialConfig:
                                     # copy); None: the web-search CDF
     iperf3_streams: int = 0         # background iperf3 streams (loaded
                                     # trials only)
+    mc_interval_us: int = 0         # panda-mc-client --interval, us
 
 
 # An idle PMD thread spins a whole core unless OVS lets it sleep; on the
@@ -264,6 +267,15 @@ def parser(prog="testbed/run.py"):
                    help="add N long-lived iperf3 streams (PM2 to PM1, the "
                    "path of the flows) as background load to every loaded "
                    "trial (default 0; needs iperf3)")
+    p.add_argument("--mc-interval", type=cli.duration(lo=0, hi=1),
+                   default=0, metavar="DURATION",
+                   help="start a memcached request every DURATION at most "
+                   "(e.g. 2ms; panda-mc-client --interval, one request "
+                   "outstanding), in every trial and the floor: the "
+                   "memcached load the flows share the link with is then "
+                   "the same under every scheme that keeps up, instead of "
+                   "growing as its latency falls (default 0: closed loop, "
+                   "back to back, the thesis's client)")
     p.add_argument("--goodput-check", type=cli.duration(),
                    metavar="DURATION",
                    help="length of the iperf3 cross-check of the load "
@@ -532,6 +544,7 @@ def run_config(p, a, argv):
         fct_grace_s=grace, run_id=a.run_id,
         plots=not a.no_plots, calibrate=calibrate, workload=wl,
         iperf3_streams=a.iperf3_streams, goodput_check_s=check_s,
+        mc_interval_us=int(round(a.mc_interval * 1e6)),
         flt_level0=a.flt_level0, flt_bound=a.flt_bound, weights=weights,
         threshold_units=units,
         argv=tuple(argv), resume=a.resume,
@@ -588,6 +601,7 @@ SETTINGS = (
     ("fct_grace_s", "--fct-window", lambda c: c.fct_grace_s),
     ("workload_sha256", "--workload", lambda c: c.workload.sha256),
     ("iperf3_streams", "--iperf3-streams", lambda c: c.iperf3_streams),
+    ("mc_interval_us", "--mc-interval", lambda c: c.mc_interval_us),
     ("goodput_check_s", "--goodput-check", lambda c: c.goodput_check_s),
     ("flt_level0", "--flt-level0", lambda c: c.flt_level0),
     ("flt_bound", "--flt-bound", lambda c: c.flt_bound),
@@ -609,7 +623,7 @@ CONFIG_FORMAT = 2
 
 # Settings added after runs were recorded, and the value the older runs
 # had without the option: a record that lacks the key ran with it.
-LEGACY = {"ecn_backlog": "port"}
+LEGACY = {"ecn_backlog": "port", "mc_interval_us": 0}
 
 
 def settings(cfg):

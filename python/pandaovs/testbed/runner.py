@@ -213,6 +213,7 @@ class Run:
             "flt_bound_for_model": c.flt_bound,
             "workload": c.workload.record(copy="workload.cdf"),
             "iperf3_background_streams": c.iperf3_streams,
+            "memcached_interval_us": c.mc_interval_us,
             "memcached_version": _cmd_out(["memcached", "-V"]),
             "schemes": list(c.schemes),
             "scheme_descriptions": {s: SCHEMES[s].description
@@ -939,7 +940,8 @@ class Run:
                     x["dir"] = moved
             self.log("      an earlier attempt's outputs: %s" % moved)
         tcfg = TrialConfig(warmup_s=c.warmup_s, cdf=self.cdf,
-                           iperf3_streams=c.iperf3_streams)
+                           iperf3_streams=c.iperf3_streams,
+                           mc_interval_us=c.mc_interval_us)
         if "c" in t.get("experiments", ()):
             # Experiment (c): a fixed FCT window, the same for every scheme.
             tcfg = dataclasses.replace(tcfg, fct_window_s=c.fct_window_s,

@@ -348,7 +348,9 @@ class Trial:
         self.mc = loadgen.start_mc_client(
             tb.build, PM2_IP, MEMCACHED_PORT, self.dir, host=tb.pm1,
             cdf=loadgen.MEMCACHED_CDF, requests=self.requests,
-            keys=cfg.keys, seed=self.seed, no_progress=True, quiet=True)
+            keys=cfg.keys, seed=self.seed, no_progress=True, quiet=True,
+            **({"interval": "%dus" % cfg.mc_interval_us}
+               if cfg.mc_interval_us else {}))
 
     def watch(self):
         """Until memcached ends: the load must keep running, and (pias,
