@@ -56,12 +56,27 @@ def test_responses_wait_span_ce_and_small_flows(tmp_path):
             f.write("%d %d %f - %s %d %d -\n" % (
                 i, size, start, fct_us if fct_us else "-", size,
                 1 if fct_us else 0))
+    # pias, same seed: the same flows (ids and sizes), other FCTs, and
+    # memcached running all along.
+    other = run / "trials" / "dctcp-pias-c14-r200-rep1"
+    other.mkdir()
+    with open(other / "flows.txt", "w") as f:
+        for i, (size, start, fct_us) in enumerate(
+                [(1000, 100.06, 2000), (2000, 100.12, 6000),
+                 (1000, 100.90, 2000), (500000, 100.2, 1e7),
+                 (1000, 99.0, 1e5), (900, 100.3, 500)]):
+            f.write("%d %d %f - %s %d 1 -\n" % (i, size, start, fct_us,
+                                                 size))
     doc = {"metadata": {"loadavg_at_start": [1, 2, 3]}, "trials": [{
         "scheme": "panda", "cc": "dctcp", "concurrency": 14, "rep": 0,
         "status": "ok", "dir": str(trial),
         "memcached": {"p99_ms": 6.1},
         "fct_window": {"start": 99.5, "seconds": 20},
-        "overlap": {"memcached_window": [100.0, 100.5]}}]}
+        "overlap": {"memcached_window": [100.0, 100.5]}}, {
+        "scheme": "pias", "cc": "dctcp", "concurrency": 14, "rep": 0,
+        "status": "ok", "dir": str(other), "memcached": {"p99_ms": 40},
+        "fct_window": {"start": 99.5, "seconds": 20},
+        "overlap": {"memcached_window": [100.0, 150.0]}}]}
     with open(run / "result.json", "w") as f:
         json.dump(doc, f)
     out = anatomy.analyse(str(run))
@@ -84,3 +99,11 @@ def test_responses_wait_span_ce_and_small_flows(tmp_path):
     assert s["during"] == {"flows": 2, "mean_fct_ms": 5.0}
     assert s["after"] == {"flows": 1, "mean_fct_ms": 1.0}
     assert "small flows 3.67 ms (3)" in anatomy.text(out)
+    # Flow by flow: flows 0 and 1 (started while panda's memcached ran)
+    # took 2x and 1x pias's, flow 2 (after) 0.5x; flow 5 did not complete
+    # under panda, flow 4 started before the window.
+    p = out["panda_over_pias_small_flows"]["dctcp c14 rep1"]
+    assert p["all"]["pairs"] == 3
+    assert abs(p["all"]["geo_ratio"] - 1.0) < 1e-9
+    assert abs(p["during"]["geo_ratio"] - 2 ** 0.5) < 1e-9
+    assert p["after"] == {"pairs": 1, "geo_ratio": 0.5}

@@ -24,12 +24,18 @@ For every loaded trial with a capture of the memcached responses at PM1
   whether they started while the memcached client was running or after
   it was done: the closed-loop client asks as fast as it is answered, so
   the memcached load the flows share the link with depends on the scheme
-  (on top under Panda, demoted under PIAS).
+  (on top under Panda, demoted under PIAS);
+* panda's small flows against pias's, flow by flow: repetition r of every
+  scheme draws the same flow sizes in the same order (seed + r), so flow
+  i has the same size in both trials, and the geometric mean of the FCT
+  ratios of the pairs compares the schemes without the sizes' spread;
+  split by whether the flow started while panda's memcached client ran.
 """
 
 import argparse
 import collections
 import json
+import math
 import os
 import sys
 
@@ -136,6 +142,59 @@ def small_flows(trial, trial_dir):
                for k, v in parts.items()}}
 
 
+def _small_window_flows(trial, trial_dir):
+    """{flow id: (start - window start, FCT ms)} of the FCT window's
+    completed small flows, and the window's (memcached start, end)
+    relative to it; None without the files."""
+    path = os.path.join(trial_dir, "flows.txt")
+    win, ov = trial.get("fct_window"), trial.get("overlap") or {}
+    if not (win and ov.get("memcached_window") and os.path.exists(path)):
+        return None
+    w0 = win["start"]
+    out = {}
+    with open(path) as f:
+        for line in f:
+            c = line.split()
+            if not c or c[0].startswith("#") or c[6] != "1":
+                continue
+            start = float(c[2]) - w0
+            if int(c[1]) <= SMALL and 0 <= start <= win["seconds"]:
+                out[int(c[0])] = (start, float(c[4]) / 1e3)
+    m0, m1 = ov["memcached_window"]
+    return out, (m0 - w0, m1 - w0)
+
+
+def paired(run_dir, result, a="panda", b="pias"):
+    """Scheme 'a''s small flows against 'b''s of the same repetition,
+    flow by flow (module doc): {cc/rep: {"all", "during", "after":
+    {"pairs", "geo_ratio"}}}."""
+    trials = {}
+    for t in result.get("trials", []):
+        if t.get("status") == "ok" and t.get("dir") and \
+                t["scheme"] in (a, b) and t["concurrency"] > 0:
+            d = os.path.join(run_dir, "trials", os.path.basename(t["dir"]))
+            trials[(t["cc"], t.get("rep", 0), t["concurrency"],
+                    t["scheme"])] = _small_window_flows(t, d)
+    out = {}
+    for (cc, rep, conc, s), fa in trials.items():
+        fb = trials.get((cc, rep, conc, b))
+        if s != a or not fa or not fb:
+            continue
+        (flows_a, (m0, m1)), (flows_b, _) = fa, fb
+        parts = {"all": [], "during": [], "after": []}
+        for i, (start, fct) in flows_a.items():
+            if i not in flows_b or fct <= 0 or flows_b[i][1] <= 0:
+                continue
+            lr = math.log(fct / flows_b[i][1])
+            parts["all"].append(lr)
+            parts["during" if start <= m1 else "after"].append(lr)
+        out["%s c%d rep%d" % (cc, conc, rep + 1)] = {
+            k: {"pairs": len(v),
+                "geo_ratio": math.exp(sum(v) / len(v)) if v else None}
+            for k, v in parts.items()}
+    return out
+
+
 def analyse(run_dir):
     """{scheme/cc/rep: figures} of the run's loaded trials (and its floor
     trials' memcached figures)."""
@@ -157,7 +216,8 @@ def analyse(run_dir):
     return {"run": os.path.abspath(run_dir),
             "loadavg_at_start": result.get("metadata", {}).get(
                 "loadavg_at_start"),
-            "trials": out}
+            "trials": out,
+            "panda_over_pias_small_flows": paired(run_dir, result)}
 
 
 def _f(x, fmt="%.2f"):
@@ -190,6 +250,13 @@ def text(doc):
                     s["memcached_run_s"], _f(s["during"]["mean_fct_ms"]),
                     s["during"]["flows"], _f(s["after"]["mean_fct_ms"]),
                     s["after"]["flows"]))
+    for key, p in doc.get("panda_over_pias_small_flows", {}).items():
+        lines.append(
+            "%-28s panda/pias small flows, flow by flow: %s (%d pairs); "
+            "started while panda's memcached ran: %s (%d), after: %s (%d)"
+            % (key, _f(p["all"]["geo_ratio"], "%.3f"), p["all"]["pairs"],
+               _f(p["during"]["geo_ratio"], "%.3f"), p["during"]["pairs"],
+               _f(p["after"]["geo_ratio"], "%.3f"), p["after"]["pairs"]))
     return "\n".join(lines)
 
 
