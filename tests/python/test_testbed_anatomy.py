@@ -106,4 +106,6 @@ def test_responses_wait_span_ce_and_small_flows(tmp_path):
     assert p["all"]["pairs"] == 3
     assert abs(p["all"]["geo_ratio"] - 1.0) < 1e-9
     assert abs(p["during"]["geo_ratio"] - 2 ** 0.5) < 1e-9
-    assert p["after"] == {"pairs": 1, "geo_ratio": 0.5}
+    assert p["after"] == {"pairs": 1, "geo_ratio": 0.5, "ci95": None}
+    lo, hi = p["all"]["ci95"]
+    assert lo < 1 < hi

@@ -41,6 +41,7 @@ import sys
 
 from ..lab import MEMCACHED_PORT
 from . import pcap
+from . import stats
 
 SMALL = 100000          # The small bucket's upper bound (thesis §4.4).
 
@@ -189,10 +190,25 @@ def paired(run_dir, result, a="panda", b="pias"):
             parts["all"].append(lr)
             parts["during" if start <= m1 else "after"].append(lr)
         out["%s c%d rep%d" % (cc, conc, rep + 1)] = {
-            k: {"pairs": len(v),
-                "geo_ratio": math.exp(sum(v) / len(v)) if v else None}
-            for k, v in parts.items()}
+            k: _geo(v) for k, v in parts.items()}
     return out
+
+
+def _geo(logs):
+    """{"pairs", "geo_ratio", "ci95"} of log ratios: their geometric mean
+    and the t interval of the mean log, back-transformed (the pairs of
+    one trial share its conditions, so the interval is the pairs' spread
+    in that one repetition, not a repetition's)."""
+    n = len(logs)
+    if not n:
+        return {"pairs": 0, "geo_ratio": None, "ci95": None}
+    m = sum(logs) / n
+    if n < 2:
+        return {"pairs": n, "geo_ratio": math.exp(m), "ci95": None}
+    sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (n - 1))
+    hw = stats._t(n - 1) * sd / math.sqrt(n)
+    return {"pairs": n, "geo_ratio": math.exp(m),
+            "ci95": [math.exp(m - hw), math.exp(m + hw)]}
 
 
 def analyse(run_dir):
@@ -250,13 +266,16 @@ def text(doc):
                     s["memcached_run_s"], _f(s["during"]["mean_fct_ms"]),
                     s["during"]["flows"], _f(s["after"]["mean_fct_ms"]),
                     s["after"]["flows"]))
+    def ratio(r):
+        ci = r["ci95"]
+        return "%s%s (%d)" % (_f(r["geo_ratio"], "%.3f"),
+                              " [%.3f, %.3f]" % tuple(ci) if ci else "",
+                              r["pairs"])
     for key, p in doc.get("panda_over_pias_small_flows", {}).items():
         lines.append(
-            "%-28s panda/pias small flows, flow by flow: %s (%d pairs); "
-            "started while panda's memcached ran: %s (%d), after: %s (%d)"
-            % (key, _f(p["all"]["geo_ratio"], "%.3f"), p["all"]["pairs"],
-               _f(p["during"]["geo_ratio"], "%.3f"), p["during"]["pairs"],
-               _f(p["after"]["geo_ratio"], "%.3f"), p["after"]["pairs"]))
+            "%-28s panda/pias small flows, flow by flow: %s; started "
+            "while panda's memcached ran: %s, after: %s"
+            % (key, ratio(p["all"]), ratio(p["during"]), ratio(p["after"])))
     return "\n".join(lines)
 
 
