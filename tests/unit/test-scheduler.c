@@ -1950,8 +1950,8 @@ test_config_format_effective(void **state)
     assert_string_equal(text, "levels=8,limit-bytes=1000000,"
                         "limit-packets=1000,flow-queues=1000,"
                         "ecn-threshold=0,ecn-ahead=false,guard=0,"
-                        "push-out=true,wred=none,wred-ewma=0,seed=1,per-flow=true,quantum=1514,"
-                        "fq-codel=false");
+                        "push-out=true,wred=none,wred-ewma=0,seed=1,"
+                        "per-flow=true,quantum=1514,fq-codel=false");
     free(text);
 
     /* Shaped at 50 Mbit/s: 100 us is 625 bytes, so two frames; catch-up
@@ -1975,8 +1975,9 @@ test_config_format_effective(void **state)
     assert_string_equal(text, "levels=3,limit-bytes=1000000,"
                         "limit-packets=1000,flow-queues=1000,"
                         "ecn-threshold=0,ecn-ahead=false,guard=0,"
-                        "push-out=true,wred=none,wred-ewma=0,seed=1,per-flow=false,quantum=1514,"
-                        "fq-codel=false,2.per-flow=true,2.quantum=3000");
+                        "push-out=true,wred=none,wred-ewma=0,seed=1,"
+                        "per-flow=false,quantum=1514,fq-codel=false,"
+                        "2.per-flow=true,2.quantum=3000");
     free(text);
 
     for (i = 0; i < sizeof texts / sizeof *texts; i++) {

@@ -88,7 +88,8 @@ def memcached(path):
     rs = responses(path)
     if len(rs) < 100:
         return None
-    req = [{"lat": (b["t1"] - a["t1"]) * 1e3, "wait": (b["t0"] - a["t1"]) * 1e3,
+    req = [{"lat": (b["t1"] - a["t1"]) * 1e3,
+            "wait": (b["t0"] - a["t1"]) * 1e3,
             "span": (b["t1"] - b["t0"]) * 1e3, "bytes": b["bytes"],
             "top_dscp": b["dscps"].get(min(b["dscps"]), 0) == b["packets"]}
            for a, b in zip(rs, rs[1:])]
