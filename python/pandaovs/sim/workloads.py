@@ -140,6 +140,22 @@ def windowed(ctx, point, window):
                                int((WARMUP + window) * 1e9))
 
 
+# Responses of at least this many bytes span several segments: their
+# latency shows the connection's window (the value CDF's tail, which also
+# sets the unloaded p99).
+LARGE_VALUE = 3000
+
+
+def large_value_p50(ctx, point):
+    """Median latency (ms) of the memcached requests after the warm-up
+    whose value is at least LARGE_VALUE bytes (None without any)."""
+    rpcs = metrics.read_rpcs(os.path.join(ctx.point_dir(point), "rpc.csv"))
+    lat = sorted((r["done_ns"] - r["sent_ns"]) / 1e6 for r in rpcs
+                 if r["done_ns"] >= 0 and r["sent_ns"] >= WARMUP * 1e9
+                 and r["value"] >= LARGE_VALUE)
+    return metrics.percentile(lat, 0.5) if lat else None
+
+
 def _gmean(xs):
     xs = [x for x in xs if x is not None and x > 0]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
@@ -169,6 +185,8 @@ def summarize(ctx, results, todo, window):
         floor_ms = ((floor[1]["rpc"] or {}).get("p99_ms") or 0) + FRAME_MS \
             if floor else None
         p99 = (r.get("rpc") or {}).get("p99_ms")
+        large = large_value_p50(ctx, p)
+        large_floor = large_value_p50(ctx, floor[0]) if floor else None
 
         def ratio(bucket):
             a = f[bucket]["mean_ms"]
@@ -178,6 +196,9 @@ def summarize(ctx, results, todo, window):
         rec = {"seed": seed, "memcached_p99_ms": p99, "floor_ms": floor_ms,
                "p99_over_floor": p99 / floor_ms if p99 and floor_ms
                else None,
+               "large_value_p50_ms": large,
+               "large_value_p50_over_floor": large / large_floor
+               if large and large_floor else None,
                "small_mean_ms": f["small"]["mean_ms"],
                "small_flows": f["small"]["completed"],
                "small_over_pias": ratio("small"),
@@ -194,8 +215,8 @@ def summarize(ctx, results, todo, window):
     for w in out.values():
         for row in w.values():
             seeds = row["seeds"]
-            for k in ("p99_over_floor", "small_over_pias",
-                      "medium_over_pias"):
+            for k in ("p99_over_floor", "large_value_p50_over_floor",
+                      "small_over_pias", "medium_over_pias"):
                 row[k] = _gmean([x[k] for x in seeds])
                 vals = [x[k] for x in seeds if x[k] is not None]
                 row[k + "_range"] = [min(vals), max(vals)] if vals else None
@@ -208,15 +229,16 @@ def summarize(ctx, results, todo, window):
 def table(summary):
     def f(x, fmt="%.3f"):
         return fmt % x if x is not None else "-"
-    lines = ["%-12s %-16s %9s %17s %9s %17s %9s %8s" % (
-        "workload", "scheme", "p99/floor", "(seeds)", "small/pias",
-        "(seeds)", "med/pias", "large")]
+    lines = ["%-12s %-16s %9s %17s %9s %9s %17s %9s %8s" % (
+        "workload", "scheme", "p99/floor", "(seeds)", "large-val",
+        "small/pias", "(seeds)", "med/pias", "large")]
     for w, rows in summary.items():
         for name, row in rows.items():
-            lines.append("%-12s %-16s %9s %17s %9s %17s %9s %8s" % (
+            lines.append("%-12s %-16s %9s %17s %9s %9s %17s %9s %8s" % (
                 w, name, f(row["p99_over_floor"]),
                 "[%s, %s]" % tuple(f(x) for x in row["p99_over_floor_range"])
                 if row["p99_over_floor_range"] else "-",
+                f(row["large_value_p50_over_floor"]),
                 f(row["small_over_pias"]),
                 "[%s, %s]" % tuple(f(x) for x in row["small_over_pias_range"])
                 if row["small_over_pias_range"] else "-",
