@@ -754,8 +754,10 @@ def parser():
     wk.add_argument("--rpc-rate", type=float, default=500,
                     help="memcached requests/s, Poisson (the same load "
                     "under every scheme)")
-    wk.add_argument("--window", type=float, default=20,
-                    help="FCT window after the warm-up, s")
+    wk.add_argument("--window", type=cli.duration(lo=1, hi=3600),
+                    default=20, metavar="DURATION",
+                    help="FCT window after the warm-up (default 20s; a "
+                    "bare number is seconds)")
     wk.add_argument("--sched-extra", default="",
                     help="scheduler keys for every point's ports, k=v,... "
                     "(e.g. ecn-ahead=true)")

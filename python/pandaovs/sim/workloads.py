@@ -10,11 +10,11 @@ purpose:
 
 * the memcached requests arrive at a fixed rate (Poisson, --rpc-rate),
   not in a closed loop.  A closed-loop client asks as fast as it is
-  answered, so its load is the scheme's doing: on top of the levels it is
-  answered in about 0.4 ms and takes 12-14% of the link, demoted it takes
-  1%.  The flows' FCT would then measure how much memcached asked, not
-  how it was scheduled; at a fixed rate every scheme carries the same
-  memcached load.
+  answered, so its load is the scheme's doing: answered at once on top
+  of the levels it takes a much larger share of the link than demoted.
+  The flows' FCT would then measure how much memcached asked, not how it
+  was scheduled; at a fixed rate every scheme carries the same memcached
+  load.
 * the run lasts a fixed time (--window plus 10 s, after the warm-up), and
   the FCT figures count the flows that started in the window, as the
   testbed's experiment (c) does; memcached's latency counts every request
@@ -35,6 +35,7 @@ import json
 import math
 import os
 
+from .. import figures
 from . import metrics
 from . import points as pts
 from . import policy as pol
@@ -121,10 +122,10 @@ def models(ctx, base, workloads, variants, load, log):
                     with open(path) as f:
                         out[key] = json.load(f)
                 else:
-                    out[key] = pol.run_model(
+                    out[key] = pol.make_policies(
                         ctx.build_dir, d, cdf, load, pdir, flt_ordered=True,
-                        panda_args=["--flt-bound", v])
-            except (pol.PolicyError, OSError, ValueError) as e:
+                        panda_options={"flt_bound": v})
+            except (pol.ModelToolError, OSError, ValueError) as e:
                 errors[key + " (model)"] = str(e)
                 log("model %s: FAILED: %s" % (key, e))
                 continue
@@ -248,37 +249,46 @@ def table(summary):
 
 
 def plot(summary, path, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """Two panels per workload: memcached p99 over the floor and the small
+    flows' mean FCT over pias's, a bar per scheme and variant (geometric
+    mean of the seeds, error bars their range), the targets' bounds
+    dashed; written through pandaovs.figures (PNG, PDF, SVG)."""
+    plt = figures.pyplot()
     wls = list(summary)
     names = sorted({n for rows in summary.values() for n in rows
                     if n != "pias"})
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 2.8))
     width = 0.8 / max(1, len(names))
     for ax, key, bound, label in (
             (axes[0], "p99_over_floor", (1.1,), "memcached p99 / floor"),
             (axes[1], "small_over_pias", (0.95, 1.05),
-             "small flows' mean FCT / pias's")):
+             "small flows' mean FCT / PIAS's")):
         for i, n in enumerate(names):
+            scheme, _, variant = n.partition("/")
             xs = [j + (i - (len(names) - 1) / 2) * width
                   for j in range(len(wls))]
-            ys = [(summary[w].get(n) or {}).get(key) or 0 for w in wls]
-            lo = [max(0, y - ((summary[w].get(n) or {}).get(key + "_range")
-                              or [y, y])[0]) for w, y in zip(wls, ys)]
-            hi = [max(0, ((summary[w].get(n) or {}).get(key + "_range")
-                          or [y, y])[1] - y) for w, y in zip(wls, ys)]
-            ax.bar(xs, ys, width, yerr=[lo, hi], label=n, capsize=2)
+            rows = [summary[w].get(n) or {} for w in wls]
+            ys = [r.get(key) or 0 for r in rows]
+            rng = [r.get(key + "_range") or [y, y] for r, y in zip(rows, ys)]
+            lo = [max(0, y - r[0]) for r, y in zip(rng, ys)]
+            hi = [max(0, r[1] - y) for r, y in zip(rng, ys)]
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2,
+                   color=figures.color(scheme),
+                   hatch="//" if variant == "level" else None,
+                   edgecolor="white", linewidth=0.5,
+                   label=figures.label(scheme)
+                   + (" (%s)" % variant if variant else ""))
         for b in bound:
-            ax.axhline(b, color="k", lw=0.8, ls="--")
+            ax.axhline(b, color="black", lw=0.8, ls="--")
         ax.set_xticks(range(len(wls)))
         ax.set_xticklabels(wls, rotation=20)
-        ax.set_ylabel(label + " (geo. mean; bars: seeds' range)")
-    axes[0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        ax.set_ylabel(label)
+        if key == "p99_over_floor":
+            ax.set_yscale("log")
+    figures.legend_above(axes[0], ncol=2)
+    fig.suptitle(title + " (geometric mean; bars: the seeds' range)",
+                 fontsize=7, y=1.08)
+    return figures.save(fig, path)
 
 
 def run(ctx, args, log=sweep._log):
