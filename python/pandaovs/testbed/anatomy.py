@@ -32,13 +32,13 @@ For every loaded trial with a capture of the memcached responses at PM1
   split by whether the flow started while panda's memcached client ran.
 """
 
-import argparse
 import collections
 import json
 import math
 import os
 import sys
 
+from .. import cli
 from ..lab import MEMCACHED_PORT
 from . import pcap
 from . import stats
@@ -281,7 +281,7 @@ def text(doc):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(
+    ap = cli.ArgumentParser(
         prog="python3 -m pandaovs.testbed.anatomy",
         description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir")
