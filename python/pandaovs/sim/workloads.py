@@ -283,11 +283,13 @@ def plot(summary, path, title):
         ax.set_xticks(range(len(wls)))
         ax.set_xticklabels(wls, rotation=20)
         ax.set_ylabel(label)
-        if key == "p99_over_floor":
-            ax.set_yscale("log")
-    figures.legend_above(axes[0], ncol=2)
+        ax.set_yscale("log")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels),
+               bbox_to_anchor=(0.5, 1.0), frameon=False, fontsize=7)
     fig.suptitle(title + " (geometric mean; bars: the seeds' range)",
-                 fontsize=7, y=1.08)
+                 fontsize=7, y=1.13)
+    fig.tight_layout()
     return figures.save(fig, path)
 
 
