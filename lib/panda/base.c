@@ -106,7 +106,9 @@ panda_parse_uint(const char *field, const char *s, uint64_t min,
     char *end;
     unsigned long long v;
 
-    if (*s == '-' || *s == '\0') {
+    /* Digits alone: strtoull() would also take leading space, a sign
+     * ("+5"), and "-1" as 2^64 - 1. */
+    if (*s < '0' || *s > '9') {
         return panda_asprintf("%s: \"%s\" is not a nonnegative integer",
                               field, s);
     }
