@@ -1470,7 +1470,8 @@ struct panda_sched {
     struct sched_codel *codel;  /* Per flow queue (pool, then own). */
 
     /* Pools. */
-    struct sched_node *nodes;
+    struct sched_node *nodes;   /* n_nodes of them. */
+    uint32_t n_nodes;           /* pool_sizes(). */
     uint32_t free_node;
     struct sched_fq *fqs;       /* Pool, then n_levels own queues. */
     uint32_t n_pool;
@@ -1497,13 +1498,81 @@ bucket_of(const struct panda_sched *s, unsigned int level, uint32_t hash)
            & s->bucket_mask;
 }
 
+/* The pools of a scheduler of 'cfg' (valid, defaults resolved) under a
+ * budget of 'max_packets' (UINT64_MAX: none): a packet node per packet it
+ * may hold, which is limit-packets, or the budget's bound if that is
+ * smaller, since the budget never lets the scheduler hold more; and a flow
+ * queue per flow-queues, at most one per packet node, since a flow queue
+ * is in use only while it holds a packet.  So a port's limit-packets set
+ * far above what its datapath may hold (2^24 - 1 on a datapath that holds
+ * 10000) costs what the datapath may hold, not 800 MB. */
+static void
+pool_sizes(const struct panda_sched_config *cfg, uint64_t max_packets,
+           uint32_t *n_nodes, uint32_t *n_pool)
+{
+    *n_nodes = max_packets < cfg->limit_packets ? (uint32_t) max_packets
+                                                : cfg->limit_packets;
+    if (!*n_nodes) {
+        *n_nodes = 1;           /* A budget of 0 holds nothing anyway. */
+    }
+    *n_pool = cfg->max_flow_queues < *n_nodes ? cfg->max_flow_queues
+                                              : *n_nodes;
+}
+
+/* Bytes that a scheduler with these pools allocates: the one formula of
+ * panda_sched_memory() and panda_sched_config_memory(). */
+static size_t
+pools_memory(uint32_t n_nodes, uint32_t n_pool, unsigned int n_levels,
+             unsigned int n_codel_levels)
+{
+    size_t n_fq = (size_t) n_pool + n_levels;
+    size_t n_buckets = 1;
+
+    while (n_buckets < n_pool) {
+        n_buckets <<= 1;
+    }
+    return sizeof(struct panda_sched)
+           + (size_t) n_nodes * sizeof(struct sched_node)
+           + n_fq * sizeof(struct sched_fq)
+           + n_buckets * sizeof(uint32_t)
+           + (n_codel_levels
+              ? (size_t) n_nodes * sizeof(uint32_t)
+                + n_fq * sizeof(struct sched_codel)
+                + n_codel_levels * ((size_t) n_nodes + 1) * sizeof(uint32_t)
+              : 0);
+}
+
+/* Levels of 'cfg' that run fq_codel. */
+static unsigned int
+n_codel_levels(const struct panda_sched_config *cfg)
+{
+    unsigned int i, n = 0;
+
+    for (i = 0; i < cfg->n_levels; i++) {
+        n += cfg->level[i].per_flow && cfg->level[i].fq_codel;
+    }
+    return n;
+}
+
+size_t
+panda_sched_config_memory(const struct panda_sched_config *cfg_,
+                          uint64_t max_packets)
+{
+    struct panda_sched_config cfg = *cfg_;
+    uint32_t n_nodes, n_pool;
+
+    panda_sched_config_resolve(&cfg);
+    pool_sizes(&cfg, max_packets, &n_nodes, &n_pool);
+    return pools_memory(n_nodes, n_pool, cfg.n_levels, n_codel_levels(&cfg));
+}
+
 static void
 pools_reset(struct panda_sched *s)
 {
     uint32_t i, n_fq = s->n_pool + s->n_levels;
 
-    for (i = 0; i < s->cfg.limit_packets; i++) {
-        s->nodes[i].next = i + 1 < s->cfg.limit_packets ? i + 1 : NIL;
+    for (i = 0; i < s->n_nodes; i++) {
+        s->nodes[i].next = i + 1 < s->n_nodes ? i + 1 : NIL;
     }
     s->free_node = 0;
     for (i = 0; i < n_fq; i++) {
@@ -1527,7 +1596,7 @@ pools_reset(struct panda_sched *s)
         lv->ring_head = lv->ring_tail = NIL;
         lv->new_head = lv->new_tail = NIL;
         if (lv->by_size) {
-            memset(lv->by_size, 0xff, ((size_t) s->cfg.limit_packets + 1)
+            memset(lv->by_size, 0xff, ((size_t) s->n_nodes + 1)
                                       * sizeof *lv->by_size);
         }
         lv->max_size = 0;
@@ -1565,12 +1634,13 @@ panda_sched_create(const struct panda_sched_config *cfg,
     panda_sched_config_resolve(&s->cfg);
     s->budget = budget;
     s->n_levels = cfg->n_levels;
-    s->n_pool = s->cfg.max_flow_queues;
+    pool_sizes(&s->cfg, budget ? budget->max : UINT64_MAX, &s->n_nodes,
+               &s->n_pool);
     while (n_buckets < s->n_pool) {
         n_buckets <<= 1;
     }
     s->bucket_mask = n_buckets - 1;
-    s->nodes = malloc((size_t) cfg->limit_packets * sizeof *s->nodes);
+    s->nodes = malloc((size_t) s->n_nodes * sizeof *s->nodes);
     s->fqs = malloc(((size_t) s->n_pool + s->n_levels) * sizeof *s->fqs);
     s->buckets = malloc((size_t) n_buckets * sizeof *s->buckets);
     if (!s->nodes || !s->fqs || !s->buckets) {
@@ -1585,7 +1655,7 @@ panda_sched_create(const struct panda_sched_config *cfg,
         codel |= s->levels[i].codel;
     }
     if (codel) {
-        s->stamps = malloc((size_t) cfg->limit_packets * sizeof *s->stamps);
+        s->stamps = malloc((size_t) s->n_nodes * sizeof *s->stamps);
         s->codel = malloc(((size_t) s->n_pool + s->n_levels)
                           * sizeof *s->codel);
         if (!s->stamps || !s->codel) {
@@ -1595,7 +1665,7 @@ panda_sched_create(const struct panda_sched_config *cfg,
             struct sched_level *lv = &s->levels[i];
 
             if (lv->codel) {
-                lv->by_size = malloc(((size_t) cfg->limit_packets + 1)
+                lv->by_size = malloc(((size_t) s->n_nodes + 1)
                                      * sizeof *lv->by_size);
                 if (!lv->by_size) {
                     goto nomem;
@@ -1649,7 +1719,8 @@ panda_sched_create(const struct panda_sched_config *cfg,
 nomem:
     *errp = panda_asprintf("panda-sched: cannot allocate %" PRIu32 " packet"
                            " nodes and %" PRIu32 " flow queues",
-                           cfg->limit_packets, s ? s->n_pool : 0);
+                           s ? s->n_nodes : cfg->limit_packets,
+                           s ? s->n_pool : 0);
     if (s) {
         free(s->nodes);
         free(s->fqs);
@@ -2476,7 +2547,7 @@ panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
     }
     qi = fq_for(s, level, pkt->flow_hash);
     fq = &s->fqs[qi];
-    ni = s->free_node;          /* Never NIL: the pool is limit-packets. */
+    ni = s->free_node;          /* Never NIL: pool_sizes(). */
     node = &s->nodes[ni];
     s->free_node = node->next;
     node->handle = handle;
@@ -2848,21 +2919,6 @@ panda_sched_foreach_flow(const struct panda_sched *s,
 size_t
 panda_sched_memory(const struct panda_sched *s)
 {
-    size_t n_fq = (size_t) s->n_pool + s->n_levels;
-    size_t n_by_size = 0;
-    unsigned int i;
-
-    for (i = 0; i < s->n_levels; i++) {
-        n_by_size += s->levels[i].by_size != NULL;
-    }
-
-    return sizeof *s
-           + (size_t) s->cfg.limit_packets * sizeof *s->nodes
-           + n_fq * sizeof *s->fqs
-           + ((size_t) s->bucket_mask + 1) * sizeof *s->buckets
-           + (s->stamps ? (size_t) s->cfg.limit_packets * sizeof *s->stamps
-              : 0)
-           + (s->codel ? n_fq * sizeof *s->codel : 0)
-           + n_by_size * ((size_t) s->cfg.limit_packets + 1)
-             * sizeof *s->levels[0].by_size;
+    return pools_memory(s->n_nodes, s->n_pool, s->n_levels,
+                        n_codel_levels(&s->cfg));
 }

@@ -14,7 +14,9 @@
  * writes packet bytes; when it decides a packet must carry CE, it says so
  * in the verdict and the caller writes the mark.  Nothing here allocates
  * after panda_sched_create(): packet and flow-queue nodes come from pools
- * sized by the configuration, so memory is bounded whatever arrives.
+ * sized by the configuration (limit-packets, or the shared budget's bound
+ * if smaller: panda_sched_config_memory()), so memory is bounded whatever
+ * arrives.
  *
  * Threading: a scheduler is not thread-safe; its owner serialises calls
  * (OVS: a per-port mutex; ns-3: single-threaded).  The optional shared
@@ -558,12 +560,23 @@ void panda_sched_foreach_flow(const struct panda_sched *s,
                               void *aux);
 
 /* Bytes of memory held by 's' (pools included), for the memory bound:
- * 16 per packet (limit-packets), 32 per flow queue (flow-queues, plus one
- * per level) and 4 to 8 of hash index per flow queue, plus about 1.6 KB;
- * 52 to 56 bytes per packet with the default flow-queues.  With an
- * fq-codel level, 24 more per flow queue and 8 more per packet (4 for each
- * further fq-codel level). */
+ * 16 per packet node, 32 per flow queue (plus one per level) and 4 to 8 of
+ * hash index per flow queue, plus about 1.6 KB; 52 to 56 bytes per packet
+ * node with the default flow-queues.  With an fq-codel level, 24 more per
+ * flow queue and 8 more per packet node (4 for each further fq-codel
+ * level).  A scheduler has a packet node for each packet it may hold:
+ * limit-packets, or its budget's bound if that is smaller (the budget never
+ * lets it hold more); and at most one flow queue per packet node
+ * (flow-queues, or fewer). */
 size_t panda_sched_memory(const struct panda_sched *s);
+
+/* The panda_sched_memory() of the scheduler that panda_sched_create()
+ * makes of 'cfg' (valid) with a budget of 'max_packets' packets
+ * (UINT64_MAX: without a budget), computed without allocating: so that a
+ * caller can keep the schedulers it creates within a memory bound, and
+ * refuse one before asking for its memory. */
+size_t panda_sched_config_memory(const struct panda_sched_config *cfg,
+                                 uint64_t max_packets);
 
 #ifdef __cplusplus
 }

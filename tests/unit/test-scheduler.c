@@ -1536,6 +1536,71 @@ test_flood_memory_bound(void **state)
     drain_and_destroy(s);
 }
 
+/* Bytes the heap has given out, mapped blocks included. */
+static size_t
+heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+
+    return mi.uordblks + mi.hblkhd;
+}
+
+/* limit-packets far above the budget's bound (2^24 - 1 on a datapath that
+ * holds 10000): the scheduler's pools are sized by the bound, not by the
+ * limit, so it costs what it may hold; panda_sched_config_memory() says so
+ * before anything is allocated; it behaves as before: it fills up to the
+ * budget, which then drops (drop-budget, not drop-limit), with fq_codel
+ * levels too. */
+static void
+test_pools_bounded_by_budget(void **state)
+{
+    static const char *const texts[] = {
+        "levels=2,limit-packets=16777215,limit-bytes=4294967295",
+        "levels=2,limit-packets=16777215,limit-bytes=4294967295,"
+        "1.fq-codel=true",
+    };
+    int t;
+
+    (void) state;
+    for (t = 0; t < 2; t++) {
+        struct panda_sched_config cfg = config(texts[t]);
+        struct panda_sched_budget *b = panda_sched_budget_create(10000);
+        size_t predicted = panda_sched_config_memory(&cfg, 10000);
+        size_t unbounded = panda_sched_config_memory(&cfg, UINT64_MAX);
+        size_t heap = heap_in_use();
+        struct panda_sched *s = sched_with(texts[t], b);
+        size_t used = heap_in_use() - heap;
+        struct panda_sched_stats st;
+        uint32_t i;
+
+        assert_int_equal(panda_sched_memory(s), predicted);
+        /* About 56 bytes per packet it may hold (64 with fq_codel)... */
+        assert_true(predicted < 10000 * (t ? 100 : 60) + 4096);
+        /* ...where the limit alone would have cost 800 MB or more. */
+        assert_true(unbounded > (size_t) 16777215 * 52);
+        /* What the heap gave it is what it says it holds (large blocks
+         * are mapped whole pages at a time). */
+        assert_true(used >= predicted && used < predicted + 8 * 4096);
+        assert_int_equal(stats(s).flow_queues_max, 10000);
+
+        for (i = 0; i < 10005; i++) {
+            enum panda_sched_verdict v = enq(s, 100, i, i % 2, 0);
+
+            assert_int_equal(v, i < 10000 ? PANDA_SCHED_QUEUED
+                                          : PANDA_SCHED_DROP_BUDGET);
+        }
+        st = stats(s);
+        assert_int_equal(st.backlog_packets, 10000);
+        assert_int_equal(st.level[0].drop_limit + st.level[1].drop_limit, 0);
+        for (i = 0; i < 10000; i++) {
+            assert_non_null(panda_sched_dequeue(s, 0, NULL));
+        }
+        assert_null(panda_sched_dequeue(s, 0, NULL));
+        drain_and_destroy(s);
+        panda_sched_budget_destroy(b);
+    }
+}
+
 /* A flow that went to the overflow queue keeps going there while it holds
  * packets, even once pool queues are free again (no reordering). */
 static void
@@ -2707,6 +2772,7 @@ main(void)
         cmocka_unit_test(test_budget_two_schedulers),
         cmocka_unit_test(test_budget_threads),
         cmocka_unit_test(test_flood_memory_bound),
+        cmocka_unit_test(test_pools_bounded_by_budget),
         cmocka_unit_test(test_overflow_keeps_order),
         cmocka_unit_test(test_drain),
         cmocka_unit_test(test_config_defaults),
