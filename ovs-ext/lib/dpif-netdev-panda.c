@@ -195,6 +195,11 @@ enum dp_panda_key {
     N_KEYS
 };
 
+/* Refusals, by index: one per integer key above, and one of
+ * panda-histograms. */
+#define REFUSAL_HISTOGRAMS N_KEYS
+#define N_REFUSALS (N_KEYS + 1)
+
 /* Panda state of one userspace datapath. */
 struct dp_panda {
     struct ovs_list list_node;  /* In 'dp_pandas'. */
@@ -217,11 +222,9 @@ struct dp_panda {
      * (dp_panda_execute()).  Read per batch, relaxed. */
     atomic_bool histograms;
 
-    /* The last refusal of each other_config key, for panda/show: the value
-     * refused (so that it is logged once, not at every reconfiguration)
-     * and the message.  NULL if the key's value is in use. */
-    char *refused_value[N_KEYS];
-    char *refused_msg[N_KEYS];
+    /* The refusal in effect of each other_config key, for panda/show (and
+     * so that it is logged once, not at every reconfiguration). */
+    struct dp_panda_refusal refused[N_REFUSALS];
 };
 
 static struct ovs_mutex dp_pandas_mutex = OVS_MUTEX_INITIALIZER;
@@ -323,9 +326,8 @@ dp_panda_destroy(struct dp_panda *dp)
     if (dp->overflow_hist) {
         ovsrcu_postpone(free, dp->overflow_hist);
     }
-    for (i = 0; i < N_KEYS; i++) {
-        free(dp->refused_value[i]);
-        free(dp->refused_msg[i]);
+    for (i = 0; i < N_REFUSALS; i++) {
+        dp_panda_refusal_destroy(&dp->refused[i]);
     }
     ovs_mutex_unlock(&dp->mutex);
 
@@ -511,13 +513,74 @@ dp_panda_set_setting(struct dp_panda_settings *s, enum dp_panda_key key,
     }
 }
 
-/* Records (and logs, the first time that 'value' is refused) that key
- * 'key' keeps its current setting instead of 'value', because of
- * 'problem'. */
-static void OVS_PRINTF_FORMAT(4, 5)
-dp_panda_refuse(struct dp_panda *dp, enum dp_panda_key key,
-                const char *value, const char *problem, ...)
-    OVS_REQUIRES(dp->mutex)
+/* Strict decimal integers: digits alone, no sign, space or suffix, and no
+ * wrap (strtoull() would take "-1" as 2^64 - 1 and " 5" as 5). */
+static bool
+dp_panda_parse_ullong(const char *s, unsigned long long int *value)
+{
+    return isdigit((unsigned char) s[0]) && str_to_ullong(s, 10, value);
+}
+
+unsigned long long int
+dp_panda_config_uint(const struct smap *other_config, const char *key,
+                     unsigned long long int min, unsigned long long int max,
+                     const char *unit, unsigned long long int def,
+                     unsigned long long int current, char **msgp)
+{
+    const char *s = smap_get(other_config, key);
+    unsigned long long int value;
+
+    if (!s) {
+        return def;
+    }
+    if (!dp_panda_parse_ullong(s, &value) || value < min || value > max) {
+        *msgp = xasprintf("other_config:%s=\"%s\": not an integer from %llu"
+                          " to %llu%s; keeping %llu%s", key, s, min, max,
+                          unit, current, unit);
+        return current;
+    }
+    return value;
+}
+
+bool
+dp_panda_config_bool(const struct smap *other_config, const char *key,
+                     bool def, bool current, char **msgp)
+{
+    const char *s = smap_get(other_config, key);
+
+    if (!s) {
+        return def;
+    } else if (!strcmp(s, "true") || !strcmp(s, "false")) {
+        return s[0] == 't';
+    }
+    *msgp = xasprintf("other_config:%s=\"%s\": not \"true\" or \"false\";"
+                      " keeping %s", key, s, current ? "true" : "false");
+    return current;
+}
+
+void
+dp_panda_refusal_update(struct dp_panda_refusal *r, const char *dp_name,
+                        char *msg)
+{
+    if (msg && !nullable_string_is_equal(msg, r->msg)) {
+        VLOG_WARN("%s: %s", dp_name, msg);
+    }
+    free(r->msg);
+    r->msg = msg;
+}
+
+void
+dp_panda_refusal_destroy(struct dp_panda_refusal *r)
+{
+    free(r->msg);
+    r->msg = NULL;
+}
+
+/* A refusal message for key 'key' of 'dp', whose value 'value' is refused
+ * for 'problem': what it keeps is its current setting. */
+static char * OVS_PRINTF_FORMAT(4, 5)
+dp_panda_refusal_msg(const struct dp_panda *dp, enum dp_panda_key key,
+                     const char *value, const char *problem, ...)
 {
     struct dp_panda_key_def def;
     struct ds msg = DS_EMPTY_INITIALIZER;
@@ -530,51 +593,28 @@ dp_panda_refuse(struct dp_panda *dp, enum dp_panda_key key,
     va_end(args);
     ds_put_format(&msg, "; keeping %llu%s",
                   dp_panda_setting(&dp->settings, key), def.unit);
-    if (!dp->refused_value[key] || strcmp(dp->refused_value[key], value)) {
-        VLOG_WARN("%s: %s", dp->name, ds_cstr(&msg));
-    }
-    free(dp->refused_value[key]);
-    free(dp->refused_msg[key]);
-    dp->refused_value[key] = xstrdup(value);
-    dp->refused_msg[key] = ds_steal_cstr(&msg);
-}
-
-static void
-dp_panda_accept(struct dp_panda *dp, enum dp_panda_key key)
-    OVS_REQUIRES(dp->mutex)
-{
-    free(dp->refused_value[key]);
-    free(dp->refused_msg[key]);
-    dp->refused_value[key] = dp->refused_msg[key] = NULL;
+    return ds_steal_cstr(&msg);
 }
 
 /* Reads key 'key' of 'other_config' into 'new': its default if it is not
  * set, the value if it is an integer in range, otherwise the current
- * setting (and the refusal is recorded). */
+ * setting, with the refusal in 'msgs[key]'. */
 static void
-dp_panda_read_key(struct dp_panda *dp, const struct smap *other_config,
-                  enum dp_panda_key key, struct dp_panda_settings *new)
-    OVS_REQUIRES(dp->mutex)
+dp_panda_read_key(const struct dp_panda *dp, const struct smap *other_config,
+                  enum dp_panda_key key, struct dp_panda_settings *new,
+                  char **msgs)
 {
-    struct dp_panda_key_def def;
-    unsigned long long int value;
     struct dp_panda_settings defaults;
-    const char *s;
+    struct dp_panda_key_def def;
 
     dp_panda_key_def(key, &def);
-    s = smap_get(other_config, def.name);
-    if (!s) {
-        dp_panda_default_settings(&defaults);
-        value = dp_panda_setting(&defaults, key);
-    } else if (!isdigit((unsigned char) s[0]) || !str_to_ullong(s, 10, &value)
-               || value < def.min || value > def.max) {
-        dp_panda_refuse(dp, key, s, "not an integer from %llu to %llu%s",
-                        def.min, def.max, def.unit);
-        return;
-    } else {
-        dp_panda_accept(dp, key);
-    }
-    dp_panda_set_setting(new, key, value);
+    dp_panda_default_settings(&defaults);
+    dp_panda_set_setting(new, key,
+                         dp_panda_config_uint(
+                             other_config, def.name, def.min, def.max,
+                             def.unit, dp_panda_setting(&defaults, key),
+                             dp_panda_setting(&dp->settings, key),
+                             &msgs[key]));
 }
 
 /* The value of 'key' in 'other_config' as written, or if it is not set,
@@ -613,13 +653,14 @@ dp_panda_settings_equal(const struct dp_panda_settings *a,
 }
 
 /* Applies other_config:panda-max-connections, panda-idle-timeout,
- * panda-max-policies and panda-max-memory.  Each is checked here, once: a
- * value out of range, or a memory budget that cannot hold one table of
- * that many connections, is refused with a log line naming the key (once
- * per value) and the key keeps its setting; 'ovs-appctl panda/show' lists
- * the refusals in effect.  (dpif-netdev has no path to a status column in
- * the database, and its other settings report the same way: a log line,
- * and the effective value in an ovs-appctl command.)
+ * panda-max-policies, panda-max-memory and panda-histograms.  Each is
+ * checked here, once (dpif-netdev-panda.h, "Datapath other_config keys"):
+ * a value that is not one the key takes, or a memory budget that cannot
+ * hold one table of that many connections, is refused and the key keeps
+ * its setting; 'ovs-appctl panda/show' lists the refusals in effect.
+ * (dpif-netdev has no path to a status column in the database, and its
+ * other settings report the same way: a log line, and the effective value
+ * in an ovs-appctl command.)
  *
  * The connection tables are sized when they are created, so any change
  * forgets them (their counters are lost, their connections counted as
@@ -627,23 +668,26 @@ dp_panda_settings_equal(const struct dp_panda_settings *a,
 void
 dp_panda_set_config(struct dp_panda *dp, const struct smap *other_config)
 {
-    bool histograms = smap_get_bool(other_config, "panda-histograms", true);
+    char *msgs[N_REFUSALS] = { NULL };
     struct dp_panda_settings new;
-    bool old_histograms;
+    bool histograms, old_histograms;
     uint64_t bytes;
     char buf[64];
     int key;
 
-    atomic_read_relaxed(&dp->histograms, &old_histograms);
-    atomic_store_relaxed(&dp->histograms, histograms);
-
     ovs_mutex_lock(&dp->mutex);
+    atomic_read_relaxed(&dp->histograms, &old_histograms);
+    histograms = dp_panda_config_bool(other_config, "panda-histograms", true,
+                                      old_histograms,
+                                      &msgs[REFUSAL_HISTOGRAMS]);
+    atomic_store_relaxed(&dp->histograms, histograms);
     if (histograms != old_histograms) {
         dp_panda_set_flow_hists(dp);
     }
+
     new = dp->settings;
     for (key = 0; key < N_KEYS; key++) {
-        dp_panda_read_key(dp, other_config, key, &new);
+        dp_panda_read_key(dp, other_config, key, &new, msgs);
     }
 
     /* The budget must hold at least one table (the overflow table).  A
@@ -651,25 +695,28 @@ dp_panda_set_config(struct dp_panda *dp, const struct smap *other_config)
      * the budget first. */
     bytes = panda_table_max_bytes(&new.table);
     if (bytes > new.max_memory && new.max_memory != dp->settings.max_memory) {
-        dp_panda_refuse(dp, KEY_MEMORY,
-                        dp_panda_key_text(other_config, KEY_MEMORY, buf,
-                                          sizeof buf),
-                        "cannot hold one connection table of %"PRIu32
-                        " connections (%"PRIu64" MiB: 32 bytes per IPv4 and "
-                        "64 per IPv6 connection)", new.table.capacity,
-                        (bytes + (1 << 20) - 1) >> 20);
+        free(msgs[KEY_MEMORY]);
+        msgs[KEY_MEMORY] = dp_panda_refusal_msg(
+            dp, KEY_MEMORY,
+            dp_panda_key_text(other_config, KEY_MEMORY, buf, sizeof buf),
+            "cannot hold one connection table of %"PRIu32" connections (%"
+            PRIu64" MiB: 32 bytes per IPv4 and 64 per IPv6 connection)",
+            new.table.capacity, (bytes + (1 << 20) - 1) >> 20);
         new.max_memory = dp->settings.max_memory;
     }
     bytes = panda_table_max_bytes(&new.table);
     if (bytes > new.max_memory) {
-        dp_panda_refuse(dp, KEY_CONNECTIONS,
-                        dp_panda_key_text(other_config, KEY_CONNECTIONS, buf,
-                                          sizeof buf),
-                        "a table of that many connections (%"PRIu64" MiB) "
-                        "does not fit in other_config:panda-max-memory "
-                        "(%llu MiB)", (bytes + (1 << 20) - 1) >> 20,
-                        new.max_memory >> 20);
+        free(msgs[KEY_CONNECTIONS]);
+        msgs[KEY_CONNECTIONS] = dp_panda_refusal_msg(
+            dp, KEY_CONNECTIONS,
+            dp_panda_key_text(other_config, KEY_CONNECTIONS, buf, sizeof buf),
+            "a table of that many connections (%"PRIu64" MiB) does not fit"
+            " in other_config:panda-max-memory (%llu MiB)",
+            (bytes + (1 << 20) - 1) >> 20, new.max_memory >> 20);
         new.table.capacity = dp->settings.table.capacity;
+    }
+    for (key = 0; key < N_REFUSALS; key++) {
+        dp_panda_refusal_update(&dp->refused[key], dp->name, msgs[key]);
     }
 
     if (!dp_panda_settings_equal(&new, &dp->settings)) {
@@ -1665,9 +1712,9 @@ dp_panda_show_dp(struct ds *ds, struct dp_panda *dp)
     ds_put_format(ds, "  memory reserved: %.1f MiB of %llu MiB\n",
                   n_tables * (dp->table_bytes / 1048576.0),
                   st->max_memory >> 20);
-    for (key = 0; key < N_KEYS; key++) {
-        if (dp->refused_msg[key]) {
-            ds_put_format(ds, "  refused: %s\n", dp->refused_msg[key]);
+    for (key = 0; key < N_REFUSALS; key++) {
+        if (dp->refused[key].msg) {
+            ds_put_format(ds, "  refused: %s\n", dp->refused[key].msg);
         }
     }
 }

@@ -54,6 +54,48 @@ struct dp_panda *dp_panda_create(const char *dp_name);
 void dp_panda_destroy(struct dp_panda *);
 void dp_panda_set_config(struct dp_panda *, const struct smap *other_config);
 
+/* Datapath other_config keys.
+ *
+ * The datapath's Panda-OVS keys (panda-*, panda-sched-*) are checked where
+ * they enter, one way for all: an integer is decimal digits alone (no
+ * sign, space or suffix) within the key's range, a boolean is "true" or
+ * "false".  A key set to anything else, or to a value that the other keys
+ * do not allow, is refused: it keeps the setting it had, the refusal is
+ * logged once (and again only when it changes), and the show commands
+ * (panda/show, panda-sched/show) list it for as long as it is in effect:
+ * until the key is set to a value in effect, or removed. */
+
+/* A refusal of one key: the message, or NULL. */
+struct dp_panda_refusal {
+    char *msg;
+};
+
+/* Reads integer key 'key' of 'other_config': its value if that is a
+ * decimal integer from 'min' to 'max', 'def' if the key is not set.
+ * Otherwise returns 'current' and stores in '*msgp' a malloc()ed message
+ * naming the key, the value and the range in 'unit' ("", " ms", " MiB"),
+ * for dp_panda_refusal_update(); '*msgp' is left alone if the key is
+ * accepted. */
+unsigned long long int dp_panda_config_uint(const struct smap *other_config,
+                                            const char *key,
+                                            unsigned long long int min,
+                                            unsigned long long int max,
+                                            const char *unit,
+                                            unsigned long long int def,
+                                            unsigned long long int current,
+                                            char **msgp);
+
+/* The same for boolean key 'key'. */
+bool dp_panda_config_bool(const struct smap *other_config, const char *key,
+                          bool def, bool current, char **msgp);
+
+/* Makes 'msg' (malloc()ed, owned by 'r' from now on; NULL: none) the
+ * refusal in effect of a key of datapath 'dp_name', logging it if it
+ * differs from the one in effect before. */
+void dp_panda_refusal_update(struct dp_panda_refusal *r, const char *dp_name,
+                             char *msg);
+void dp_panda_refusal_destroy(struct dp_panda_refusal *);
+
 /* Checks every panda action in 'actions' (inside clone, sample and
  * check_pkt_len too) of a flow about to be put and, unless 'probe',
  * registers their policies.  Returns 0, EINVAL for a malformed action or

@@ -30,6 +30,7 @@
 
 #include "coverage.h"
 #include "dp-packet.h"
+#include "dpif-netdev-panda.h"
 #include "flow.h"
 #include "netdev.h"
 #include "netdev-provider.h"
@@ -68,8 +69,26 @@ COVERAGE_DEFINE(panda_sched_mark);          /* CE written. */
  * held by all the schedulers of a datapath.  Held packets pin receive
  * buffers: an AF_XDP queue's umem has 16384 frames, of which its fill, rx,
  * tx and completion rings may take up to 8192, and a DPDK mempool starts at
- * 16384 mbufs; 10000 leaves each of them room to receive. */
+ * 16384 mbufs; 10000 leaves each of them room to receive.  At most
+ * PANDA_SCHED_MAX_PACKETS, like a port's limit-packets. */
 #define DP_SCHED_DEFAULT_MAX_PACKETS 10000
+
+/* Default of other_config:panda-sched-max-memory, in MiB: the bound on the
+ * memory of all the schedulers of a datapath together (their pools,
+ * panda_sched_memory(); not the packets they hold, which
+ * panda-sched-max-packets bounds).  A scheduler's pools hold a packet node
+ * for each packet it may hold, at most panda-sched-max-packets: with the
+ * default 10000, some 0.55 MiB per port (1.2 MiB with fq_codel at every
+ * level), so 128 MiB holds 200 ports at the largest, and a port's
+ * limit-packets of 2^24 - 1 costs what the datapath may hold. */
+#define DP_SCHED_DEFAULT_MAX_MEMORY_MB 128
+
+/* The datapath's other_config keys, in the order of 'refused'. */
+enum dp_scheds_key {
+    DP_SCHEDS_MAX_PACKETS,
+    DP_SCHEDS_MAX_MEMORY,
+    DP_SCHEDS_N_KEYS
+};
 
 /* panda-sched/show lists at most this many flow queues per port. */
 #define DP_SCHED_SHOW_MAX_FLOWS 64
@@ -80,8 +99,12 @@ struct dp_scheds {
     char *name;                 /* The datapath's name. */
     struct ovs_list scheds;     /* Contains "struct dp_sched"s. */
     uint64_t max_packets;       /* panda-sched-max-packets. */
+    uint64_t max_memory;        /* panda-sched-max-memory, in bytes. */
     struct panda_sched_budget *budget;  /* Shared by 'scheds'. */
     int timerfd;                /* Wakes the main thread to send, or -1. */
+
+    /* Refusals in effect of the keys, for panda-sched/show. */
+    struct dp_panda_refusal refused[DP_SCHEDS_N_KEYS];
 };
 
 /* The scheduler of one port. */
@@ -659,6 +682,52 @@ dp_sched_set_status(struct netdev *netdev, const char *cfg_text,
     smap_destroy(&status);
 }
 
+/* The memory that the schedulers of 'dp' would take with a budget of
+ * 'max_packets' packets, 'except' (if nonnull) left out. */
+static uint64_t
+dp_scheds_memory(const struct dp_scheds *dp, uint64_t max_packets,
+                 const struct dp_sched *except)
+{
+    const struct dp_sched *sched;
+    uint64_t total = 0;
+
+    LIST_FOR_EACH (sched, list_node, &dp->scheds) {
+        if (sched != except) {
+            total += panda_sched_config_memory(&sched->cfg, max_packets);
+        }
+    }
+    return total;
+}
+
+static double
+dp_sched_mib(uint64_t bytes)
+{
+    return bytes / 1048576.0;
+}
+
+/* Checks that a scheduler of 'cfg' for the port that has 'sched' (NULL:
+ * none yet) fits in what the datapath's schedulers may take together.
+ * Returns NULL or a malloc()ed message naming the key. */
+static char *
+dp_scheds_check_memory(const struct dp_scheds *dp,
+                       const struct dp_sched *sched,
+                       const struct panda_sched_config *cfg)
+{
+    uint64_t need = panda_sched_config_memory(cfg, dp->max_packets);
+    uint64_t others = dp_scheds_memory(dp, dp->max_packets, sched);
+
+    if (others + need <= dp->max_memory) {
+        return NULL;
+    }
+    return xasprintf("limit-packets: a scheduler of %"PRIu32" packets (of "
+                     "which the datapath may hold %"PRIu64") takes %.1f MiB,"
+                     " and the datapath's other schedulers %.1f MiB: more "
+                     "than Open_vSwitch other_config:panda-sched-max-memory"
+                     " (%"PRIu64" MiB)", cfg->limit_packets,
+                     dp->max_packets, dp_sched_mib(need),
+                     dp_sched_mib(others), dp->max_memory >> 20);
+}
+
 struct dp_sched *
 dp_sched_update(struct dp_scheds *dp, struct dp_sched *sched,
                 struct netdev *netdev)
@@ -697,6 +766,11 @@ dp_sched_update(struct dp_scheds *dp, struct dp_sched *sched,
         return sched;
     }
 
+    error = dp_scheds_check_memory(dp, sched, &cfg);
+    if (error) {
+        free(cfg_text);
+        goto refused;
+    }
     core = dp_sched_create_core(netdev, &cfg, dp->budget, &error);
     if (!core) {
         free(cfg_text);
@@ -823,6 +897,7 @@ dp_scheds_create(const char *dp_name)
     dp->name = xstrdup(dp_name);
     ovs_list_init(&dp->scheds);
     dp->max_packets = DP_SCHED_DEFAULT_MAX_PACKETS;
+    dp->max_memory = (uint64_t) DP_SCHED_DEFAULT_MAX_MEMORY_MB << 20;
     dp->budget = panda_sched_budget_create(dp->max_packets);
     if (!dp->budget) {
         out_of_memory();
@@ -847,26 +922,83 @@ dp_scheds_destroy(struct dp_scheds *dp)
         if (dp->timerfd >= 0) {
             close(dp->timerfd);
         }
+        for (int i = 0; i < DP_SCHEDS_N_KEYS; i++) {
+            dp_panda_refusal_destroy(&dp->refused[i]);
+        }
         free(dp->name);
         free(dp);
     }
 }
 
+/* The largest panda-sched-max-memory: the machine's memory, in MiB. */
+static unsigned long long int
+dp_scheds_max_memory_mb(void)
+{
+    long long int pages = sysconf(_SC_PHYS_PAGES);
+    long long int page_size = sysconf(_SC_PAGESIZE);
+
+    return pages > 0 && page_size > 0 ? (pages * page_size) >> 20 : 1 << 20;
+}
+
+/* Applies other_config:panda-sched-max-packets and panda-sched-max-memory,
+ * checked as every datapath key is (dpif-netdev-panda.h, "Datapath
+ * other_config keys"): a value that is not an integer in range, a memory
+ * bound below what the schedulers hold, or a packet bound for which their
+ * pools would not fit in it is refused, and the key keeps its setting. */
 void
 dp_scheds_set_config(struct dp_scheds *dp, const struct smap *other_config)
 {
-    unsigned long long int max = smap_get_ullong(other_config,
-                                                 "panda-sched-max-packets",
-                                                 DP_SCHED_DEFAULT_MAX_PACKETS);
+    char *msgs[DP_SCHEDS_N_KEYS] = { NULL };
     struct panda_sched_budget *budget;
     struct panda_sched **cores;
     struct dp_sched *sched;
+    unsigned long long int max, mem_mb;
+    uint64_t mem, need;
     size_t n = 0;
 
-    if (!max) {
-        VLOG_WARN("other_config:panda-sched-max-packets: must be at least 1;"
-                  " using %d", DP_SCHED_DEFAULT_MAX_PACKETS);
-        max = DP_SCHED_DEFAULT_MAX_PACKETS;
+    max = dp_panda_config_uint(other_config, "panda-sched-max-packets", 1,
+                               PANDA_SCHED_MAX_PACKETS, "",
+                               DP_SCHED_DEFAULT_MAX_PACKETS, dp->max_packets,
+                               &msgs[DP_SCHEDS_MAX_PACKETS]);
+    mem_mb = dp_panda_config_uint(other_config, "panda-sched-max-memory", 1,
+                                  dp_scheds_max_memory_mb(), " MiB",
+                                  DP_SCHED_DEFAULT_MAX_MEMORY_MB,
+                                  dp->max_memory >> 20,
+                                  &msgs[DP_SCHEDS_MAX_MEMORY]);
+    mem = (uint64_t) mem_mb << 20;
+
+    /* A bound on memory below what the schedulers take now: refused. */
+    need = dp_scheds_memory(dp, dp->max_packets, NULL);
+    if (mem != dp->max_memory && need > mem) {
+        free(msgs[DP_SCHEDS_MAX_MEMORY]);
+        msgs[DP_SCHEDS_MAX_MEMORY] = xasprintf(
+            "other_config:panda-sched-max-memory=\"%s\": the schedulers "
+            "take %.1f MiB; keeping %"PRIu64" MiB",
+            smap_get_def(other_config, "panda-sched-max-memory",
+                         "(default)"),
+            dp_sched_mib(need), dp->max_memory >> 20);
+        mem = dp->max_memory;
+    }
+    /* A bound on packets for which the schedulers' pools would not fit. */
+    need = dp_scheds_memory(dp, max, NULL);
+    if (max != dp->max_packets && need > mem) {
+        free(msgs[DP_SCHEDS_MAX_PACKETS]);
+        msgs[DP_SCHEDS_MAX_PACKETS] = xasprintf(
+            "other_config:panda-sched-max-packets=\"%s\": the schedulers "
+            "would take %.1f MiB, more than panda-sched-max-memory (%"PRIu64
+            " MiB); keeping %"PRIu64,
+            smap_get_def(other_config, "panda-sched-max-packets",
+                         "(default)"),
+            dp_sched_mib(need), mem >> 20, dp->max_packets);
+        max = dp->max_packets;
+    }
+    for (int i = 0; i < DP_SCHEDS_N_KEYS; i++) {
+        dp_panda_refusal_update(&dp->refused[i], dp->name, msgs[i]);
+    }
+    if (mem != dp->max_memory) {
+        dp->max_memory = mem;
+        VLOG_INFO("%s: panda-sched schedulers take at most %"PRIu64" MiB",
+                  dp->name, mem >> 20);
     }
     if (max == dp->max_packets) {
         return;
@@ -988,6 +1120,33 @@ dp_sched_show(struct ds *ds, struct dp_sched *sched)
     ovs_mutex_unlock(&sched->mutex);
 }
 
+/* The datapath's bounds, what its schedulers take of them, and the
+ * refusals in effect of its keys; nothing if it has neither schedulers
+ * nor refusals. */
+static void
+dp_scheds_show(struct ds *ds, const struct dp_scheds *dp)
+    OVS_REQUIRES(dp_scheds_mutex)
+{
+    bool refused = false;
+
+    for (int i = 0; i < DP_SCHEDS_N_KEYS; i++) {
+        refused |= dp->refused[i].msg != NULL;
+    }
+    if (ovs_list_is_empty(&dp->scheds) && !refused) {
+        return;
+    }
+    ds_put_format(ds, "datapath %s: held %"PRIu64" of %"PRIu64" packets, "
+                  "schedulers' memory %.1f of %"PRIu64" MiB\n", dp->name,
+                  panda_sched_budget_held(dp->budget), dp->max_packets,
+                  dp_sched_mib(dp_scheds_memory(dp, dp->max_packets, NULL)),
+                  dp->max_memory >> 20);
+    for (int i = 0; i < DP_SCHEDS_N_KEYS; i++) {
+        if (dp->refused[i].msg) {
+            ds_put_format(ds, "  refused: %s\n", dp->refused[i].msg);
+        }
+    }
+}
+
 static int
 dp_sched_compare_by_name(const void *a_, const void *b_)
 {
@@ -1012,6 +1171,10 @@ dp_sched_unixctl_show(struct unixctl_conn *conn, int argc,
         size_t n = ovs_list_size(&dp->scheds), i = 0;
         struct dp_sched **scheds = xmalloc(MAX(n, 1) * sizeof *scheds);
         struct dp_sched *sched;
+
+        if (!port) {
+            dp_scheds_show(&ds, dp);
+        }
 
         LIST_FOR_EACH (sched, list_node, &dp->scheds) {
             scheds[i++] = sched;
