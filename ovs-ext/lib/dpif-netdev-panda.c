@@ -45,6 +45,7 @@
 #include "openvswitch/dynamic-string.h"
 #include "openvswitch/geneve.h"
 #include "openvswitch/list.h"
+#include "openvswitch/poll-loop.h"
 #include "openvswitch/vlog.h"
 #include "ovs-rcu.h"
 #include "ovs-thread.h"
@@ -68,6 +69,8 @@ COVERAGE_DEFINE(panda_too_many_ids);    /* Flow puts refused: more than
                                          * DP_PANDA_MAX_IDS policy ids. */
 COVERAGE_DEFINE(panda_unregistered);    /* Batches whose policy no flow put
                                          * registered: checked on the spot. */
+COVERAGE_DEFINE(panda_id_forgotten);    /* Policy ids no flow used for the
+                                         * grace period. */
 
 /* How many policies (distinct wire bodies) are kept per policy id.  A flow
  * put registers its policy as the most recent; the oldest beyond this many
@@ -177,6 +180,16 @@ struct dp_panda_table {
     /* Packets per level under a rule kind (app, match, length), which
      * keeps no table to count them in.  Relaxed atomic adds. */
     atomic_ullong rule_packets[PANDA_MAX_LEVELS];
+
+    /* Datapath flows whose actions use the id (dp_panda_flow_ref()), and,
+     * while there are none, since when: the id is forgotten a grace period
+     * later (dp_panda_run()).  Creating the id or registering a policy for
+     * it starts the period again, so that a flow being put finds it.
+     * Under dp_panda's 'mutex'. */
+    size_t n_flows;
+    long long int unused_since;
+    bool forgotten;             /* No longer in 'tables': a thread that
+                                 * found it before attaches no table. */
 };
 
 /* What other_config sets, once validated. */
@@ -225,6 +238,10 @@ struct dp_panda {
     /* The refusal in effect of each other_config key, for panda/show (and
      * so that it is logged once, not at every reconfiguration). */
     struct dp_panda_refusal refused[N_REFUSALS];
+
+    /* When the first policy id that no flow uses (dp_panda_table's
+     * 'n_flows' is 0) is due to be forgotten (dp_panda_run()). */
+    atomic_llong next_sweep;    /* LLONG_MAX: none. */
 };
 
 static struct ovs_mutex dp_pandas_mutex = OVS_MUTEX_INITIALIZER;
@@ -270,6 +287,7 @@ dp_panda_create(const char *dp_name)
     ovs_mutex_init(&dp->mutex);
     cmap_init(&dp->tables);
     atomic_init(&dp->histograms, true);
+    atomic_init(&dp->next_sweep, LLONG_MAX);
     dp_panda_default_settings(&dp->settings);
     dp->table_bytes = panda_table_max_bytes(&dp->settings.table);
 
@@ -749,6 +767,37 @@ dp_panda_lookup(const struct dp_panda *dp, uint32_t id)
     return NULL;
 }
 
+/* How long a policy id that no flow uses is kept: its connections' idle
+ * timeout, as long as their counters would live without packets, but at
+ * least DP_PANDA_MIN_GRACE_MS: a flow put registers its ids before the
+ * flow is created, and the id must still be there then. */
+#define DP_PANDA_MIN_GRACE_MS 10000
+static long long int
+dp_panda_grace_ms(const struct dp_panda *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    long long int idle = (dp->settings.table.idle_timeout_ms
+                          ? dp->settings.table.idle_timeout_ms
+                          : PANDA_TABLE_DEFAULT_IDLE_MS);
+
+    return MAX(idle, DP_PANDA_MIN_GRACE_MS);
+}
+
+/* Starts the grace period of 't' again, if no flow uses it. */
+static void
+dp_panda_touch(struct dp_panda *dp, struct dp_panda_table *t)
+    OVS_REQUIRES(dp->mutex)
+{
+    if (!t->n_flows) {
+        long long int next;
+
+        t->unused_since = time_msec();
+        atomic_read_relaxed(&dp->next_sweep, &next);
+        next = MIN(next, t->unused_since + dp_panda_grace_ms(dp));
+        atomic_store_relaxed(&dp->next_sweep, next);
+    }
+}
+
 /* Returns the state of policy 'id', created (without a table) if needed,
  * or NULL if there are DP_PANDA_MAX_IDS ids already. */
 static struct dp_panda_table *
@@ -778,6 +827,8 @@ dp_panda_get_id(struct dp_panda *dp, uint32_t id)
     for (i = 0; i < PANDA_MAX_LEVELS; i++) {
         atomic_init(&t->rule_packets[i], 0);
     }
+    t->n_flows = 0;
+    dp_panda_touch(dp, t);
     cmap_insert(&dp->tables, &t->node, hash_int(id, 0));
     dp->n_ids++;
     return t;
@@ -931,7 +982,7 @@ dp_panda_get_table(struct dp_panda *dp, struct dp_panda_table *t,
     if (OVS_UNLIKELY(!table)) {
         ovs_mutex_lock(&dp->mutex);
         table = ovsrcu_get_protected(struct panda_table *, &t->table);
-        if (!table) {
+        if (!table && !t->forgotten) {
             table = dp_panda_attach(dp, t);
         }
         ovs_mutex_unlock(&dp->mutex);
@@ -994,6 +1045,7 @@ dp_panda_put_action(struct dp_panda *dp, const struct nlattr *a, bool probe)
         return ENOSPC;
     }
     dp_panda_register(t, nl_attr_get(a), nl_attr_get_size(a), &policy);
+    dp_panda_touch(dp, t);
     return 0;
 }
 
@@ -1061,6 +1113,180 @@ dp_panda_flow_put(struct dp_panda *dp, const struct nlattr *actions,
     error = dp_panda_put_actions(dp, actions, actions_len, probe);
     ovs_mutex_unlock(&dp->mutex);
     return error;
+}
+
+/* Flows per policy id. */
+
+/* Adds 'delta' to the flows of the id of the panda action 'a'. */
+static void
+dp_panda_ref_action(struct dp_panda *dp, const struct nlattr *a, int delta)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_panda_table *t;
+
+    if (nl_attr_get_size(a) < PANDA_WIRE_LEN) {
+        return;                 /* Malformed: the put refused it. */
+    }
+    t = dp_panda_lookup(dp, panda_wire_id(nl_attr_get(a)));
+    if (!t || (delta < 0 && !t->n_flows)) {
+        /* A probe's flow, whose put registers nothing, so that a feature
+         * probe leaves no id behind.  (The put of any other flow has just
+         * registered its id, and the grace period, at least
+         * DP_PANDA_MIN_GRACE_MS, keeps it until the flow is created.) */
+        return;
+    }
+    t->n_flows += delta;
+    if (!t->n_flows) {
+        dp_panda_touch(dp, t);
+    }
+}
+
+/* Calls dp_panda_ref_action() on every panda action in 'actions' (inside
+ * clone, sample and check_pkt_len too). */
+static void
+dp_panda_ref_actions(struct dp_panda *dp, const struct nlattr *actions,
+                     size_t actions_len, int delta)
+    OVS_REQUIRES(dp->mutex)
+{
+    const struct nlattr *a, *nested;
+    size_t left, nleft;
+
+    NL_ATTR_FOR_EACH (a, left, actions, actions_len) {
+        switch (nl_attr_type(a)) {
+        case OVS_ACTION_ATTR_PANDA:
+            dp_panda_ref_action(dp, a, delta);
+            break;
+
+        case OVS_ACTION_ATTR_CLONE:
+            dp_panda_ref_actions(dp, nl_attr_get(a), nl_attr_get_size(a),
+                                 delta);
+            break;
+
+        case OVS_ACTION_ATTR_SAMPLE:
+            nested = nl_attr_find_nested(a, OVS_SAMPLE_ATTR_ACTIONS);
+            if (nested) {
+                dp_panda_ref_actions(dp, nl_attr_get(nested),
+                                     nl_attr_get_size(nested), delta);
+            }
+            break;
+
+        case OVS_ACTION_ATTR_CHECK_PKT_LEN:
+            NL_NESTED_FOR_EACH (nested, nleft, a) {
+                uint16_t type = nl_attr_type(nested);
+
+                if (type == OVS_CHECK_PKT_LEN_ATTR_ACTIONS_IF_GREATER
+                    || type == OVS_CHECK_PKT_LEN_ATTR_ACTIONS_IF_LESS_EQUAL) {
+                    dp_panda_ref_actions(dp, nl_attr_get(nested),
+                                         nl_attr_get_size(nested), delta);
+                }
+            }
+            break;
+
+        default:
+            break;
+        }
+    }
+}
+
+/* True if 'actions' may hold a panda action: one of its own, or nested
+ * actions, which dp_panda_ref_actions() looks into. */
+static bool
+dp_panda_may_have_action(const struct nlattr *actions, size_t actions_len)
+{
+    const struct nlattr *a;
+    size_t left;
+
+    NL_ATTR_FOR_EACH (a, left, actions, actions_len) {
+        switch (nl_attr_type(a)) {
+        case OVS_ACTION_ATTR_PANDA:
+        case OVS_ACTION_ATTR_CLONE:
+        case OVS_ACTION_ATTR_SAMPLE:
+        case OVS_ACTION_ATTR_CHECK_PKT_LEN:
+            return true;
+        default:
+            break;
+        }
+    }
+    return false;
+}
+
+void
+dp_panda_flow_ref(struct dp_panda *dp, const struct nlattr *actions,
+                  size_t actions_len, int delta)
+{
+    /* Flows without a panda action, most of a datapath's flows where
+     * Panda is not in use, take no lock. */
+    if (dp_panda_may_have_action(actions, actions_len)) {
+        ovs_mutex_lock(&dp->mutex);
+        dp_panda_ref_actions(dp, actions, actions_len, delta);
+        ovs_mutex_unlock(&dp->mutex);
+    }
+}
+
+/* Forgets 't', which no flow uses.  Threads that found it before keep
+ * using it until they quiesce. */
+static void
+dp_panda_forget(struct dp_panda *dp, struct dp_panda_table *t)
+    OVS_REQUIRES(dp->mutex)
+{
+    if (ovsrcu_get_protected(struct panda_table *, &t->table)) {
+        if (t->shared) {
+            dp->n_shared--;
+        } else {
+            dp->n_own--;
+        }
+    }
+    t->forgotten = true;
+    cmap_remove(&dp->tables, &t->node, hash_int(t->id, 0));
+    ovsrcu_postpone(dp_panda_table_free, t);
+    dp->n_ids--;
+    COVERAGE_INC(panda_id_forgotten);
+}
+
+void
+dp_panda_run(struct dp_panda *dp)
+{
+    static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(1, 5);
+    long long int now = time_msec(), next;
+    struct dp_panda_table *t;
+    long long int grace;
+    size_t n = 0;
+
+    atomic_read_relaxed(&dp->next_sweep, &next);
+    if (now < next) {
+        return;
+    }
+    ovs_mutex_lock(&dp->mutex);
+    grace = dp_panda_grace_ms(dp);
+    next = LLONG_MAX;
+    CMAP_FOR_EACH (t, node, &dp->tables) {
+        if (t->n_flows) {
+            continue;
+        }
+        if (now - t->unused_since >= grace) {
+            dp_panda_forget(dp, t);
+            n++;
+        } else {
+            next = MIN(next, t->unused_since + grace);
+        }
+    }
+    atomic_store_relaxed(&dp->next_sweep, next);
+    if (n) {
+        VLOG_INFO_RL(&rl, "%s: %"PRIuSIZE" panda policy ids forgotten: no "
+                     "flow used them for %lld ms", dp->name, n, grace);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+}
+
+void
+dp_panda_wait(struct dp_panda *dp)
+{
+    long long int next;
+
+    atomic_read_relaxed(&dp->next_sweep, &next);
+    if (next != LLONG_MAX) {
+        poll_timer_wait_until(next);
+    }
 }
 
 /* Returns the registered policy of 't' whose wire body is 'body', or NULL.

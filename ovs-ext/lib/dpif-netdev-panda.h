@@ -54,6 +54,26 @@ struct dp_panda *dp_panda_create(const char *dp_name);
 void dp_panda_destroy(struct dp_panda *);
 void dp_panda_set_config(struct dp_panda *, const struct smap *other_config);
 
+/* Policy ids are forgotten when no flow uses them.  The datapath counts,
+ * per policy id, the flows whose actions have a panda action of that id:
+ * call dp_panda_flow_ref() with +1 when a flow gets 'actions' (created,
+ * or modified to them) and with -1 when it loses them (removed, or
+ * modified to others).  An id that no flow has used for a grace period is
+ * forgotten with its connection table, its histograms and its registered
+ * policies (dp_panda_run(), main thread; dp_panda_wait() wakes it for
+ * that).  The grace period is the connections' idle timeout
+ * (other_config:panda-idle-timeout, or its default if that is 0), and at
+ * least 10 s, so that a flow deleted and put again (a datapath flow idle
+ * for max-idle and then needed again, a revalidated flow) finds its
+ * connections' counters as long as they would have lived anyway.  A
+ * flow's id must have been registered by its put (dp_panda_flow_put());
+ * a flow whose id is not known (a feature probe's, whose put registers
+ * nothing) is not counted. */
+void dp_panda_flow_ref(struct dp_panda *, const struct nlattr *actions,
+                       size_t actions_len, int delta);
+void dp_panda_run(struct dp_panda *);
+void dp_panda_wait(struct dp_panda *);
+
 /* Datapath other_config keys.
  *
  * The datapath's Panda-OVS keys (panda-*, panda-sched-*) are checked where
