@@ -15,7 +15,8 @@ EXTRA_DIST += python/launcher.in python/install_paths.py.in \
 
 # pandaovs/install_paths.py: the directories of this installation, so that
 # the installed package finds its programs, the policy library and the
-# CDFs without a checkout (pandaovs.paths).
+# CDFs without a checkout (pandaovs.paths); pandaovs/git-commit.txt: the
+# commit the programs were built from, for --version (pandaovs.cli).
 install-data-local: install-pandaovs-python
 install-pandaovs-python:
 	@set -e; for f in $(PANDAOVS_PY); do \
@@ -25,7 +26,10 @@ install-pandaovs-python:
 	$(SED) -e "s|@PYTHONDIR@|$(pandaovs_pythondir)|g" \
 	    -e "s|@BINDIR@|$(bindir)|g" -e "s|@PKGLIBDIR@|$(pkglibdir)|g" \
 	    -e "s|@CDFDIR@|$(cdfdir)|g" $(srcdir)/python/install_paths.py.in \
-	    > "$(DESTDIR)$(pandaovs_pythondir)/pandaovs/install_paths.py"
+	    > "$(DESTDIR)$(pandaovs_pythondir)/pandaovs/install_paths.py"; \
+	$(SED) -n 's/^#define CLI_GIT_COMMIT "\(.*\)"$$/\1/p' \
+	    lib/cli/git-commit.h \
+	    > "$(DESTDIR)$(pandaovs_pythondir)/pandaovs/git-commit.txt"
 
 install-exec-local: install-pandaovs-commands
 install-pandaovs-commands:

@@ -36,9 +36,16 @@ _TOP = os.path.dirname(os.path.dirname(os.path.dirname(
 
 
 def git_commit():
-    """The commit the package comes from: 12 hex digits ("-dirty" when
-    tracked files differ), from the source tree it runs in, else from the
-    file the installation wrote beside the package, else "unknown"."""
+    """The commit the package comes from: from the file the installation
+    wrote beside the package (python/automake.mk), else from the source
+    tree it runs in (12 hex digits, "-dirty" when tracked files differ),
+    else "unknown"."""
+    try:
+        with open(os.path.join(os.path.dirname(__file__),
+                               "git-commit.txt")) as f:
+            return f.read().strip() or "unknown"
+    except OSError:
+        pass
     try:
         res = subprocess.run(
             ["git", "-C", _TOP, "rev-parse", "--short=12", "HEAD"],
@@ -52,12 +59,7 @@ def git_commit():
             return commit + ("-dirty" if st.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         pass
-    try:
-        with open(os.path.join(os.path.dirname(__file__),
-                               "git-commit.txt")) as f:
-            return f.read().strip() or "unknown"
-    except OSError:
-        return "unknown"
+    return "unknown"
 
 
 def version_string(prog):

@@ -38,7 +38,7 @@ C_PROGRAMS = [
 # (name --version prints, path relative to the source tree)
 PY_PROGRAMS = [
     ("panda-qos", "tools/panda-qos"),
-    ("panda_controller.py", "openflow/controller/panda_controller.py"),
+    ("panda-controller", "openflow/controller/panda_controller.py"),
     ("testbed/run.py", "testbed/run.py"),
     ("testbed/workload_switch.py", "testbed/workload_switch.py"),
     ("mininet/run.py", "mininet/run.py"),

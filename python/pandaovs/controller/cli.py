@@ -238,7 +238,7 @@ def _listen_args(args):
 
 def main(argv=None):
     ap = cli.ArgumentParser(
-        prog="panda_controller.py",
+        prog="panda-controller",
         description="Push Panda policies to Open vSwitch bridges over "
                     "OpenFlow 1.3 (os-ken).")
     sub = ap.add_subparsers(dest="command", required=True)
