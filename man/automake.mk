@@ -14,7 +14,7 @@ PANDA_MAN_C = \
 	load_generator/panda-adp-server \
 	load_generator/panda-adp-client
 if HAVE_BPF
-PANDA_MAN_C += bpf/panda-cc
+PANDA_MAN_C += bpf/panda-cc bpf/panda-bpf
 endif
 # PAGE:LAUNCHER (relative to the source tree)
 PANDA_MAN_PY = \
