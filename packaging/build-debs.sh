@@ -83,6 +83,9 @@ if [ -f "$tree/.snapshot-files" ]; then
         | (cd "$tree" && while IFS= read -r f; do rm -f -- "$f"; done)
 fi
 mv "$stage.files" "$tree/.snapshot-files"
+# The commit the programs' --version names (build-aux/git-commit.sh reads
+# it where there is no .git).
+echo "$hash$( [ "$snap" = HEAD ] || echo -dirty)" > "$tree/.git-commit"
 # debian/ is the packaging directory, afresh every time (no debhelper
 # state from the previous run), with its changelog.
 rsync --recursive --links --perms --delete "$stage/packaging/debian/" "$tree/debian/"

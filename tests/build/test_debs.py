@@ -3,10 +3,13 @@
 Needs the .deb files: tests/run.sh builds them into $PANDA_DEB_DIR before
 pytest; by hand, packaging/build-debs.sh (default output _build-deb/).
 Checks lintian, the contents (everything under the project's own
-prefix directories, the programs an operator needs present and runnable),
-the versions, and that the packages unpack beside Debian's
-openvswitch-common with no shared file (a real dpkg unpack into a
-scratch root) and share no path with openvswitch-switch.
+prefix directories but for OVS's bash completion, the programs
+an operator needs present and runnable, their manual pages built by
+help2man), the dependencies (dh-python's, os-ken for the controller), that
+no maintainer script enables or starts a service, the versions, and that
+the packages unpack beside Debian's openvswitch-common with no shared file
+(a real dpkg unpack into a scratch root) and share no path with
+openvswitch-switch.
 """
 
 import glob
@@ -20,22 +23,32 @@ from pandaovs import paths
 
 DEB_DIR = os.environ.get("PANDA_DEB_DIR", os.path.join(paths.TOP,
                                                        "_build-deb"))
-PACKAGES = ("panda-openvswitch", "panda-ovs-tools")
+PACKAGES = ("panda-openvswitch", "panda-ovs-tools", "panda-controller")
 # Where the packages may put files: the add-on prefix and its /etc and /var
-# directories (FHS 3.13), and Debian's per-package files (documentation,
-# lintian overrides), checked below to be named after their package.
+# directories (FHS 3.13), OVS's bash completion where bash-completion
+# looks, and Debian's per-package files (documentation, lintian overrides,
+# dh_python3's hook), checked below to be named after their package.
 ALLOWED = ("/opt/panda-ovs/", "/etc/opt/panda-ovs/", "/var/opt/panda-ovs/",
+           "/usr/share/bash-completion/completions/ovs-",
+           "/usr/share/python3/runtime.d/",
            "/usr/share/doc/", "/usr/share/lintian/overrides/")
+# The manual page (help2man, man/automake.mk) of every program of a
+# package, compressed (debian/rules: dh_compress).
+MAN1 = "/opt/panda-ovs/share/man/man1/%s.1.gz"
 EXPECTED = {
     "panda-openvswitch": [
         "/opt/panda-ovs/sbin/ovs-vswitchd", "/opt/panda-ovs/sbin/ovsdb-server",
         "/opt/panda-ovs/bin/ovs-vsctl", "/opt/panda-ovs/bin/ovs-ofctl",
         "/opt/panda-ovs/bin/ovs-appctl", "/opt/panda-ovs/bin/ovsdb-tool",
         "/opt/panda-ovs/share/openvswitch/vswitch.ovsschema",
+        "/usr/share/bash-completion/completions/ovs-appctl",
+        "/usr/share/bash-completion/completions/ovs-vsctl",
+    ],
+    "panda-controller": [
+        "/opt/panda-ovs/bin/panda-controller", MAN1 % "panda-controller",
     ],
     "panda-ovs-tools": [
         "/opt/panda-ovs/bin/panda-model", "/opt/panda-ovs/bin/panda-qos",
-        "/opt/panda-ovs/bin/panda-controller",
         "/opt/panda-ovs/bin/panda-fg-server",
         "/opt/panda-ovs/bin/panda-fg-client",
         "/opt/panda-ovs/bin/panda-mc-client",
@@ -111,17 +124,64 @@ def test_contents_stay_in_their_prefix(debs):
         assert not stray, "%s installs outside its prefix: %s" % (pkg, stray)
         missing = [p for p in EXPECTED[pkg] if p not in files]
         assert not missing, "%s lacks %s" % (pkg, missing)
-        for d in ("/usr/share/doc/", "/usr/share/lintian/overrides/"):
+        for d in ("/usr/share/doc/", "/usr/share/lintian/overrides/",
+                  "/usr/share/python3/runtime.d/"):
             assert not [p for p in files if p.startswith(d) and files[p] != "d"
                         and not p.startswith(d + pkg)], pkg
-    # No maintainer script starts anything: panda-openvswitch has only the
-    # purge cleanup, the tools none.
+    # Every program has its manual page, in the program's package.
     for pkg, deb in debs.items():
-        ctrl = subprocess.run(["dpkg-deb", "-I", deb], check=True,
-                              capture_output=True, text=True).stdout
-        scripts = set(re.findall(r"\b(preinst|postinst|prerm|postrm)\b", ctrl))
-        assert scripts <= ({"postrm"} if pkg == "panda-openvswitch" else set()), \
-            (pkg, scripts)
+        files = contents(deb)
+        for prog in [p for p in files if p.startswith("/opt/panda-ovs/bin/"
+                                                      "panda-")]:
+            assert MAN1 % os.path.basename(prog) in files, (pkg, prog)
+
+
+def test_maintainer_scripts_start_nothing(debs, tmp_path):
+    """No maintainer script starts, stops or enables a service: what they
+    do is dh_python3's byte-compiling and panda-openvswitch's purge
+    cleanup."""
+    for pkg, deb in debs.items():
+        d = tmp_path / pkg
+        subprocess.run(["dpkg-deb", "-e", deb, str(d)], check=True)
+        for name in ("preinst", "postinst", "prerm", "postrm"):
+            path = d / name
+            if not path.exists():
+                continue
+            text = path.read_text()
+            # deb-systemd-invoke and invoke-rc.d only start, stop or
+            # restart; of systemctl, only daemon-reload (reading the units'
+            # files anew, no unit started) may be there.
+            for bad in ("deb-systemd-invoke", "invoke-rc.d"):
+                assert bad not in text, (pkg, name, bad)
+            assert not re.findall(r"systemctl(?![^\n]*daemon-reload)[^\n]*",
+                                  text), (pkg, name)
+            lines = text.splitlines()
+            for i, line in enumerate(lines):
+                if "deb-systemd-helper enable" in line:
+                    assert "was-enabled" in "".join(lines[max(0, i - 3):i]), \
+                        (pkg, name, line)
+
+
+def test_dependencies(debs, tmp_path):
+    """dh-python's interpreter dependency and byte-compiling for the
+    Python of both packages that carry some (pandaovs, OVS's library),
+    os-ken for the controller only."""
+    tools = field(debs["panda-ovs-tools"], "Depends")
+    assert re.search(r"\bpython3(:any)?\b", tools), tools
+    for pkg, pydir in (("panda-ovs-tools", "/opt/panda-ovs/lib/panda-ovs/"
+                        "python"),
+                       ("panda-openvswitch", "/opt/panda-ovs/share/"
+                        "openvswitch/python")):
+        assert re.search(r"\bpython3(:any)?\b",
+                         field(debs[pkg], "Depends")), pkg
+        d = tmp_path / pkg
+        subprocess.run(["dpkg-deb", "-e", debs[pkg], str(d)], check=True)
+        postinst = (d / "postinst").read_text()
+        assert re.search(r"py3compile .*%s" % re.escape(pydir), postinst), \
+            (pkg, postinst)
+    assert "os-ken" not in tools
+    ctl = field(debs["panda-controller"], "Depends")
+    assert "python3-os-ken" in ctl and "panda-ovs-tools" in ctl, ctl
 
 
 def test_programs_run_from_the_package(debs, tmp_path):
