@@ -3,7 +3,7 @@
 Needs the .deb files: tests/run.sh builds them into $PANDA_DEB_DIR before
 pytest; by hand, packaging/build-debs.sh (default output _build-deb/).
 Checks lintian, the contents (everything under the project's own
-prefix directories but for OVS's bash completion, the programs
+prefix directories but for the OVS units and bash completion, the programs
 an operator needs present and runnable, their manual pages built by
 help2man), the dependencies (dh-python's, os-ken for the controller), that
 no maintainer script enables or starts a service, the versions, and that
@@ -25,10 +25,12 @@ DEB_DIR = os.environ.get("PANDA_DEB_DIR", os.path.join(paths.TOP,
                                                        "_build-deb"))
 PACKAGES = ("panda-openvswitch", "panda-ovs-tools", "panda-controller")
 # Where the packages may put files: the add-on prefix and its /etc and /var
-# directories (FHS 3.13), OVS's bash completion where bash-completion
-# looks, and Debian's per-package files (documentation, lintian overrides,
-# dh_python3's hook), checked below to be named after their package.
+# directories (FHS 3.13), the OVS units (named panda-*) and OVS's bash
+# completion where systemd and bash-completion look, and Debian's
+# per-package files (documentation, lintian overrides, dh_python3's hook),
+# checked below to be named after their package.
 ALLOWED = ("/opt/panda-ovs/", "/etc/opt/panda-ovs/", "/var/opt/panda-ovs/",
+           "/lib/systemd/system/panda-",
            "/usr/share/bash-completion/completions/ovs-",
            "/usr/share/python3/runtime.d/",
            "/usr/share/doc/", "/usr/share/lintian/overrides/")
@@ -41,6 +43,9 @@ EXPECTED = {
         "/opt/panda-ovs/bin/ovs-vsctl", "/opt/panda-ovs/bin/ovs-ofctl",
         "/opt/panda-ovs/bin/ovs-appctl", "/opt/panda-ovs/bin/ovsdb-tool",
         "/opt/panda-ovs/share/openvswitch/vswitch.ovsschema",
+        "/lib/systemd/system/panda-ovsdb-server.service",
+        "/lib/systemd/system/panda-ovs-vswitchd.service",
+        "/opt/panda-ovs/libexec/panda-ovs/db-prepare",
         "/usr/share/bash-completion/completions/ovs-appctl",
         "/usr/share/bash-completion/completions/ovs-vsctl",
     ],
@@ -137,8 +142,11 @@ def test_contents_stay_in_their_prefix(debs):
 
 
 def test_maintainer_scripts_start_nothing(debs, tmp_path):
-    """No maintainer script starts, stops or enables a service: what they
-    do is dh_python3's byte-compiling and panda-openvswitch's purge
+    """The units are installed inert (dh_installsystemd --no-enable
+    --no-start --no-stop-on-upgrade): no maintainer script starts, stops
+    or enables a service (an administrator's enabling is kept across an
+    upgrade, debhelper's was-enabled check); what they do is debhelper's
+    bookkeeping, dh_python3's byte-compiling and panda-openvswitch's purge
     cleanup."""
     for pkg, deb in debs.items():
         d = tmp_path / pkg
@@ -160,6 +168,26 @@ def test_maintainer_scripts_start_nothing(debs, tmp_path):
                 if "deb-systemd-helper enable" in line:
                     assert "was-enabled" in "".join(lines[max(0, i - 3):i]), \
                         (pkg, name, line)
+
+
+def test_units_start_packaged_programs(debs, tmp_path):
+    """Each OVS unit's commands are programs of the packages, at the
+    paths the units name, and the vswitchd unit needs the database's."""
+    subprocess.run(["dpkg-deb", "-x", debs["panda-openvswitch"],
+                    str(tmp_path)], check=True)
+    units = sorted((tmp_path / "lib/systemd/system").glob("panda-*.service"))
+    assert [u.name for u in units] == ["panda-ovs-vswitchd.service",
+                                       "panda-ovsdb-server.service"]
+    for unit in units:
+        text = unit.read_text().replace("\\\n", " ")
+        cmds = re.findall(r"^Exec\w*=[-@+!:]*(\S+)", text, re.M)
+        assert cmds, unit.name
+        for cmd in cmds:
+            path = tmp_path / cmd.lstrip("/")
+            assert path.is_file() and os.access(path, os.X_OK), (unit, cmd)
+        assert re.search(r"^WantedBy=multi-user.target$", text, re.M), unit
+    vswitchd = units[0].read_text()
+    assert re.search(r"^Requires=panda-ovsdb-server.service$", vswitchd, re.M)
 
 
 def test_dependencies(debs, tmp_path):
