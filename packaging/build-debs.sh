@@ -5,7 +5,7 @@
 #   panda-ovs-tools    panda-model, panda-qos, panda-controller, the load
 #                      generator, the pandaovs package, workload CDFs
 #
-#   packaging/build-debs.sh [--clean] [--check] [--out DIR]
+#   packaging/build-debs.sh [--clean] [--check] [--no-dbgsym] [--out DIR]
 #
 # The packages are made from the tracked files of this checkout as they
 # are now (uncommitted changes included: 'git stash create' snapshots
@@ -19,6 +19,8 @@
 # built in, kept between runs: its build directory is reused, so after a
 # small change only what changed is recompiled.  --clean starts afresh.
 # --check runs the unit tests (make check) during the build.
+# --no-dbgsym makes no -dbgsym packages (DEB_BUILD_OPTIONS noautodbgsym):
+# the test suite's build, which installs none, skips compressing them.
 # Needs debhelper, dpkg-dev and the build dependencies of
 # packaging/debian/control (./install-deps.sh installs them).
 set -eu
@@ -27,13 +29,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=${PANDA_DEB_DIR:-$top/_build-deb}
 clean=no
 check=no
+dbgsym=yes
 while [ $# -gt 0 ]; do
     case $1 in
         --clean) clean=yes ;;
         --check) check=yes ;;
+        --no-dbgsym) dbgsym=no ;;
         --out) out=$2; shift ;;
         --out=*) out=${1#--out=} ;;
-        -h|--help) sed -n '2,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "build-debs.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -101,6 +105,7 @@ EOF
 rm -f "$out"/*.deb "$out"/*.ddeb "$out"/*.changes "$out"/*.buildinfo
 opts="${DEB_BUILD_OPTIONS:-}"
 [ "$check" = yes ] || opts="${opts:+$opts }nocheck"
+[ "$dbgsym" = yes ] || opts="${opts:+$opts }noautodbgsym"
 t0=$(date +%s)
 (cd "$tree" && DEB_BUILD_OPTIONS="$opts" \
     dpkg-buildpackage -b -us -uc -j"${JOBS:-$(nproc)}" --no-pre-clean) \

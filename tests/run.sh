@@ -138,11 +138,14 @@ fi
 # The Debian packages (packaging/build-debs.sh, in $BUILD_DIR-deb, kept
 # between runs so that a rebuild compiles only what changed): the
 # packaging tests (tests/build/test_debs.py) and the two-host Ansible test
-# (tests/deploy/test_ansible_hosts.py) install them.
+# (tests/deploy/test_ansible_hosts.py) install them; neither needs the
+# -dbgsym packages, which are not made (their compression alone is half a
+# CPU-minute).
 export PANDA_DEB_DIR=${PANDA_DEB_DIR:-$build-deb}
 if [ "${SKIP_DEBS:-0}" != 1 ]; then
     stage "Debian packages (packaging/build-debs.sh)"
-    build_stage debs.log 3 "$top/packaging/build-debs.sh" --out "$PANDA_DEB_DIR"
+    build_stage debs.log 3 "$top/packaging/build-debs.sh" --no-dbgsym \
+        --out "$PANDA_DEB_DIR"
 else
     off "Debian packages" SKIP_DEBS
 fi
