@@ -23,8 +23,14 @@
 #include <panda/policy.h>
 #include <stdlib.h>
 
+#include "dp-packet.h"
 #include "dpif-netdev-panda.h"
+#include "flow.h"
+#include "packets.h"
 #include "util.h"
+
+/* LLDP's Ethertype (IEEE 802.1AB), which packets.h does not name. */
+#define DP_PANDA_ETH_TYPE_LLDP 0x88cc
 
 struct dp_panda_ingress {
     struct panda_policy policy;
@@ -72,6 +78,34 @@ dp_panda_ingress_text(const struct dp_panda_ingress *in)
     return in->text;
 }
 
+/* True if 'packet', which is not an IP packet the panda action can read,
+ * is link control: ARP and RARP (a host that cannot resolve its neighbours
+ * loses all its traffic), the slow protocols (LACP: a bond that misses
+ * them takes its links down), LLDP, and STP's BPDUs (802.3 frames to the
+ * bridge group address).  A few small frames per second per link, which
+ * must not wait behind an overload.  Any other frame that is not IP,
+ * malformed IP included, is low: a flood of it must not pass ahead of the
+ * traffic the policy ranks high. */
+static bool
+dp_panda_ingress_is_link_control(struct dp_packet *packet)
+{
+    const struct eth_header *eth;
+    ovs_be16 dl_type;
+
+    if (!dp_packet_is_eth(packet)
+        || dp_packet_size(packet) < ETH_HEADER_LEN) {
+        return false;
+    }
+    eth = dp_packet_data(packet);
+    parse_tcp_flags(packet, &dl_type, NULL, NULL);
+    return (dl_type == htons(ETH_TYPE_ARP)
+            || dl_type == htons(ETH_TYPE_RARP)
+            || dl_type == htons(ETH_TYPE_LACP)
+            || dl_type == htons(DP_PANDA_ETH_TYPE_LLDP)
+            || (dl_type == htons(FLOW_DL_TYPE_NONE)
+                && eth_addr_equals(eth->eth_dst, eth_addr_stp)));
+}
+
 bool
 dp_panda_ingress_is_high(const struct dp_panda_ingress *in,
                          struct dp_packet *packet)
@@ -79,7 +113,7 @@ dp_panda_ingress_is_high(const struct dp_panda_ingress *in,
     struct panda_pkt pkt;
 
     if (!dp_panda_extract_pkt(packet, &pkt)) {
-        return true;
+        return dp_panda_ingress_is_link_control(packet);
     }
     return !panda_cls_level(&in->policy, NULL, &pkt);
 }

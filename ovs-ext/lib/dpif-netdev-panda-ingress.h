@@ -42,10 +42,11 @@ void dp_panda_ingress_destroy(struct dp_panda_ingress *);
 const char *dp_panda_ingress_text(const struct dp_panda_ingress *);
 
 /* True if 'packet' has high priority under 'ingress': an IP packet that a
- * rule puts at level 0 (or the default level is 0), or a packet that is
- * not IP (ARP, LLDP, ...: control traffic is never held back).  A Geneve
- * or VXLAN packet is classified by its inner packet, as the panda action
- * does. */
+ * rule puts at level 0 (or the default level is 0), or, of the frames that
+ * are not IP, link control (ARP, RARP, LACP and the other slow protocols,
+ * LLDP, STP BPDUs), which is never held back; any other frame that is not
+ * IP is low.  A Geneve or VXLAN packet is classified by its inner packet,
+ * as the panda action does. */
 bool dp_panda_ingress_is_high(const struct dp_panda_ingress *,
                               struct dp_packet *);
 
