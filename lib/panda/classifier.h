@@ -101,6 +101,24 @@ panda_cls_classify(const struct panda_classifier *cls, void *state,
 #define PANDA_TCP_CTL (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)
 #define PANDA_IPPROTO_TCP 6
 
+/* The most header bytes (panda_pkt's 'hdr_len') that a TCP packet carries
+ * as headers alone: IPv4's largest header (60) and TCP's (60) fit, and so
+ * do IPv6's 40 and TCP's 60 with 28 bytes of extension headers.  A packet
+ * with more counts them all as payload: a sender cannot make a bulk-sized
+ * packet pass for a bare SYN, FIN, RST or ACK by moving its bytes into
+ * options or extension headers. */
+#define PANDA_MAX_HDR_LEN 128
+
+/* The bytes of TCP packet 'pkt' that its connection's counter counts: its
+ * payload, and its headers if they are longer than PANDA_MAX_HDR_LEN.  0
+ * for a bare SYN, FIN, RST or ACK. */
+PANDA_INLINE uint32_t
+panda_cls_counted_bytes(const struct panda_pkt *pkt)
+{
+    return pkt->payload
+           + (pkt->hdr_len > PANDA_MAX_HDR_LEN ? pkt->hdr_len : 0);
+}
+
 /* True if the 'n' bytes at 'a' and 'b' are equal; 'n' <= PANDA_MAX_KEYWORD
  * (a rule's keyword).  A loop rather than memcmp(), for BPF. */
 PANDA_INLINE bool
@@ -166,7 +184,9 @@ panda_cls_rules(const struct panda_policy *p, const struct panda_pkt *pkt)
  *     updates it by its payload and takes the level of the counter, or,
  *     if it is a bare SYN, FIN or RST (no payload), p->ctl_level; any other
  *     packet (not TCP, a later fragment, no counter) takes
- *     p->untracked_level.  Compose: a packet that matches a rule takes the
+ *     p->untracked_level.  Headers longer than PANDA_MAX_HDR_LEN count as
+ *     payload, so a bare control packet that long is not bare: its size
+ *     on the wire decides its level as it would a data segment's.  Compose: a packet that matches a rule takes the
  *     rule's level, and its counter is updated all the same, so that a
  *     connection cannot shed its history by matching a rule. */
 PANDA_INLINE uint8_t
@@ -180,8 +200,10 @@ panda_cls_level(const struct panda_policy *p, int64_t *counter,
         return rule >= 0 ? (uint8_t) rule : p->default_level;
     }
     if (counter && pkt->proto == PANDA_IPPROTO_TCP) {
-        if (pkt->payload) {
-            *counter = panda_policy_update(p, *counter, pkt->payload);
+        uint32_t bytes = panda_cls_counted_bytes(pkt);
+
+        if (bytes) {
+            *counter = panda_policy_update(p, *counter, bytes);
             level = panda_policy_level(p, *counter);
         } else {
             level = pkt->tcp_flags & PANDA_TCP_CTL

@@ -677,9 +677,10 @@ subtable_alloc(struct panda_table *t, struct subtable *st, panda_msec_t now)
     return subtable_ready(st);
 }
 
-/* The level of a TCP packet that has no entry and creates none (it carries
- * no payload): that of a connection that has sent nothing yet (counter 0),
- * which is what an entry created for it would give. */
+/* The level of a TCP packet that has no entry and creates none (its
+ * counter would count nothing: no payload, headers of a normal size): that
+ * of a connection that has sent nothing yet (counter 0), which is what an
+ * entry created for it would give. */
 static uint8_t
 level_without_entry(const struct panda_policy *p, const struct panda_pkt *pkt)
 {
@@ -718,9 +719,11 @@ entry_expire(const struct panda_table *t, struct shard *sh,
  *     reuse passes, a sender resetting itself passes too.
  *   - The counter restarts only after silence: the table's idle timeout
  *     (the entry is forgotten, above) or the policy's idle_reset.
- *   - A bare SYN, FIN or RST (no payload) takes the control level; one
- *     that carries data (a FIN on the last segment, TCP Fast Open) is data:
- *     its payload counts and it takes the connection's level. */
+ *   - A bare SYN, FIN or RST (no payload, headers of a normal size)
+ *     takes the control level; one that carries data (a FIN on the last
+ *     segment, TCP Fast Open) or headers longer than any TCP stack sends
+ *     (PANDA_MAX_HDR_LEN) is data: those bytes count and it takes the
+ *     connection's level. */
 static uint8_t
 entry_update(const struct panda_table *t, struct shard *sh,
              struct entry_hdr *e, const struct panda_policy *p,
@@ -787,11 +790,12 @@ classify_tcp(struct panda_table *t, struct subtable *st, const uint32_t *key,
     }
     if (e) {
         v->level = entry_update(t, pr.shard, e, p, pkt, now);
-    } else if (!pkt->payload) {
-        /* Only a packet with payload creates an entry: without one, the
-         * verdict is the same (level_without_entry()), and handshakes,
-         * pure ACKs (the receiving side of every transfer) and stray
-         * RSTs take no slot. */
+    } else if (!panda_cls_counted_bytes(pkt)) {
+        /* Only a packet that the counter counts (payload, or headers too
+         * long for a bare control packet) creates an entry: without one,
+         * the verdict is the same (level_without_entry()), and
+         * handshakes, pure ACKs (the receiving side of every transfer)
+         * and stray RSTs take no slot. */
         v->level = level_without_entry(p, pkt);
     } else if ((e = probe_insert(t, st, &pr, key, now)) != NULL) {
         v->level = entry_update(t, pr.shard, e, p, pkt, now);
@@ -822,7 +826,7 @@ panda_table_classify(struct panda_table *t, const struct panda_policy *p,
     st = pkt_key(t, pkt, key);
     if (PANDA_LIKELY(subtable_ready(st))) {
         classify_tcp(t, st, key, p, pkt, now, v);
-    } else if (!pkt->payload) {
+    } else if (!panda_cls_counted_bytes(pkt)) {
         /* Nothing to insert: no need for the slots yet. */
         v->level = count_unlocked(t, level_without_entry(p, pkt));
     } else if (subtable_alloc(t, st, now)) {

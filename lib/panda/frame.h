@@ -215,6 +215,7 @@ panda_frame_parse_l4(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t l4_len,
         }
         hlen = (uint32_t) (b[12] >> 4) * 4;
         f->pkt.tcp_flags = b[13];
+        f->pkt.hdr_len = off + hlen - f->nh;
     } else if (f->pkt.proto == 17) {
         if (l4_len <= 8 || PANDA_FRAME_LOAD(ctx, off, b, 4)) {
             return 0;

@@ -35,6 +35,11 @@ struct panda_pkt {
                              * only when the payload is shorter. */
     const uint8_t *data;    /* The first bytes of the payload, for the rule
                              * 'match'; NULL if 'data_len' is 0. */
+    uint32_t hdr_len;       /* TCP: bytes of the IP header, its options or
+                             * extension headers, and the TCP header with
+                             * its options (0: not known).  Headers longer
+                             * than any a TCP stack sends count as payload
+                             * (panda_cls_level()). */
 };
 
 /* Returns the IPv4 TOS / IPv6 traffic class byte 'tos' with its DSCP

@@ -178,6 +178,64 @@ test_counter_kinds(void **state)
     }
 }
 
+/* Headers longer than any a TCP stack sends count as payload: a bare SYN,
+ * FIN, RST or ACK with 1400 bytes of IPv6 destination options is a packet
+ * of its size on the wire, not a control packet; one with the headers of
+ * a real SYN (IPv6, TCP with options: 80 bytes; up to the bound) is. */
+static void
+test_long_headers_count(void **state)
+{
+    static const char *texts[] = {
+        "id=7,threshold=1460,weights=1460:1/9000:2,thresholds=3000/30000",
+        "id=8,kind=pias,thresholds=3000/30000",
+    };
+    static const uint8_t flags[] = {
+        PANDA_TCP_SYN, PANDA_TCP_FIN | PANDA_TCP_ACK, PANDA_TCP_RST,
+        PANDA_TCP_ACK,
+    };
+    size_t i, j, k;
+
+    (void) state;
+    for (i = 0; i < 2; i++) {
+        struct panda_policy p;
+
+        parse_ok(texts[i], &p);
+        for (j = 0; j < sizeof flags / sizeof *flags; j++) {
+            int64_t counter = 0, expected = 0;
+            struct panda_pkt pkt = tcp(1, 0, NULL, 0);
+            uint8_t level = 0;
+
+            /* Real headers: the control level, the counter untouched. */
+            pkt.tcp_flags = flags[j];
+            for (k = 0; k < 2; k++) {
+                pkt.hdr_len = k ? PANDA_MAX_HDR_LEN : 80;
+                level = panda_cls_level(&p, &counter, &pkt);
+                assert_int_equal(counter, 0);
+                assert_int_equal(level, flags[j] == PANDA_TCP_ACK
+                                        ? panda_policy_level(&p, 0)
+                                        : p.ctl_level);
+            }
+
+            /* Long headers: counted as a 1480-byte packet each, so that a
+             * run of them goes down to the lowest level. */
+            pkt.hdr_len = 1480;
+            for (k = 0; k < 50; k++) {
+                level = panda_cls_level(&p, &counter, &pkt);
+                expected = panda_policy_update(&p, expected, 1480);
+                assert_int_equal(counter, expected);
+                assert_int_equal(level, panda_policy_level(&p, expected));
+            }
+            assert_int_equal(level, p.n_levels - 1);
+
+            /* With payload: the payload and the headers. */
+            counter = expected = 0;
+            pkt.payload = 1;
+            level = panda_cls_level(&p, &counter, &pkt);
+            assert_int_equal(counter, panda_policy_update(&p, 0, 1481));
+        }
+    }
+}
+
 /* The connection table applies the same classifiers: rule kinds keep no
  * entries, compose keeps the counter. */
 static void
@@ -256,8 +314,10 @@ test_one_decision(void **state)
         uint8_t proto, flags, dscp;
         const char *data;
         uint32_t payload;
+        uint32_t hdr_len;       /* 0: not given. */
     } seq[] = {
-        { 6, PANDA_TCP_SYN, 0, NULL, 0 },
+        { 6, PANDA_TCP_SYN, 0, NULL, 0, 60 },
+        { 6, PANDA_TCP_SYN, 0, NULL, 0, 1480 },
         { 6, PANDA_TCP_ACK, 0, "get k\r\n", 7 },
         { 6, PANDA_TCP_ACK, 46, "PING", 60 },
         { 6, PANDA_TCP_ACK, 0, "set k 0 0 2000\r\n", 1448 },
@@ -265,6 +325,9 @@ test_one_decision(void **state)
         { 6, PANDA_TCP_ACK, 0, NULL, 0 },
         { 6, PANDA_TCP_ACK, 0, "DATA", 9000 },
         { 6, PANDA_TCP_ACK, 0, "x", 1 },
+        { 6, PANDA_TCP_ACK, 0, NULL, 0, 1480 },
+        { 6, PANDA_TCP_ACK, 0, "x", 1, 1480 },
+        { 6, PANDA_TCP_FIN | PANDA_TCP_ACK, 0, NULL, 0, 1480 },
         { 6, PANDA_TCP_FIN | PANDA_TCP_ACK, 0, NULL, 0 },
         { 6, PANDA_TCP_ACK, 0, "DATA", 1448 },
         { 6, PANDA_TCP_RST, 0, NULL, 0 },
@@ -295,6 +358,7 @@ test_one_decision(void **state)
 
             pkt.proto = seq[j].proto;
             pkt.tcp_flags = seq[j].flags;
+            pkt.hdr_len = seq[j].hdr_len;
             panda_table_classify(t, &p, &pkt, 1, &v);
             via_cls = panda_cls_classify(&cls, &st, &pkt);
             direct = panda_cls_level(&p, &counter, &pkt);
@@ -491,6 +555,7 @@ main(void)
         cmocka_unit_test(test_compose),
         cmocka_unit_test(test_counter_kinds),
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_long_headers_count),
         cmocka_unit_test(test_one_decision),
         cmocka_unit_test(test_no_table),
         cmocka_unit_test(test_keyword_bytes),
