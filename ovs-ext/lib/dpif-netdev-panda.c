@@ -1384,6 +1384,9 @@ dp_panda_extract_tcp(const struct dp_packet *packet, struct panda_pkt *pkt)
         return;
     }
     hdr_len = TCP_OFFSET(tcp->tcp_ctl) * 4;
+    /* IP header, options and extension headers included. */
+    pkt->hdr_len = ((const char *) tcp - (const char *) dp_packet_l3(packet)
+                    + hdr_len);
     pkt->sport = tcp->tcp_src;
     pkt->dport = tcp->tcp_dst;
     pkt->tcp_flags = TCP_FLAGS(tcp->tcp_ctl) & 0xff;
