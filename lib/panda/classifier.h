@@ -38,10 +38,10 @@
  *
  * The connection table calls panda_cls_level() directly, not through the
  * function pointer, so that a counter kind costs what it cost before the
- * interface existed.  It keeps 8 bytes of state per connection (the
- * counter), which is what every built-in needs; it keeps IPv4 entries at
- * 32 bytes (two per cache line).  A classifier with more state runs in
- * hosts that give it the full line (the event loop).
+ * interface existed.  It keeps the counter of each connection (35 bits of
+ * its state word), which is what every built-in needs; it keeps IPv4
+ * entries at 24 bytes.  A classifier with more state runs in hosts that
+ * give it the full line (the event loop).
  */
 #ifndef PANDA_CLASSIFIER_H
 #define PANDA_CLASSIFIER_H 1

@@ -4,8 +4,11 @@
  * policy.  Plain C, no OVS headers.
  *
  * Keyed by the directional 5-tuple (protocol is always TCP).  IPv4 entries
- * are 32 bytes, IPv6 entries 64 bytes, the connection's payload bytes
- * included (kept to within 0.55%, unbiased: conn-table.c, "Flow bytes").  Capacity is fixed at creation; when a
+ * are 24 bytes, IPv6 entries 48 bytes, the connection's payload bytes and
+ * last packet's time included (bytes kept to within 0.55%, unbiased:
+ * conn-table.c, "Flow bytes"; the counter saturates at +-2^34 - 1, 17 GB,
+ * beyond any threshold a flow-size model gives).  Capacity is fixed at
+ * creation; when a
  * new connection finds its candidate slots full, room is made by moving
  * entries (cuckoo displacement) while the table is not nearly full, else
  * the least recently seen candidate that is not established (has seen
@@ -30,12 +33,15 @@
  * policy's untracked_level) and counted in 'alloc_failures' until an
  * allocation succeeds.
  *
- * Concurrency: the table is split into shards, each protected by its own
- * mutex; a packet locks exactly one shard for the lookup and update, so
- * several datapath threads may call panda_table_classify() on the same table
- * at once, and two threads handling one connection serialise on its shard.
- * Statistics are kept per shard and summed by panda_table_stats().
- * panda_table_destroy() must not race with any other call.
+ * Concurrency: several threads may classify in the same table at once,
+ * and two threads that classify one connection keep one counter: a packet
+ * of a known connection updates its entry with one compare-and-swap, no
+ * lock; the table is split into shards, each with a mutex that only what
+ * moves keys takes (a new connection's insertion, an idle entry's expiry,
+ * flush, statistics, iteration).  conn-table.c, "Concurrency", has the
+ * protocol.  Statistics are kept per shard and per table and summed by
+ * panda_table_stats().  panda_table_destroy() must not race with any other
+ * call.
  */
 #ifndef PANDA_CONN_TABLE_H
 #define PANDA_CONN_TABLE_H 1
@@ -140,9 +146,20 @@ void panda_table_classify(struct panda_table *, const struct panda_policy *p,
                           const struct panda_pkt *, panda_msec_t now_ms,
                           struct panda_table_verdict *);
 
+/* panda_table_classify() of the 'n' packets 'pkts' in order, into the 'n'
+ * verdicts 'v': what a datapath calls once per batch.  Each packet's key is
+ * built and hashed once, and the table memory of every lookup prefetched
+ * before the first is done, so that their cache misses overlap; the
+ * statistics are added once per batch. */
+void panda_table_classify_batch(struct panda_table *,
+                                const struct panda_policy *p,
+                                const struct panda_pkt *pkts, size_t n,
+                                panda_msec_t now_ms,
+                                struct panda_table_verdict *v);
+
 /* Optional hint that 'pkt' will be classified in 't' soon: prefetches the
- * table memory that its lookup will touch, so that a caller with a batch of
- * packets can overlap their cache misses (prefetch all, then classify all).
+ * table memory that its lookup will touch, for a caller that classifies
+ * packets one at a time (panda_table_classify_batch() does this itself).
  * No effect on results; no locking. */
 void panda_table_prefetch(struct panda_table *, const struct panda_pkt *);
 
@@ -158,7 +175,7 @@ void panda_table_flush(struct panda_table *);
 /* From now on, counts the payload bytes of every flow of the table into
  * 'h''s flow histogram (panda_sizehist_count_flow()) once: when it ends
  * (FIN or RST) or expires, if it carried payload in at least two packets
- * (conn-table.c, entry_count_flow()), and when it is flushed, if it
+ * (conn-table.c, cstate_count_flow()), and when it is flushed, if it
  * carried payload; an evicted flow is not counted.  NULL: not at all (the
  * default).  Payload bytes are added up only while a histogram is set
  * (without one the per-packet path skips it): a flow that started before
@@ -175,7 +192,7 @@ struct panda_table_conn_info {
     int64_t counter;
     uint64_t bytes;             /* Payload bytes so far (conn-table.c,
                                  * "Flow bytes": exact below 64 KiB). */
-    panda_msec_t last_seen_ms;  /* Modulo 2^40: compare with
+    panda_msec_t last_seen_ms;  /* Modulo 2^36: compare with
                                  * panda_table_age(). */
 };
 

@@ -81,11 +81,11 @@ COVERAGE_DEFINE(panda_id_forgotten);    /* Policy ids no flow used for the
 
 /* Limits.
  *
- * A connection table costs 32 bytes per IPv4 and 64 bytes per IPv6
+ * A connection table costs 24 bytes per IPv4 and 48 bytes per IPv6
  * connection (panda/conn-table.h), for other_config:panda-max-connections
  * connections per address family, and each policy id has its own table.
- * DP_PANDA_MAX_CONNECTIONS (2^24) bounds one table at 1.5 GiB (512 MiB of
- * IPv4 and 1 GiB of IPv6 entries), five times the 3,000,000 connections of
+ * DP_PANDA_MAX_CONNECTIONS (2^24) bounds one table at 1.1 GiB (384 MiB of
+ * IPv4 and 768 MiB of IPv6 entries), five times the 3,000,000 connections of
  * Open vSwitch's own userspace conntrack default: enough for a hypervisor,
  * and no typo can ask for tens of GiB on the first packet.
  *
@@ -718,8 +718,9 @@ dp_panda_set_config(struct dp_panda *dp, const struct smap *other_config)
             dp, KEY_MEMORY,
             dp_panda_key_text(other_config, KEY_MEMORY, buf, sizeof buf),
             "cannot hold one connection table of %"PRIu32" connections (%"
-            PRIu64" MiB: 32 bytes per IPv4 and 64 per IPv6 connection)",
-            new.table.capacity, (bytes + (1 << 20) - 1) >> 20);
+            PRIu64" MiB: %"PRIuSIZE" bytes per IPv4 and %"PRIuSIZE" per IPv6"
+            " connection)", new.table.capacity, (bytes + (1 << 20) - 1) >> 20,
+            panda_table_entry_size(4), panda_table_entry_size(6));
         new.max_memory = dp->settings.max_memory;
     }
     bytes = panda_table_max_bytes(&new.table);
