@@ -125,6 +125,14 @@ void panda_sizehist_reset(struct panda_sizehist *);
 void panda_sizehist_count_payload(struct panda_sizehist *, unsigned int level,
                                   uint32_t payload);
 
+/* Counts 'n' packets, the i-th of 'payloads[i]' bytes (> 0) at
+ * 'levels[i]': what panda_sizehist_count_payload() does for each, with one
+ * atomic addition per run of packets that fall in the same bucket and
+ * level (a batch of one flow's segments is one run). */
+void panda_sizehist_count_payloads(struct panda_sizehist *,
+                                   const uint8_t *levels,
+                                   const uint32_t *payloads, size_t n);
+
 /* Counts one finished connection that sent 'bytes' bytes of payload. */
 void panda_sizehist_count_flow(struct panda_sizehist *, uint64_t bytes);
 

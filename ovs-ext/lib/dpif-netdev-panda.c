@@ -1570,6 +1570,65 @@ dp_panda_tunnel_hlen(ovs_be16 dport, const void *p, size_t size)
     return 0;
 }
 
+/* dp_panda_extract_marks() of the common packet, one the datapath parsed
+ * that is an unfragmented IPv4 TCP segment with a whole TCP header, directly
+ * from the parsed offsets; returns false, having written nothing, for any
+ * other, which takes the general path. */
+static inline ALWAYS_INLINE bool
+dp_panda_extract_tcp4(struct dp_packet *packet, struct panda_pkt *pkt,
+                      struct dp_panda_marks *marks)
+{
+    const struct tcp_header *tcp;
+    char *data, *tail;
+    struct ip_header *nh;
+    size_t l4_size, hdr_len;
+    ovs_be16 type;
+
+    /* dp_panda_l3_type() and the dp_packet_l3/l4() accessors, with the
+     * packet's data pointer read once. */
+    if (OVS_UNLIKELY(packet->l4_ofs == UINT16_MAX
+                     || packet->l3_ofs < ETH_HEADER_LEN
+                     || packet->l3_ofs == UINT16_MAX
+                     || packet->l2_5_ofs != UINT16_MAX
+                     || !dp_packet_is_eth(packet))) {
+        return false;
+    }
+    data = dp_packet_data(packet);
+    tail = data + dp_packet_size(packet) - dp_packet_l2_pad_size(packet);
+    nh = (void *) (data + packet->l3_ofs);
+    tcp = (void *) (data + packet->l4_ofs);
+    memcpy(&type, (const char *) nh - sizeof type, sizeof type);
+    if (type != htons(ETH_TYPE_IP)
+        || tail - (char *) nh < IP_HEADER_LEN
+        || nh->ip_ihl_ver >> 4 != 4 || nh->ip_proto != IPPROTO_TCP
+        || nh->ip_frag_off & htons(IP_FRAG_OFF_MASK)
+        || tail - (const char *) tcp < TCP_HEADER_LEN) {
+        return false;
+    }
+    l4_size = tail - (const char *) tcp;
+    hdr_len = TCP_OFFSET(tcp->tcp_ctl) * 4;
+
+    pkt->family = 4;
+    /* IP header and its options included, as dp_panda_extract_tcp(). */
+    pkt->hdr_len = (const char *) tcp - (const char *) nh + hdr_len;
+    pkt->proto = IPPROTO_TCP;
+    pkt->tcp_flags = TCP_FLAGS(tcp->tcp_ctl) & 0xff;
+    pkt->dscp = (nh->ip_tos & IP_DSCP_MASK) >> 2;
+    pkt->sport = tcp->tcp_src;
+    pkt->dport = tcp->tcp_dst;
+    pkt->src.v4 = get_16aligned_be32(&nh->ip_src);
+    pkt->dst.v4 = get_16aligned_be32(&nh->ip_dst);
+    if (l4_size > hdr_len) {
+        dp_panda_set_payload(pkt, (const char *) tcp + hdr_len,
+                             l4_size - hdr_len);
+    } else {
+        dp_panda_set_payload(pkt, NULL, 0);
+    }
+    marks->nh = nh;
+    marks->outer_nh = NULL;
+    return true;
+}
+
 /* Extracts what the classifier needs from 'packet' into 'pkt' and fills in
  * 'marks'; for a Geneve or VXLAN packet whose inner frame is IP, the inner
  * connection.  Returns false if the packet is not IP. */
@@ -1583,6 +1642,9 @@ dp_panda_extract_marks(struct dp_packet *packet, struct panda_pkt *pkt,
     size_t size, hlen;
     void *inner_nh;
 
+    if (dp_panda_extract_tcp4(packet, pkt, marks)) {
+        return true;
+    }
     marks->nh = dp_panda_extract(packet, pkt);
     marks->outer_nh = NULL;
     if (!marks->nh || pkt->proto != IPPROTO_UDP || !pkt->payload) {
@@ -1634,18 +1696,22 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
 {
     struct panda_pkt pkts[NETDEV_MAX_BURST];
     struct dp_panda_marks marks[NETDEV_MAX_BURST];
+    struct panda_table_verdict verdicts[NETDEV_MAX_BURST];
+    struct dp_packet *packets[NETDEV_MAX_BURST];
+    uint8_t hist_levels[NETDEV_MAX_BURST];
+    uint32_t hist_payloads[NETDEV_MAX_BURST];
     const struct panda_policy *policy = NULL;
     struct panda_policy unregistered;
     struct dp_panda_table *t = NULL;
     struct panda_table *table = NULL;
     struct panda_sizehist *hist = NULL;
     struct dp_packet *packet;
-    size_t n_classified = 0;
+    size_t n = 0, n_hist = 0;
     unsigned long long int orig;
     bool histograms, stateless;
 
     /* Fast path: the policy that the flow put checked and registered,
-     * found by the id and the bytes of the action. */
+     * found by the id and the bytes of the action, once per batch. */
     if (OVS_LIKELY(nl_attr_get_size(action) >= PANDA_WIRE_LEN)) {
         t = dp_panda_lookup(dp, panda_wire_id(nl_attr_get(action)));
         if (OVS_LIKELY(t)) {
@@ -1681,38 +1747,50 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
         COVERAGE_ADD(panda_no_table, dp_packet_batch_size(batch));
     }
 
-    /* Two passes, so that the table lookups of the whole batch overlap
-     * their cache misses. */
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
-        if (dp_panda_extract_marks(packet, &pkts[i], &marks[i]) && table) {
-            panda_table_prefetch(table, &pkts[i]);
+        /* The common packet inline, the rest (IPv6, tunnels, fragments,
+         * packets the datapath did not parse) by the general path. */
+        if (OVS_LIKELY(dp_panda_extract_tcp4(packet, &pkts[n], &marks[n]))
+            || dp_panda_extract_marks(packet, &pkts[n], &marks[n])) {
+            packets[n++] = packet;
         }
     }
-    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
-        struct panda_table_verdict verdict;
+    /* lib/panda decides the levels, their DSCPs and queues, with or
+     * without a table: the whole batch in one call, which hashes and
+     * prefetches every lookup before the first. */
+    panda_table_classify_batch(table, policy, pkts, n, now_ms, verdicts);
+    for (size_t k = 0; k < n; k++) {
+        const struct panda_table_verdict *v = &verdicts[k];
 
-        if (!marks[i].nh) {
-            continue;
+        if (OVS_LIKELY(!marks[k].outer_nh && pkts[k].family == 4)) {
+            struct ip_header *ip = marks[k].nh;
+            uint8_t tos = panda_pkt_tos_set_dscp(ip->ip_tos, v->dscp);
+
+            if (tos != ip->ip_tos) {
+                ip->ip_csum = recalc_csum16(ip->ip_csum, htons(ip->ip_tos),
+                                            htons(tos));
+                ip->ip_tos = tos;
+            }
+        } else {
+            dp_panda_mark(&marks[k], pkts[k].family, v->dscp);
         }
-        /* lib/panda decides the level, its DSCP and its queue, with or
-         * without a table. */
-        panda_table_classify(table, policy, &pkts[i], now_ms, &verdict);
-        if (hist && verdict.stateful && pkts[i].payload) {
-            panda_sizehist_count_payload(hist, verdict.level,
-                                         pkts[i].payload);
+        packets[k]->md.skb_priority = v->queue;
+        if (hist && v->stateful && pkts[k].payload) {
+            hist_levels[n_hist] = v->level;
+            hist_payloads[n_hist++] = pkts[k].payload;
         }
         if (OVS_UNLIKELY(stateless) && t) {
-            atomic_add_relaxed(&t->rule_packets[verdict.level], 1, &orig);
+            atomic_add_relaxed(&t->rule_packets[v->level], 1, &orig);
         }
-        dp_panda_mark(&marks[i], pkts[i].family, verdict.dscp);
-        packet->md.skb_priority = verdict.queue;
-        n_classified++;
+    }
+    if (n_hist) {
+        panda_sizehist_count_payloads(hist, hist_levels, hist_payloads,
+                                      n_hist);
     }
 
-    COVERAGE_ADD(panda_packet, n_classified);
-    if (n_classified < dp_packet_batch_size(batch)) {
-        COVERAGE_ADD(panda_not_ip,
-                     dp_packet_batch_size(batch) - n_classified);
+    COVERAGE_ADD(panda_packet, n);
+    if (n < dp_packet_batch_size(batch)) {
+        COVERAGE_ADD(panda_not_ip, dp_packet_batch_size(batch) - n);
     }
 }
 

@@ -109,6 +109,37 @@ test_count(void **state)
     free(a);
 }
 
+/* Counting a batch at once (runs of one bucket and level share one
+ * addition) gives what counting its packets one by one gives, whatever
+ * the order: same buckets, same levels, levels past the last clamped. */
+static void
+test_count_batch(void **state)
+{
+    static const uint32_t payloads[] = {
+        6, 6, 6, 1448, 1448, 6, 100, 100, 65535, 70000, 1, 1, 1448, 6,
+    };
+    static const uint8_t levels[] = {
+        0, 0, 1, 1, 1, 0, 3, 3, 7, 9, 0, 0, 2, 0,
+    };
+    struct panda_sizehist *one = calloc(1, sizeof *one);
+    struct panda_sizehist *batch = calloc(1, sizeof *batch);
+    size_t n = sizeof payloads / sizeof *payloads, i;
+
+    (void) state;
+    for (i = 0; i < n; i++) {
+        panda_sizehist_count_payload(one, levels[i], payloads[i]);
+    }
+    panda_sizehist_count_payloads(batch, levels, payloads, n);
+    /* And an empty batch counts nothing. */
+    panda_sizehist_count_payloads(batch, levels, payloads, 0);
+    assert_memory_equal(one, batch, sizeof *one);
+    /* Level 0, payloads of 1 and 6 bytes: one bucket. */
+    assert_int_equal(batch->payload[0][panda_sizehist_bucket(
+                         PANDA_SIZEHIST_PAYLOAD, 6)], 6);
+    free(one);
+    free(batch);
+}
+
 /* The text is the documented one. */
 static void
 test_text(void **state)
@@ -139,6 +170,7 @@ main(void)
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_tiling),
         cmocka_unit_test(test_count),
+        cmocka_unit_test(test_count_batch),
         cmocka_unit_test(test_text),
     };
 
