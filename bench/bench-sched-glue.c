@@ -9,8 +9,9 @@
  * the datapath's RSS hash) and enqueued, and up to a batch dequeued, under
  * the scheduler's mutex.  The scheduler is unshaped with the default
  * configuration (8 levels, per-flow queues), so every packet leaves in the
- * exchange it arrived in: what forwarding through an unshaped panda-sched
- * port costs.  The same loop through a plain ring of packet pointers (the
+ * exchange it arrived in -- by the cut-through, panda_sched_pass(), which
+ * sorts the batch by level without holding it -- : what forwarding
+ * through an unshaped panda-sched port costs.  The same loop through a plain ring of packet pointers (the
  * floor of any queue) gives the baseline; one line per case:
  *
  *   ring NS_PER_PACKET

@@ -2857,6 +2857,66 @@ panda_sched_is_empty(const struct panda_sched *s)
     return !s->backlog_packets;
 }
 
+bool
+panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
+                 size_t n, uint64_t now_ns, uint8_t *order)
+{
+    uint32_t count[PANDA_SCHED_MAX_LEVELS] = { 0 };
+    uint32_t start[PANDA_SCHED_MAX_LEVELS];
+    uint64_t bytes = 0;
+    unsigned int level;
+    size_t i;
+
+    if (s->cfg.rate_bps || s->backlog_packets || s->cfg.n_wred
+        || s->cfg.wred_ewma_shift || s->cfg.guard_permille
+        || n > PANDA_SCHED_PASS_MAX || n > s->cfg.limit_packets) {
+        return false;
+    }
+    for (i = 0; i < n; i++) {
+        level = pkts[i].level < s->n_levels ? pkts[i].level
+                                            : s->n_levels - 1u;
+        if (s->levels[level].codel) {
+            return false;
+        }
+        count[level]++;
+        bytes += pkts[i].len;
+    }
+    /* Enqueued one by one, the last packet would find all the others in
+     * the buffer: the whole batch must fit, and stay at or below the ECN
+     * threshold (the packets are marked above it, not at it). */
+    if (bytes > s->cfg.limit_bytes
+        || (s->cfg.ecn_threshold_bytes
+            && bytes > s->cfg.ecn_threshold_bytes)
+        || (s->budget && atomic_load_explicit(&s->budget->held,
+                                              memory_order_relaxed) + n
+                         > s->budget->max)) {
+        return false;
+    }
+
+    /* A counting sort by level, stable. */
+    for (level = 0, i = 0; level < s->n_levels; level++) {
+        start[level] = i;
+        i += count[level];
+    }
+    for (i = 0; i < n; i++) {
+        const struct panda_sched_pkt *pkt = &pkts[i];
+        struct sched_level *lv;
+
+        level = pkt->level < s->n_levels ? pkt->level : s->n_levels - 1u;
+        lv = &s->levels[level];
+        order[start[level]++] = (uint8_t) i;
+        lv->st.enqueued_packets++;
+        lv->st.enqueued_bytes += pkt->len;
+        lv->st.sent_packets++;
+        lv->st.sent_bytes += pkt->len;
+    }
+    if (bytes > s->max_backlog_bytes) {
+        s->max_backlog_bytes = bytes;
+    }
+    s->idle_since_ns = now_ns;
+    return true;
+}
+
 /* ------------------------------------------------------------------------
  * Statistics.
  * ------------------------------------------------------------------------ */

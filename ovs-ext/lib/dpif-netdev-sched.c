@@ -305,6 +305,45 @@ dp_sched_offer(struct panda_sched *core, struct dp_packet *packet, int mtu,
     return v;
 }
 
+/* The cut-through of panda_sched_pass() for 'batch', sent on a port of
+ * MTU 'mtu' at 'now_ns': if the scheduler takes it (unshaped, empty,
+ * nothing configured that could act on it) and no other thread has the
+ * turn to send, sorts 'batch' by level, takes the turn and returns true.
+ * Only the level and the length of each packet are read, not its IP
+ * header or flow hash, which only a held packet needs. */
+static bool
+dp_sched_pass(struct dp_sched *sched, struct dp_packet_batch *batch,
+              int mtu, uint64_t now_ns)
+    OVS_REQUIRES(sched->mutex)
+{
+    struct panda_sched_pkt pkts[PANDA_SCHED_PASS_MAX];
+    struct dp_packet *sorted[PANDA_SCHED_PASS_MAX];
+    uint8_t order[PANDA_SCHED_PASS_MAX];
+    struct dp_packet *packet;
+    size_t n = dp_packet_batch_size(batch);
+    bool sending;
+
+    atomic_read_explicit(&sched->sending, &sending, memory_order_acquire);
+    if (sending) {
+        return false;
+    }
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        pkts[i].level = MIN(packet->md.skb_priority, UINT8_MAX);
+        pkts[i].len = (OVS_UNLIKELY(dp_packet_hwol_is_tso(packet))
+                       ? dp_sched_wire_len(packet, mtu)
+                       : dp_packet_size(packet));
+    }
+    if (!panda_sched_pass(sched->core, pkts, n, now_ns, order)) {
+        return false;
+    }
+    atomic_store_relaxed(&sched->sending, true);
+    for (size_t i = 0; i < n; i++) {
+        sorted[i] = batch->packets[order[i]];
+    }
+    memcpy(batch->packets, sorted, n * sizeof *sorted);
+    return true;
+}
+
 bool
 dp_sched_exchange(struct dp_sched *sched, struct dp_packet_batch *batch,
                   long long int now_us, bool *more)
@@ -329,6 +368,13 @@ dp_sched_exchange(struct dp_sched *sched, struct dp_packet_batch *batch,
     }
 
     ovs_mutex_lock(&sched->mutex);
+    if (OVS_LIKELY(dp_packet_batch_size(batch) <= PANDA_SCHED_PASS_MAX)
+        && dp_sched_pass(sched, batch, mtu, now_ns)) {
+        /* Cut-through: the batch leaves now, sorted by level. */
+        *more = false;
+        ovs_mutex_unlock(&sched->mutex);
+        return true;
+    }
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
         enum panda_sched_verdict v = dp_sched_offer(sched->core, packet,
                                                     mtu, now_ns);
@@ -343,13 +389,14 @@ dp_sched_exchange(struct dp_sched *sched, struct dp_packet_batch *batch,
     atomic_read_explicit(&sched->sending, &turn, memory_order_acquire);
     turn = !turn;
     if (turn) {
+        void *out[NETDEV_MAX_BURST];
+        size_t n_out;
+
         atomic_store_relaxed(&sched->sending, true);
-        while (dp_packet_batch_size(batch) < NETDEV_MAX_BURST) {
-            packet = panda_sched_dequeue(sched->core, now_ns, NULL);
-            if (!packet) {
-                break;
-            }
-            dp_packet_batch_add(batch, packet);
+        n_out = panda_sched_dequeue_burst(sched->core, now_ns, out,
+                                          NETDEV_MAX_BURST);
+        for (size_t i = 0; i < n_out; i++) {
+            dp_packet_batch_add(batch, out[i]);
         }
     }
     *more = !panda_sched_is_empty(sched->core);

@@ -2743,6 +2743,151 @@ test_fq_codel_random(void **state)
     panda_sched_destroy(s);
 }
 
+/* ---- Cut-through (panda_sched_pass()). ---- */
+
+/* A batch of 'n' packets of 'flows' flows over the levels 'levels' (a
+ * string of level digits, one per packet) into 'pkts'. */
+static void
+pass_batch(struct panda_sched_pkt *pkts, size_t n, const char *levels,
+           uint32_t len, uint32_t flows, uint8_t ecn)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        pkts[i] = (struct panda_sched_pkt) {
+            .len = len, .flow_hash = (uint32_t) (i % flows) * 0x9e3779b1u,
+            .level = (uint8_t) (levels[i % strlen(levels)] - '0'),
+            .ecn = ecn,
+        };
+    }
+}
+
+/* An unshaped, empty scheduler passes a batch straight through: strict
+ * priority by level, arrival order inside a level, and the same counters
+ * per level as enqueueing and dequeueing the batch gives (a twin
+ * scheduler, fed the same packets, is the reference). */
+static void
+test_pass_matches_enqueue_dequeue(void **state)
+{
+    struct panda_sched *s = sched("levels=4");
+    struct panda_sched *twin = sched("levels=4");
+    struct panda_sched_pkt pkts[32];
+    struct panda_sched_stats a, b;
+    uint8_t order[32];
+    size_t i, round;
+
+    (void) state;
+    for (round = 0; round < 3; round++) {
+        pass_batch(pkts, 32, "3102", 100 + round, 5, 0);
+        assert_true(panda_sched_pass(s, pkts, 32, round * MS, order));
+        for (i = 0; i < 32; i++) {
+            /* Non-decreasing levels; arrival order inside a level. */
+            if (i) {
+                assert_true(pkts[order[i - 1]].level <= pkts[order[i]].level);
+                if (pkts[order[i - 1]].level == pkts[order[i]].level) {
+                    assert_true(order[i - 1] < order[i]);
+                }
+            }
+            assert_int_equal(panda_sched_enqueue(twin, &pkts[i],
+                                                 handle(i, 0), round * MS),
+                             PANDA_SCHED_QUEUED);
+        }
+        for (i = 0; i < 32; i++) {
+            void *h = panda_sched_dequeue(twin, round * MS, NULL);
+
+            assert_non_null(h);
+            /* The twin sends the levels in the same order. */
+            assert_int_equal(pkts[flow_of(h)].level,
+                             pkts[order[i]].level);
+        }
+        assert_null(panda_sched_dequeue(twin, round * MS, NULL));
+    }
+    a = stats(s);
+    b = stats(twin);
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(a.level[i].enqueued_packets,
+                         b.level[i].enqueued_packets);
+        assert_int_equal(a.level[i].enqueued_bytes, b.level[i].enqueued_bytes);
+        assert_int_equal(a.level[i].sent_packets, b.level[i].sent_packets);
+        assert_int_equal(a.level[i].sent_bytes, b.level[i].sent_bytes);
+        assert_int_equal(a.level[i].backlog_packets, 0);
+    }
+    assert_int_equal(a.level[0].sent_packets, 3 * 8);
+    assert_int_equal(a.max_backlog_bytes, b.max_backlog_bytes);
+    assert_true(panda_sched_is_empty(s));
+    panda_sched_destroy(s);
+    panda_sched_destroy(twin);
+}
+
+/* Whatever could act on a packet that passes through makes the scheduler
+ * refuse the batch, changing nothing: a shaper, packets held, an ECN
+ * threshold the batch exceeds, WRED, the guard, an fq-codel level, a
+ * buffer or budget the batch does not fit. */
+static void
+test_pass_refused(void **state)
+{
+    static const char *const configs[] = {
+        "levels=4,max-rate=1G",
+        "levels=4,ecn-threshold=3000",
+        "levels=4,wred=0-63:10000:20000:0.1",
+        "levels=4,guard=100",
+        "levels=4,2.fq-codel=true",
+        "levels=4,limit-bytes=3000",
+        "levels=4,limit-packets=16",
+    };
+    struct panda_sched_pkt pkts[32];
+    struct panda_sched_budget *budget;
+    struct panda_sched *s;
+    uint8_t order[32];
+    size_t i;
+
+    (void) state;
+    pass_batch(pkts, 32, "0123", 100, 5, 1);
+    for (i = 0; i < sizeof configs / sizeof *configs; i++) {
+        struct panda_sched_stats st;
+
+        s = sched(configs[i]);
+        assert_false(panda_sched_pass(s, pkts, 32, 0, order));
+        st = stats(s);
+        assert_int_equal(st.level[0].enqueued_packets
+                         + st.level[2].enqueued_packets, 0);
+        panda_sched_destroy(s);
+    }
+    /* An ECN threshold above the batch's 3200 bytes lets it pass. */
+    s = sched("levels=4,ecn-threshold=3200");
+    assert_true(panda_sched_pass(s, pkts, 32, 0, order));
+    panda_sched_destroy(s);
+
+    /* Packets held: refused until they are gone. */
+    s = sched("levels=4");
+    assert_int_equal(enq(s, 100, 1, 1, 0), PANDA_SCHED_QUEUED);
+    assert_false(panda_sched_pass(s, pkts, 32, 0, order));
+    assert_non_null(panda_sched_dequeue(s, 0, NULL));
+    assert_true(panda_sched_pass(s, pkts, 32, 0, order));
+    panda_sched_destroy(s);
+
+    /* A budget with room for 31 more packets, not 32. */
+    budget = panda_sched_budget_create(40);
+    s = sched_with("levels=4", budget);
+    for (i = 0; i < 9; i++) {
+        assert_int_equal(enq(s, 100, 1, 1, i), PANDA_SCHED_QUEUED);
+    }
+    panda_sched_drain(s, NULL, NULL);
+    assert_true(panda_sched_pass(s, pkts, 32, 0, order));
+    {
+        struct panda_sched *other = sched_with("levels=4", budget);
+
+        for (i = 0; i < 9; i++) {
+            assert_int_equal(enq(other, 100, 1, 1, i), PANDA_SCHED_QUEUED);
+        }
+        assert_false(panda_sched_pass(s, pkts, 32, 0, order));
+        panda_sched_drain(other, NULL, NULL);
+        panda_sched_destroy(other);
+    }
+    panda_sched_destroy(s);
+    panda_sched_budget_destroy(budget);
+}
+
 int
 main(void)
 {
@@ -2792,6 +2937,8 @@ main(void)
         cmocka_unit_test(test_fq_codel_memory_bound),
         cmocka_unit_test(test_fq_codel_config),
         cmocka_unit_test(test_fq_codel_random),
+        cmocka_unit_test(test_pass_matches_enqueue_dequeue),
+        cmocka_unit_test(test_pass_refused),
     };
 
     return cmocka_run_group_tests_name("scheduler", tests, NULL, NULL);
