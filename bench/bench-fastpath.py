@@ -83,8 +83,10 @@ and sched.
 --instructions (no root): instructions per packet, counted exactly by
 callgrind (independent of the machine's load): dp_panda_execute() (the
 action, batches of 32: bench/bench-panda-action.c), panda_table_classify()
-(the table path: tools/panda-bench) and dp_sched_exchange() (the unshaped
-scheduler's classify + enqueue + dequeue: bench/bench-sched-glue.c).
+(the table path: tools/panda-bench, one packet per call, and 32 per call
+as the datapath calls it where it has --batch) and dp_sched_exchange()
+(an unshaped scheduler's classify, enqueue and dequeue, or its
+cut-through: bench/bench-sched-glue.c).
 
 The machine is shared: absolute cycles move with its load; every run
 records the load average, and the ratios within one ABBA run are what to
@@ -778,18 +780,31 @@ def instructions(args):
                                      "instructions_per_pkt":
                                      ir / (4 * iters * 32)})
         bench = os.path.join(args.build, "tools", "panda-bench")
+        batched = "--batch" in subprocess.run(
+            [bench, "--help"], capture_output=True, text=True).stdout
         for conns in (1000, 100000):
             packets = 200000
+            # panda-bench: Panda and PIAS, a row per connection count of
+            # PANDA_BENCH_ROWS up to 'conns', each populated (one packet
+            # per connection, one call each), then 'packets' timed.
+            rows = [c for c in PANDA_BENCH_ROWS if c <= conns]
             ir = callgrind_fn([bench, "--max-conns", str(conns), "--packets",
                                str(packets)],
                               r"conn-table\.c:panda_table_classify \[", tmp)
-            # panda-bench: Panda and PIAS, a row per connection count of
-            # PANDA_BENCH_ROWS up to 'conns', each populated (one packet
-            # per connection), then 'packets' timed.
-            calls = 2 * sum(c + packets for c in PANDA_BENCH_ROWS
-                            if c <= conns)
             res["table"].append({"max_conns": conns, "packets": packets,
-                                 "instructions_per_pkt": ir / calls})
+                                 "batch": 1, "instructions_per_pkt":
+                                 ir / (2 * sum(c + packets for c in rows))})
+            if not batched:
+                continue
+            # Batches of 32, as the datapath calls it: the timed packets
+            # only (the population is single calls).
+            ir = callgrind_fn([bench, "--max-conns", str(conns), "--packets",
+                               str(packets), "--batch", "32"],
+                              r"conn-table\.c:panda_table_classify_batch "
+                              r"\[", tmp)
+            res["table"].append({"max_conns": conns, "packets": packets,
+                                 "batch": 32, "instructions_per_pkt":
+                                 ir / (2 * len(rows) * packets)})
     return res
 
 
@@ -801,10 +816,11 @@ def print_instructions(res):
             r["size"], r["conns"], "on" if r["histograms"] else "off",
             r["instructions_per_pkt"]))
     print("panda_table_classify() per packet (tools/panda-bench, Panda and "
-          "PIAS, its rows up to N connections):")
+          "PIAS, its rows up to N connections; batch 32: "
+          "panda_table_classify_batch()):")
     for r in res["table"]:
-        print("  N = %6d: %7.1f" % (r["max_conns"],
-                                    r["instructions_per_pkt"]))
+        print("  N = %6d, batch %2d: %7.1f" % (
+            r["max_conns"], r.get("batch", 1), r["instructions_per_pkt"]))
     print("dp_sched_exchange() per packet (unshaped panda-sched, 8 levels; "
           "bench-sched-glue.c):")
     for r in res["sched"]:
