@@ -69,18 +69,32 @@
  * mutex: an insertion (a new connection, with the expiry, displacement or
  * eviction it may need), the expiry of an idle entry found by its own next
  * packet, flush.  A thread that changes a slot's key first swaps its state
- * to STATE_BUSY, then writes the key, then publishes the new state (release
- * order), and a reader checks the state word before and after it reads the
- * key: a key read while it changed is never taken for a match.  A packet
- * that finds no entry, or a busy slot, takes the shard's mutex and looks
- * again before inserting, so a connection is never inserted twice.  An
- * update may, in one case, land on the wrong connection: its thread reads
- * an entry, stalls, and meanwhile the slot is evicted, reused and brought
- * by packets to exactly the same 64-bit state; then one packet's update is
- * applied to the newcomer -- a bounded, vanishing error that a version
- * number would cost bits of the counter to remove.  The low time word is
- * written after the state, without ordering (the last writer's "now" wins;
- * every writer's "now" is the present).
+ * to STATE_BUSY and raises the shard's claim count, then writes the key,
+ * then publishes the new state (release order), and a reader checks the
+ * state word before and after it reads the key: a key read while it
+ * changed is never taken for a match.  A packet that finds no entry, or a
+ * busy slot, takes the shard's mutex and looks again before inserting, so
+ * a connection is never inserted twice.
+ *
+ * The state word is the only thing the compare-and-swap compares, and two
+ * connections can have the same one (the same counter, flow bytes and
+ * packets: connections that sent the same bytes, or Panda's small-packet
+ * connections held at the counter's floor with histograms off).  Cuckoo
+ * displacement moves entries with their states, so while a reader holds
+ * "slot P, state s" the mutex holder can move its connection out of P and
+ * another with state s in.  The reader therefore reads the shard's claim
+ * count before it looks and swaps only if the count is unchanged just
+ * before the swap (state_install()).  One window remains: a thread
+ * descheduled between that check and the swap (two instructions) while
+ * the mutex holder moves another connection in the same state into the
+ * slot; then one packet's update is applied to that connection instead
+ * (both had the same counter: the error is one packet's bytes, moved
+ * between two connections; how often, under the worst case, is in
+ * docs/results/2026-11-27-fastpath-lockfree/).  Closing it needs a version
+ * or key fingerprint in the compared word, which costs bits of the counter
+ * or of the flow bytes, or a 16-byte compare-and-swap over a larger entry.
+ * The low time word is written after the state, without ordering (the
+ * last writer's "now" wins; every writer's "now" is the present).
  *
  * Replacement.  A new connection takes, in order: a free slot among its 2 x
  * PANDA_WAYS candidates, a candidate whose connection has been idle longer
@@ -152,6 +166,8 @@ _Static_assert(ST_TIME_HI_SHIFT + TIME_BITS - 32 == 64, "state word layout");
 struct shard {
     pthread_mutex_t mutex;  /* Taken to change keys (file comment). */
     uint8_t *slots;         /* n_buckets * PANDA_WAYS entries. */
+    uint32_t claims;        /* Slots claimed so far (atomic, written under
+                             * the mutex; "Concurrency"). */
     /* Changed by packets without the mutex (atomics): */
     uint32_t n_live;
     uint64_t removed, resumed;
@@ -258,17 +274,50 @@ cas_state(const struct subtable *st, uint32_t *e, uint64_t *expected,
                                        __ATOMIC_ACQUIRE);
 }
 
-/* The state word of 'e', swapped for STATE_BUSY (under the shard's mutex,
- * before its key changes: see "Concurrency"). */
+/* The state word of 'e', a slot of 'sh', swapped for STATE_BUSY (under
+ * the shard's mutex, before its key changes), then the shard's claim count
+ * raised, in that order (see "Concurrency"). */
 static uint64_t
-claim_slot(const struct subtable *st, uint32_t *e)
+claim_slot(const struct subtable *st, struct shard *sh, uint32_t *e)
 {
     uint64_t s = load_state(st, e);
 
     while (!cas_state(st, e, &s, STATE_BUSY)) {
         continue;
     }
+    __atomic_fetch_add(&sh->claims, 1, __ATOMIC_RELEASE);
     return s;
+}
+
+/* The shard's claim count, read before a packet looks for its entry
+ * without the mutex. */
+static inline uint32_t
+shard_claims(const struct shard *sh)
+{
+    return __atomic_load_n(&sh->claims, __ATOMIC_ACQUIRE);
+}
+
+/* Installs 'ns' in the state word 'state' of an entry found without the
+ * mutex, whose state was 's' when its key matched the packet's, after the
+ * shard's claim count was read as 'claims'.  A compare-and-swap from 's'
+ * alone could land on another connection: a slot's key may change (a
+ * claim) and the slot take another entry whose state is also 's' --
+ * cuckoo displacement moves entries with their states, and connections
+ * that sent the same bytes have the same state.  So the swap is done only
+ * if no slot of the shard has been claimed since 'claims' (then the key
+ * checked is still the slot's).  Returns true if 'ns' is in place, false
+ * if the caller must look again.  Undoing a swap that a claim raced after
+ * this check would be no safer (the undo can meet the same coincidence),
+ * so the window that remains is the one between this load and the swap:
+ * "Concurrency" above. */
+PANDA_INLINE bool
+state_install(const struct shard *sh, uint32_t claims, uint64_t *state,
+              uint64_t s, uint64_t ns)
+{
+    return (__atomic_load_n(&sh->claims, __ATOMIC_RELAXED) == claims
+            && __atomic_compare_exchange_n(state, &s, ns, false,
+                                           __ATOMIC_ACQ_REL,
+                                           __ATOMIC_RELAXED));
 }
 
 static inline void
@@ -807,7 +856,7 @@ account_events(const struct panda_table *t, struct shard *sh, int events,
  * applied; false if the slot changed meanwhile (the caller looks again). */
 PANDA_INLINE bool
 entry_apply_kw(const struct panda_table *t, const struct probe *pr,
-               unsigned int kw, uint32_t *e, uint64_t s,
+               unsigned int kw, uint32_t *e, uint64_t s, uint32_t claims,
                const struct panda_policy *p, const struct panda_pkt *pkt,
                panda_msec_t now, bool count_bytes, uint8_t *level)
 {
@@ -820,9 +869,7 @@ entry_apply_kw(const struct panda_table *t, const struct probe *pr,
     *level = state_apply(p, pkt, now, count_bytes, &c, &events);
     ns = state_pack(&c);
     if (ns != s
-        && !__atomic_compare_exchange_n(slot_state_kw(kw, e), &s, ns, false,
-                                        __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE)) {
+        && !state_install(pr->shard, claims, slot_state_kw(kw, e), s, ns)) {
         return false;
     }
     __atomic_store_n(time_lo, (uint32_t) now, __ATOMIC_RELAXED);
@@ -832,14 +879,16 @@ entry_apply_kw(const struct panda_table *t, const struct probe *pr,
     return true;
 }
 
+/* entry_apply_kw() under the shard's mutex, where no slot is claimed. */
 static bool
 entry_apply(const struct panda_table *t, const struct probe *pr, uint32_t *e,
             uint64_t s, const struct panda_policy *p,
             const struct panda_pkt *pkt, panda_msec_t now, bool count_bytes,
             uint8_t *level)
 {
-    return entry_apply_kw(t, pr, pr->st->key_words, e, s, p, pkt, now,
-                          count_bytes, level);
+    return entry_apply_kw(t, pr, pr->st->key_words, e, s,
+                          shard_claims(pr->shard), p, pkt, now, count_bytes,
+                          level);
 }
 
 /* ---- Insertion, under the shard's mutex. ---- */
@@ -916,11 +965,12 @@ alt_bucket(const struct panda_table *t, const struct subtable *st,
  * entry it held is forgotten: its flow was counted when it ended).  'src'
  * is left busy, for its next key. */
 static void
-entry_move(const struct subtable *st, uint32_t *dst, uint32_t *src)
+entry_move(const struct subtable *st, struct shard *sh, uint32_t *dst,
+           uint32_t *src)
 {
-    uint64_t s = claim_slot(st, src);
+    uint64_t s = claim_slot(st, sh, src);
 
-    claim_slot(st, dst);
+    claim_slot(st, sh, dst);
     write_key(st, dst, src);
     __atomic_store_n(slot_time(st, dst),
                      __atomic_load_n(slot_time(st, src), __ATOMIC_RELAXED),
@@ -947,7 +997,7 @@ make_room(const struct panda_table *t, const struct probe *pr)
             uint32_t *vacant = bucket_vacant_slot(st, sh, alt);
 
             if (vacant) {
-                entry_move(st, vacant, e);
+                entry_move(st, sh, vacant, e);
                 return e;
             }
         }
@@ -967,8 +1017,8 @@ make_room(const struct panda_table *t, const struct probe *pr)
                 }
                 vacant = bucket_vacant_slot(st, sh, alt2);
                 if (vacant) {
-                    entry_move(st, vacant, e2);
-                    entry_move(st, e2, e);
+                    entry_move(st, sh, vacant, e2);
+                    entry_move(st, sh, e2, e);
                     return e;
                 }
             }
@@ -1050,7 +1100,7 @@ probe_insert(const struct panda_table *t, const struct probe *pr,
     scan_candidates(pr, now, &c);
     if (c.vacant) {
         e = c.vacant;
-        claim_slot(st, e);
+        claim_slot(st, sh, e);
         __atomic_fetch_add(&sh->n_live, 1, __ATOMIC_RELAXED);
     } else if (is_idle(slot_seen(st, c.oldest, c.oldest_state), now,
                        t->cfg.idle_timeout_ms)) {
@@ -1058,7 +1108,7 @@ probe_insert(const struct panda_table *t, const struct probe *pr,
         uint64_t s;
 
         e = c.oldest;
-        s = claim_slot(st, e);
+        s = claim_slot(st, sh, e);
         state_unpack(s, __atomic_load_n(slot_time(st, e), __ATOMIC_RELAXED),
                      &cs);
         if (cstate_count_flow(&cs, FLOW_MIN_PACKETS)) {
@@ -1071,12 +1121,12 @@ probe_insert(const struct panda_table *t, const struct probe *pr,
         __atomic_fetch_add(&sh->n_live, 1, __ATOMIC_RELAXED);
     } else if (c.oldest_new) {
         e = c.oldest_new;           /* Evicted: its flow is not counted. */
-        claim_slot(st, e);
+        claim_slot(st, sh, e);
         sh->evicted++;
     } else if (c.oldest_age >= ACTIVE_MS
                && panda_rng_next(&sh->rng) % ADMIT_ONE_IN == 0) {
         e = c.oldest;
-        claim_slot(st, e);
+        claim_slot(st, sh, e);
         sh->evicted++;
         sh->evicted_established++;
     } else {
@@ -1238,6 +1288,7 @@ classify_probe_kw(struct panda_table *t, const struct probe *pr,
     uint8_t level;
 
     for (tries = 0; tries < LOCKLESS_TRIES; tries++) {
+        uint32_t claims = shard_claims(pr->shard);
         panda_msec_t age;
         uint32_t *e;
         uint64_t s;
@@ -1286,17 +1337,16 @@ classify_probe_kw(struct panda_table *t, const struct probe *pr,
                        << ST_BYTES_SHIFT;
             }
             if (ns != s
-                && !__atomic_compare_exchange_n(slot_state_kw(kw, e), &s, ns,
-                                                false, __ATOMIC_ACQ_REL,
-                                                __ATOMIC_ACQUIRE)) {
+                && !state_install(pr->shard, claims, slot_state_kw(kw, e),
+                                  s, ns)) {
                 continue;
             }
             __atomic_store_n(e + kw, (uint32_t) now, __ATOMIC_RELAXED);
             *stateful = true;
             return level;
         }
-        if (entry_apply_kw(t, pr, kw, e, s, p, pkt, now, count_bytes,
-                           &level)) {
+        if (entry_apply_kw(t, pr, kw, e, s, claims, p, pkt, now,
+                           count_bytes, &level)) {
             *stateful = true;
             return level;
         }
