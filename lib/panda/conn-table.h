@@ -39,7 +39,9 @@
  * lock; the table is split into shards, each with a mutex that only what
  * moves keys takes (a new connection's insertion, an idle entry's expiry,
  * flush, statistics, iteration).  conn-table.c, "Concurrency", has the
- * protocol.  Statistics are kept per shard and per table and summed by
+ * protocol and its one residual case (an update landing on another
+ * connection in the identical state, moved into the slot while the
+ * updating thread was descheduled).  Statistics are kept per shard and per table and summed by
  * panda_table_stats().  panda_table_destroy() must not race with any other
  * call.
  */
