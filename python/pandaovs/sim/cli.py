@@ -52,7 +52,10 @@ def _ctx(args, run_id, context=pts.Context):
         sys.exit("sim/run.py: %s" % e)
     out = os.path.join(args.out, run_id)
     ctx = context(top=TOP, build_dir=build.root, out_dir=out,
-                  git=pts.git_state(TOP), malloc=malloc)
+                  git=pts.git_state(TOP), malloc=malloc,
+                  dry_run=getattr(args, "dry_run", False))
+    if ctx.dry_run:
+        return ctx
     if not os.access(ctx.binary(), os.X_OK):
         why, _ = build.sim_missing()
         sys.exit("sim/run.py: %s is not built: %s" % (
@@ -633,6 +636,8 @@ def cmd_profile(args):
     from . import profile
     ctx = _ctx(args, args.run_id or "profile")
     p = _point_of(args)
+    if ctx.dry_run:
+        raise sweep.DryRun([p])
     try:
         doc = pol.load_policy(args.policy) if args.policy else None
         parts, funcs, path = profile.run(ctx, p, doc, args.freq)
@@ -706,6 +711,10 @@ def parser():
         p.add_argument("--policy", help="policy file (testbed/simulator "
                        "policy.json) instead of collection + panda-model")
         p.add_argument("--no-plots", action="store_true")
+        p.add_argument("--dry-run", action="store_true",
+                       help="print the points it would run (collection "
+                       "first) and the expected wall time where earlier "
+                       "results under --out know it; runs nothing")
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--malloc", choices=("auto", "tcmalloc", "libc"),
                        default="auto", help="the simulator's allocator (auto: "
@@ -850,6 +859,10 @@ def main(argv=None):
     if getattr(args, "jobs", 1) < 1:
         parser().error("--jobs: at least 1")
     t0 = time.monotonic()
-    rc = args.func(args)
+    try:
+        rc = args.func(args)
+    except sweep.DryRun as dry:
+        sweep.plan(dry, args.jobs, args.out)
+        return 0
     print("sim/run.py %s: %.0f s" % (args.cmd, time.monotonic() - t0))
     return rc

@@ -158,6 +158,7 @@ class Context:
     git: dict = None    # {"commit", "dirty"} of the code.
     timeout: float = 6 * 3600
     malloc: str = "libc"  # "tcmalloc": panda-sim runs with it preloaded.
+    dry_run: bool = False  # Plan only: sweep.DryRun instead of running.
 
     def binary(self):
         return paths.BuildTree(self.build_dir).path(paths.BuildTree.SIM)

@@ -9,6 +9,7 @@ everything else.  A given policy file skips the collection.
 
 import concurrent.futures
 import csv
+import glob
 import json
 import os
 import sys
@@ -21,6 +22,17 @@ from . import policy as pol
 def _log(msg):
     sys.stdout.write(msg + "\n")
     sys.stdout.flush()
+
+
+class DryRun(Exception):
+    """Raised instead of running when the context is a dry run: 'points'
+    is what would run, in order (collection first), with 'done' those
+    whose result already exists."""
+
+    def __init__(self, points, done=()):
+        super().__init__("dry run")
+        self.points = list(points)
+        self.done = set(done)
 
 
 def run_parallel(ctx, todo, jobs, policies=None, log=_log,
@@ -40,6 +52,8 @@ def run_parallel(ctx, todo, jobs, policies=None, log=_log,
             results[p.name()] = r
         else:
             pending.append(p)
+    if ctx.dry_run:
+        raise DryRun(todo, results)
     if not pending:
         return results, errors
     log("%d point(s) to run, %d already done, %d job(s)"
@@ -68,6 +82,38 @@ def run_parallel(ctx, todo, jobs, policies=None, log=_log,
     return results, errors
 
 
+def plan(dry, jobs, out_root, log=_log):
+    """Prints a dry run's plan: every point, and the expected wall time
+    from the same points' earlier results under 'out_root' (a simulation
+    runs as fast as the CPU lets it, so only a measured point predicts
+    one; points never run before are counted, not guessed)."""
+    todo = [p for p in dry.points if p.name() not in dry.done]
+    known = {}
+    for p in todo:
+        for f in glob.glob(os.path.join(out_root, "*", "points", p.name(),
+                                        "point.json")):
+            try:
+                with open(f) as fh:
+                    known[p.name()] = json.load(fh)["metadata"]["wall_s"]
+                break
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+    log("plan: %d point(s), %d already done, %d to run on %d job(s)"
+        % (len(dry.points), len(dry.points) - len(todo), len(todo), jobs))
+    for p in dry.points:
+        state = ("done" if p.name() in dry.done else
+                 "%.0f s before" % known[p.name()] if p.name() in known
+                 else "never run")
+        log("  %s (%s)" % (p.name(), state))
+    if todo and len(known) == len(todo):
+        log("expected: about %.0f s (the points' earlier wall times, %d at "
+            "a time)" % (sum(known.values()) / jobs, jobs))
+    elif todo:
+        log("expected: unknown for %d of %d point(s) never run under %s; "
+            "'sim/run.py scale' measures this machine's speed"
+            % (len(todo) - len(known), len(todo), out_root))
+
+
 def brief(r):
     f = r["fct"]
 
@@ -92,6 +138,11 @@ def run_sweep(ctx, points, jobs, policy_file=None, log=_log,
     groups = {}
     for p in marking:
         groups.setdefault(group_of(p).name(), group_of(p))
+    if ctx.dry_run:
+        first = [] if policy_file else list(groups.values())
+        todo = first + [p for p in points if p not in first]
+        raise DryRun(todo, [p.name() for p in todo
+                            if pts.load_result(ctx, p)])
     if policy_file:
         doc = pol.load_policy(policy_file)
         policies = {g: doc for g in groups}
