@@ -62,9 +62,9 @@ SCHEMES = ("fifo", "pias", "fish", "fq_codel", "panda", "pias-pf",
 # scheme adds them (schemes.py).
 PER_FLOW = {s: "true" if s in ("fish", "fq_codel", "pias-pf", "panda-pf")
             else "false" for s in SCHEMES}
-# Level keys the status gives per level ("0.per-flow"), and only where
-# they are not the library's default.
-LEVEL_KEYS = {"per-flow": "true", "fq-codel": "false"}
+# Keys a level may override ("0.per-flow"): the status gives the port's
+# value of every key, and a level's own only where it differs from it.
+LEVEL_KEYS = ("per-flow", "fq-codel")
 
 
 def level_sum(t, counter):
@@ -93,11 +93,12 @@ def test_every_scheme_finished(quick):
         q = t["qos"]
         assert q["type"] == "panda-sched", q
         # What the datapath reports in effect is what the scheme asked
-        # (it names a level's per-flow only where it is not the default).
+        # (every key, defaults resolved; a level's own value where it has
+        # one).
         eff = dict(kv.split("=", 1) for kv in q["in_effect"].split(","))
         for k, v in q["other_config"].items():
             if k in LEVEL_KEYS:
-                assert eff.get("0." + k, LEVEL_KEYS[k]) == v, (s, k, eff)
+                assert eff.get("0." + k, eff[k]) == v, (s, k, eff)
             else:
                 assert eff[k] == v, (s, k, eff)
         assert q["other_config"]["per-flow"] == PER_FLOW[s]
