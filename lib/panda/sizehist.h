@@ -1,7 +1,7 @@
 /*
  * Live size histograms: what the datapath counts per policy id, so that a
  * controller can run the offline model (panda/model.h, panda-model) on the
- * traffic of a running system (issue 19, "closed loop").
+ * traffic of a running system ("closed loop").
  *
  * Two kinds of histogram, with fixed bucket edges:
  *

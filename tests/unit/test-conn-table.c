@@ -1250,7 +1250,7 @@ test_flush_and_foreach(void **state)
     panda_table_destroy(t);
 }
 
-/* ---- Flow sizes (issue 19): bytes per connection, counted once. ---- */
+/* ---- Flow sizes: bytes per connection, counted once. ---- */
 
 static bool
 first_bytes(const struct panda_table_conn_info *ci, void *aux)

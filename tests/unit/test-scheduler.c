@@ -621,7 +621,7 @@ test_ecn_ahead(void **state)
     }
 }
 
-/* TSO packets (issue 18): the datapath offers packets of up to 64 kB,
+/* TSO packets: the datapath offers packets of up to 64 kB,
  * charged the bytes of their segments.  DRR gives a flow of them and a
  * flow of MTU packets equal bytes with the default one-MTU quantum; the
  * byte limit and the ECN threshold count their bytes, not one packet; a

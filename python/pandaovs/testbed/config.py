@@ -160,7 +160,7 @@ def parser(prog="testbed/run.py"):
                    "towards PM1, before its linux-htb, with OVS only "
                    "forwarding, as on a kernel-datapath hypervisor's "
                    "uplink; schemes fifo, pias, panda")
-    # The ovs-dpdk variant (issue 18) is a port type here, not a
+    # The ovs-dpdk variant is a port type here, not a
     # --datapath option: the datapath is dpif-netdev whatever the ports
     # are, and what DPDK changes is the netdev class (netdev-dpdk), who
     # polls it (PMD threads, as with afxdp) and the build it needs.
@@ -398,7 +398,7 @@ def run_config(p, a, argv):
             schemes += tuple(s for s in ABLATIONS if a.ecn_threshold
                              or SCHEMES[s].ecn) + PER_FLOW_FACTOR
         if weights:
-            # The weights against all ones in the same run (issue 18), in
+            # The weights against all ones in the same run, in
             # full runs too: all ones is the thesis's own 10 Gbit/s setup
             # (it left the weights open and set them equal, §5.1), and the
             # reduced full run showed the weights costing medium flows
