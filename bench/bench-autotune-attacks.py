@@ -20,8 +20,13 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "python"))
+try:
+    import pandaovs  # noqa: F401
+except ImportError:     # run directly: again, with python/ on PYTHONPATH
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                "..", "python", "launch.py"),
+                   {"SCRIPT": os.path.realpath(__file__)})
 
 from pandaovs import paths  # noqa: E402
 from pandaovs.controller import autotune  # noqa: E402

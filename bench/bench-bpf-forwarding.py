@@ -34,8 +34,13 @@ import sys
 import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(TOP, "python"))
+try:
+    import pandaovs  # noqa: F401
+except ImportError:     # run directly: again, with python/ on PYTHONPATH
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                "..", "python", "launch.py"),
+                   {"SCRIPT": os.path.realpath(__file__)})
 
 from pandaovs import bpfcls, cli, paths  # noqa: E402
 
@@ -161,7 +166,7 @@ def main():
                "policy": POLICY, "load_before": load0, "workloads": {}}
     blaster = os.path.join(mnt + "-blast")
     subprocess.run(["cc", "-O2", "-Wall", "-DBLAST_THROUGH_QDISC", "-o",
-                    blaster, os.path.join(TOP, "bench", "bench-blast.c")],
+                    blaster, os.path.join(paths.TOP, "bench", "bench-blast.c")],
                    check=True)
     setup()
     try:
