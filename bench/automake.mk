@@ -29,7 +29,7 @@ bench_bench_scheduler_LDADD = $(PANDA_LIBADD)
 EXTRA_DIST += bench/bench-bpf-forwarding.py
 if HAVE_BPF
 noinst_PROGRAMS += bench/bench-bpf-cls
-bench_bench_bpf_cls_SOURCES = bench/bench-bpf-cls.c
+bench_bench_bpf_cls_SOURCES = bench/bench-bpf-cls.c bpf/loader.c bpf/loader.h
 nodist_bench_bench_bpf_cls_SOURCES = bpf/panda-cls.skel.h
 bench_bench_bpf_cls_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bpf \
 	-I$(srcdir)/bpf $(LIBBPF_CFLAGS)

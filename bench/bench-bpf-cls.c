@@ -55,6 +55,7 @@
 #include <cli/opt.h>
 #include <cli/parse.h>
 
+#include "loader.h"
 #include "panda-cls.h"
 #include "panda-cls.skel.h"
 
@@ -122,26 +123,6 @@ test_run(int prog, const uint8_t *frame, uint32_t len, uint32_t repeat)
     return opts.duration;
 }
 
-static uint64_t
-map_memlock(int fd)
-{
-    char path[64], line[256];
-    uint64_t v = 0;
-    FILE *f;
-
-    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
-    f = fopen(path, "r");
-    while (f && fgets(line, sizeof line, f)) {
-        if (sscanf(line, "memlock: %" SCNu64, &v) == 1) {
-            break;
-        }
-    }
-    if (f) {
-        fclose(f);
-    }
-    return v;
-}
-
 static double
 bench_bpf(const struct panda_policy *p, uint32_t conns, uint32_t len,
           uint32_t repeat, double *bytes_per_entry)
@@ -187,7 +168,7 @@ bench_bpf(const struct panda_policy *p, uint32_t conns, uint32_t len,
     b1 = test_run(bench, frame, len, repeat);
     b2 = test_run(bench, frame, len, repeat);
     a2 = test_run(rotate, frame, len, repeat);
-    *bytes_per_entry = (double) map_memlock(bpf_map__fd(skel->maps.conns4))
+    *bytes_per_entry = (double) bpf_loader_map_memlock(bpf_map__fd(skel->maps.conns4))
                        / capacity;
     panda_cls__destroy(skel);
     return (b1 + b2 - a1 - a2) / 2;

@@ -34,7 +34,7 @@ bpf/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(BPF_PROG_INCS)
 	$(AM_V_CC)$(MKDIR_P) bpf && $(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 bin_PROGRAMS += bpf/panda-cc
-bpf_panda_cc_SOURCES = bpf/panda-cc.c $(BPF_PROG_INCS)
+bpf_panda_cc_SOURCES = bpf/panda-cc.c bpf/loader.c bpf/loader.h $(BPF_PROG_INCS)
 bpf_panda_cc_CPPFLAGS = $(AM_CPPFLAGS) -DPANDA_BPF_DIR='"$(bpfdir)"' \
 	$(LIBBPF_CFLAGS)
 bpf_panda_cc_LDADD = $(CLI_LIBADD) $(LIBBPF_LIBS)
@@ -69,7 +69,8 @@ bpf/panda-cls.skel.h: bpf/panda-cls.bpf.o
 	    > $@.tmp && mv -f $@.tmp $@
 
 bin_PROGRAMS += bpf/panda-bpf
-bpf_panda_bpf_SOURCES = bpf/panda-bpf.c $(BPF_CLS_HDRS)
+bpf_panda_bpf_SOURCES = bpf/panda-bpf.c bpf/loader.c bpf/loader.h \
+	$(BPF_CLS_HDRS)
 nodist_bpf_panda_bpf_SOURCES = bpf/panda-cls.skel.h
 bpf_panda_bpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bpf -I$(srcdir)/bpf \
 	$(LIBBPF_CFLAGS) $(MODEL_PCAP_CFLAGS) $(JANSSON_CFLAGS)

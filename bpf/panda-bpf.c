@@ -83,6 +83,7 @@
 #include <cli/opt.h>
 #include <cli/parse.h>
 
+#include "loader.h"
 #include "panda-cls.h"
 #include "panda-cls.skel.h"
 
@@ -149,16 +150,6 @@ usage(void)
            "  -h, --help            this help\n"
            "  --version             the version\n",
            DEFAULT_CAPACITY, DEFAULT_IDLE_MS, DEFAULT_PIN_DIR);
-}
-
-static int
-libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-    if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && !verbose)) {
-        return 0;
-    }
-    fprintf(stderr, "%s: libbpf: ", cli_log_program());
-    return vfprintf(stderr, fmt, ap);
 }
 
 /* A hint for errno 'err' of a BPF or tc operation. */
@@ -942,27 +933,6 @@ table_count(int fd, size_t key_size, uint32_t id, struct table_count *tc)
     free(values);
 }
 
-/* Bytes of kernel memory the map 'fd' holds ("memlock" in its fdinfo). */
-static uint64_t
-map_memlock(int fd)
-{
-    char path[64], line[256];
-    uint64_t v = 0;
-    FILE *f;
-
-    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
-    f = fopen(path, "r");
-    while (f && fgets(line, sizeof line, f)) {
-        if (sscanf(line, "memlock: %" SCNu64, &v) == 1) {
-            break;
-        }
-    }
-    if (f) {
-        fclose(f);
-    }
-    return v;
-}
-
 /* ---- Commands. ---- */
 
 struct attach_opts {
@@ -1283,8 +1253,8 @@ cmd_show(bool json)
                      + t6.current_id);
         cli_json_u64(&j, "evicted", evicted);
         cli_json_u64(&j, "flushed", ls.flushed);
-        cli_json_u64(&j, "memlock4", map_memlock(in.conns4));
-        cli_json_u64(&j, "memlock6", map_memlock(in.conns6));
+        cli_json_u64(&j, "memlock4", bpf_loader_map_memlock(in.conns4));
+        cli_json_u64(&j, "memlock6", bpf_loader_map_memlock(in.conns6));
         cli_json_end_object(&j);
         cli_json_finish(&j);
         return 0;
@@ -1340,7 +1310,7 @@ cmd_show(bool json)
            "evicted %" PRIu64 "; kernel memory %" PRIu64 " + %" PRIu64
            " bytes\n", t4.entries, t6.entries, t4.ended + t6.ended,
            t4.current_id + t6.current_id, evicted,
-           map_memlock(in.conns4), map_memlock(in.conns6));
+           bpf_loader_map_memlock(in.conns4), bpf_loader_map_memlock(in.conns6));
     return 0;
 }
 
@@ -1623,7 +1593,7 @@ main(int argc, char *argv[])
                     "histogram, flush, replay, probe)");
     }
     cmd = argv[optind];
-    libbpf_set_print(libbpf_print);
+    bpf_loader_log_init(verbose);
 
     /* The command's own options; its operands stay in argv. */
     argc -= optind;

@@ -45,6 +45,7 @@
 #include <cli/opt.h>
 #include <cli/parse.h>
 
+#include "loader.h"
 #include "panda-dctcp.h"
 
 #ifndef PANDA_BPF_DIR
@@ -78,16 +79,6 @@ usage(void)
            "Exit status: 0, 1 on errors, 2 on bad arguments; status: %d if\n"
            "not registered (LSB's \"not running\").\n",
            PDCTCP_NAME, DEFAULT_OBJECT, EXIT_NOT_LOADED, EXIT_NOT_LOADED);
-}
-
-static int
-libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-    if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && !verbose)) {
-        return 0;
-    }
-    fprintf(stderr, "%s: libbpf: ", cli_log_program());
-    return vfprintf(stderr, fmt, ap);
 }
 
 /* Is 'name' in net.ipv4.tcp_available_congestion_control? */
@@ -435,7 +426,7 @@ main(int argc, char *argv[])
                       : "one command only");
     }
     cmd = argv[optind];
-    libbpf_set_print(libbpf_print);
+    bpf_loader_log_init(verbose);
     if (!strcmp(cmd, "load")) {
         return cmd_load(object);
     } else if (!strcmp(cmd, "unload")) {
