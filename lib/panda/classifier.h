@@ -182,13 +182,25 @@ panda_cls_rules(const struct panda_policy *p, const struct panda_pkt *pkt)
  *     else p->default_level; 'counter' is not used.
  *   - Counter kinds (panda, pias, compose): a TCP packet with a counter
  *     updates it by its payload and takes the level of the counter, or,
- *     if it is a bare SYN, FIN or RST (no payload), p->ctl_level; any other
- *     packet (not TCP, a later fragment, no counter) takes
- *     p->untracked_level.  Headers longer than PANDA_MAX_HDR_LEN count as
- *     payload, so a bare control packet that long is not bare: its size
- *     on the wire decides its level as it would a data segment's.  Compose: a packet that matches a rule takes the
- *     rule's level, and its counter is updated all the same, so that a
- *     connection cannot shed its history by matching a rule. */
+ *     if it is a bare SYN, FIN or RST (no payload), p->ctl_level.
+ *     Headers longer than PANDA_MAX_HDR_LEN count as payload, so a bare
+ *     control packet that long is not bare: its size on the wire decides
+ *     its level as it would a data segment's.  A packet that is not TCP
+ *     (or a later fragment) takes p->untracked_level.
+ *   - A TCP packet without a counter ('counter' NULL: the host's table
+ *     refused its connection because it is full of active ones, or has no
+ *     memory) is judged by its own size, Panda's signal: a bare packet as
+ *     with a counter of 0; a payload below T (an FLT packet, panda and
+ *     compose) at the level a new connection's first packet gets (0); any
+ *     other payload, and every payload under pias (whose signal, the bytes
+ *     sent, needs the counter), at p->untracked_level.  So a full table
+ *     costs a newcomer's request/response traffic nothing, and whoever
+ *     filled it gains nothing: an FLT packet gets level 0 with or without
+ *     a counter, and an FHT packet without one gets the untracked level
+ *     (by default the lowest), where no bulk transfer can stay on top.
+ *   - Compose: a packet that matches a rule takes the rule's level, and
+ *     its counter is updated all the same, so that a connection cannot
+ *     shed its history by matching a rule. */
 PANDA_INLINE uint8_t
 panda_cls_level(const struct panda_policy *p, int64_t *counter,
                 const struct panda_pkt *pkt)
@@ -199,18 +211,25 @@ panda_cls_level(const struct panda_policy *p, int64_t *counter,
     if (!panda_kind_has_counter(p->kind)) {
         return rule >= 0 ? (uint8_t) rule : p->default_level;
     }
-    if (counter && pkt->proto == PANDA_IPPROTO_TCP) {
+    if (pkt->proto != PANDA_IPPROTO_TCP) {
+        level = p->untracked_level;
+    } else {
         uint32_t bytes = panda_cls_counted_bytes(pkt);
 
-        if (bytes) {
+        if (!bytes) {
+            level = pkt->tcp_flags & PANDA_TCP_CTL ? p->ctl_level
+                    : counter ? panda_policy_level(p, *counter) : 0;
+        } else if (counter) {
             *counter = panda_policy_update(p, *counter, bytes);
             level = panda_policy_level(p, *counter);
+        } else if (p->kind != PANDA_KIND_PIAS && bytes < p->threshold) {
+            /* No counter (the table is full, or has no memory): an FLT
+             * packet takes the level it would take as a new connection's
+             * first packet. */
+            level = panda_policy_level(p, panda_policy_update(p, 0, bytes));
         } else {
-            level = pkt->tcp_flags & PANDA_TCP_CTL
-                    ? p->ctl_level : panda_policy_level(p, *counter);
+            level = p->untracked_level;
         }
-    } else {
-        level = p->untracked_level;
     }
     return rule >= 0 ? (uint8_t) rule : level;
 }

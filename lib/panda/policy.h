@@ -119,8 +119,9 @@ struct panda_policy {
     uint8_t ctl_level;
 
     /* Level of the packets the connection table cannot track: not TCP
-     * (UDP, ICMP, ...), later IP fragments (no TCP header), and TCP when
-     * the table has no room or memory for the connection.  Default K-1, the
+     * (UDP, ICMP, ...), later IP fragments (no TCP header), and the FHT
+     * packets of a TCP connection the table has no room or memory for
+     * (its FLT packets take level 0: classifier.h).  Default K-1, the
      * lowest: a packet whose history is unknown earns no priority (bulk UDP
      * must not ride on top).  Operators who want DNS or QUIC higher give it
      * its own policy or flow. */

@@ -567,9 +567,10 @@ fill_with_established(struct panda_table *t, const struct panda_policy *p,
 
 /* When every candidate slot of a new connection holds an established
  * connection that has sent in the last second, the newcomer is refused
- * (untracked_level, counted); once they have been silent for a second, it
- * gets in after a few packets (admitted with probability 1/16 per packet),
- * in the slot of the one silent longest. */
+ * (counted; its FLT packets at level 0, its FHT packets at
+ * untracked_level); once they have been silent for a second, it gets in
+ * after a few packets (admitted with probability 1/16 per packet), in the
+ * slot of the one silent longest. */
 static void
 test_full_of_established(void **state)
 {
@@ -583,10 +584,15 @@ test_full_of_established(void **state)
 
     (void) state;
     v = fill_with_established(t, &p, &refused);
-    assert_int_equal(v.level, 1);           /* untracked_level */
+    assert_false(v.stateful);
+    assert_int_equal(v.level, 0);           /* 100 bytes < T: FLT */
+    assert_int_equal(v.dscp, 46);
+    v = send_pkt(t, &p, &refused, 1448, now);
+    assert_false(v.stateful);
+    assert_int_equal(v.level, 1);           /* FHT: untracked_level */
     assert_int_equal(v.dscp, 26);
     panda_table_stats(t, &s);
-    assert_int_equal(s.refused, 1);
+    assert_int_equal(s.refused, 2);
     assert_int_equal(s.evicted, 0);
     /* Within the second, however many packets it sends. */
     for (j = 0; j < 200; j++) {
@@ -600,7 +606,74 @@ test_full_of_established(void **state)
     panda_table_stats(t, &s);
     assert_int_equal(s.evicted, 1);
     assert_int_equal(s.evicted_established, 1);
-    assert_int_equal(s.refused, 1 + 200 + j);
+    assert_int_equal(s.refused, 2 + 200 + j);
+    panda_table_destroy(t);
+}
+
+/* Admission when full: a table kept full of active established tuples (an
+ * attacker's, sending small packets: level 0) refuses newcomers, and what
+ * the newcomers get then is what a new connection's packet gets by its
+ * size: request/response traffic (payloads below T) level 0, as the
+ * attacker's own; bulk packets the untracked level (here the lowest), so
+ * that filling the table buys no one a bulk transfer on top.  PIAS, whose
+ * signal is the bytes sent, has nothing to judge a packet by without its
+ * counter: every refused data packet takes the untracked level. */
+static void
+test_full_table_admission(void **state)
+{
+    struct panda_policy pias = policy("id=2,kind=pias,"
+                                      "thresholds=10000/100000/1000000");
+    struct panda_policy p = policy(POLICY);
+    struct panda_table *t = table(1024, 0);
+    struct panda_table_stats before, s;
+    int levels[2][4] = { { 0 } };
+    uint32_t i;
+    int j;
+
+    (void) state;
+    /* The attacker offers four times the table's size of tuples, four
+     * small packets each, so that every bucket is full. */
+    for (i = 0; i < 4096; i++) {
+        struct panda_pkt k = tcp4("10.0.0.1", 0, "10.0.0.2", 80, 0, 0);
+
+        k.sport = htons(1000 + i);
+        for (j = 0; j < 4; j++) {
+            send_pkt(t, &p, &k, 100, 0);
+        }
+    }
+    panda_table_stats(t, &before);
+    assert_true(before.connections >= 1000);
+    /* 20 newcomers, 5 request-sized packets and 5 bulk packets each. */
+    for (i = 0; i < 20; i++) {
+        struct panda_pkt k = tcp4("10.7.0.1", 2000 + i, "10.0.0.2", 11211,
+                                  0, 0);
+
+        for (j = 0; j < 5; j++) {
+            struct panda_table_verdict v = send_pkt(t, &p, &k, 60, 0);
+
+            levels[v.stateful][v.level]++;
+            v = send_pkt(t, &p, &k, 1448, 0);
+            levels[v.stateful][v.level]++;
+        }
+    }
+    panda_table_stats(t, &s);
+    /* Every slot the newcomers could take is held: all refused. */
+    assert_int_equal(levels[1][0] + levels[1][1] + levels[1][2]
+                     + levels[1][3], 0);
+    assert_int_equal(levels[0][0], 100);    /* the 60-byte ones */
+    assert_int_equal(levels[0][3], 100);    /* the 1448-byte ones */
+    assert_int_equal(s.refused - before.refused, 200);
+    /* PIAS: both kinds at the untracked level. */
+    for (i = 0; i < 20; i++) {
+        struct panda_pkt k = tcp4("10.7.0.1", 2000 + i, "10.0.0.2", 11211,
+                                  0, 0);
+
+        assert_int_equal(send_pkt(t, &pias, &k, 60, 0).level, 3);
+        assert_int_equal(send_pkt(t, &pias, &k, 1448, 0).level, 3);
+        /* Bare control packets as with a counter of 0. */
+        k.tcp_flags = 0x02;                 /* SYN */
+        assert_int_equal(send_pkt(t, &p, &k, 0, 0).level, p.ctl_level);
+    }
     panda_table_destroy(t);
 }
 
@@ -1657,6 +1730,7 @@ main(void)
         cmocka_unit_test(test_capacity_evicts),
         cmocka_unit_test(test_flood_keeps_established),
         cmocka_unit_test(test_full_of_established),
+        cmocka_unit_test(test_full_table_admission),
         cmocka_unit_test(test_fill_before_refusal),
         cmocka_unit_test(test_idle_expiry),
         cmocka_unit_test(test_idle_long_gaps),
