@@ -20,6 +20,11 @@ EXTRA_DIST += \
 	bench/bench-sched-glue.c \
 	bench/lg-bench.sh
 
+# What a full connection table gives the connections it refuses.
+noinst_PROGRAMS += bench/bench-admission
+bench_bench_admission_SOURCES = bench/bench-admission.c
+bench_bench_admission_LDADD = $(PANDA_LIBADD)
+
 noinst_PROGRAMS += bench/bench-scheduler
 bench_bench_scheduler_SOURCES = bench/bench-scheduler.c
 bench_bench_scheduler_LDADD = $(PANDA_LIBADD)
