@@ -503,6 +503,22 @@ def test_tcp_levels_dscp_and_classes(tools, classifier, tmp_path):
     assert h.packets([3]) > 0 and h.packets([0]) > 0
     assert max(h.payload[3]) > 2048         # GSO packets, counted whole
 
+    # panda-controller tune-bpf's round on this host: it reads the same
+    # histogram, runs panda-model on it and pushes the proposal through
+    # panda-bpf set-policy (same id: the counters and table stay).
+    from pandaovs.controller import autotune, bpfhosts
+    model = BUILD.bin("tools/panda-model")
+    host = bpfhosts.Host("local", [classifier.program, "--pin-dir",
+                                   classifier.pin_dir])
+    assert host.histograms()[7].payload == h.payload
+    st = autotune.Settings(model=model, cdf=paths.cdf("web-search.cdf"),
+                           load=0.6, min_packets=10, confirm=1,
+                           min_interval=0, margin=0.01, source_cap=1)
+    d = bpfhosts.BpfTuner([host], st).round()
+    assert d["action"] == "push" and d["pushed"] == ["local"], d
+    now = classifier.show()["policy"]
+    assert now["id"] == 7 and now["text"] == d["proposed"] != POLICY
+
 
 def test_policy_replace_and_bad_policy(tools, classifier):
     classifier.attach([DEV_A], netns=NS_A, policy_text=POLICY)

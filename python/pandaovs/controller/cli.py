@@ -1,4 +1,5 @@
-"""The controller's command line: panda_controller.py run|check|status|sync
+"""The controller's command line: panda_controller.py
+run|tune-bpf|check|status|sync
 (openflow/controller/panda_controller.py launches it with Debian's
 /usr/bin/python3, where python3-os-ken lives).
 
@@ -17,11 +18,14 @@
          [--auto-tune-source-cap 0.5] [--auto-tune-max-step 0.5] \
          [--auto-tune-bound-factor 4] \
          [--auto-tune-model PANDA_MODEL]]
+    panda_controller.py tune-bpf --host NAME=COMMAND [--host ...] \
+        --auto-tune-load RHO [--policy FILE] [--policy-out FILE] \
+        [--rounds N] [--host-timeout S] [the --auto-tune-* options]
     panda_controller.py check --config panda.json [--ofctl P]
     panda_controller.py status|sync --rest 127.0.0.1:8181 \\
         --rest-token-file FILE
 
-'check', 'status' and 'sync' do not import os-ken; 'run' hands its options
+'tune-bpf', 'check', 'status' and 'sync' do not import os-ken; 'run' hands its options
 to the os-ken application (pandaovs.controller.app) in the environment and
 starts os-ken's manager.
 """
@@ -146,6 +150,46 @@ def cmd_run(args):
     return 0
 
 
+def cmd_tune_bpf(args):
+    from . import bpfhosts
+    settings = _autotune_settings(args)
+    if settings is None:
+        return cli.EXIT_USAGE
+    if settings.cdf is None:
+        # The classifier's entry has no room for a flow's bytes: its
+        # histograms have no flow lines, and a window would wait forever.
+        print("panda_controller: tune-bpf needs --auto-tune-cdf: "
+              "panda-bpf's histograms carry no flow sizes",
+              file=sys.stderr)
+        return cli.EXIT_USAGE
+    if args.rounds < 0 or args.host_timeout <= 0:
+        print("panda_controller: --rounds must be >= 0 and --host-timeout "
+              "> 0", file=sys.stderr)
+        return cli.EXIT_USAGE
+    configured = None
+    if args.policy:
+        try:
+            configured, _ = config.read_policy_file(args.policy)
+        except config.ConfigError as e:
+            print("panda_controller: --policy %s" % e, file=sys.stderr)
+            return cli.EXIT_FAILURE
+    try:
+        hosts = [bpfhosts.Host.parse(h, args.host_timeout)
+                 for h in args.host]
+        tuner = bpfhosts.BpfTuner(hosts, settings, args.policy_out,
+                                  configured)
+    except ValueError as e:
+        print("panda_controller: %s" % e, file=sys.stderr)
+        return cli.EXIT_USAGE
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        tuner.run(args.rounds)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def _autotune_settings(args):
     """autotune.Settings from the --auto-tune-* options, checked here,
     once; None after saying what is wrong."""
@@ -181,6 +225,57 @@ def _autotune_settings(args):
         print("panda_controller: --auto-tune-%s" % str(e).replace("_", "-"),
               file=sys.stderr)
         return None
+
+
+def _autotune_options(parser):
+    """The --auto-tune-* options, one set for 'run' and 'tune-bpf'."""
+    at = parser.add_argument_group(
+        "auto-tune", "the window, model and decision "
+        "(pandaovs.controller.autotune)")
+    at.add_argument("--auto-tune-cdf", default=None,
+                    help="flow-size CDF for the thresholds while a window "
+                         "has fewer than --auto-tune-min-flows finished "
+                         "flows (default: none, the window waits)")
+    at.add_argument("--auto-tune-cdf-unit", default="bytes",
+                    choices=("bytes", "packets"))
+    at.add_argument("--auto-tune-load", type=float, default=None,
+                    help="load rho for the thresholds, 0 < rho < 1")
+    at.add_argument("--auto-tune-interval", type=float, default=10.0,
+                    help="seconds between pulls (default 10)")
+    at.add_argument("--auto-tune-min-interval", type=float, default=60.0,
+                    help="seconds between pushes of one id (default 60)")
+    at.add_argument("--auto-tune-margin", type=float, default=0.10,
+                    help="relative move of T or a threshold that counts as "
+                         "a change (default 0.10)")
+    at.add_argument("--auto-tune-confirm", type=int, default=2,
+                    help="consecutive windows over the margin before a "
+                         "push (default 2)")
+    at.add_argument("--auto-tune-min-packets", type=int, default=1000,
+                    help="packets per class in a window (default 1000)")
+    at.add_argument("--auto-tune-min-flows", type=int, default=100,
+                    help="finished flows in a window for the thresholds to "
+                         "come from their sizes (default 100; 0: always "
+                         "--auto-tune-cdf)")
+    at.add_argument("--auto-tune-flt-levels", default="0",
+                    help="levels whose packets are the FLT sample, e.g. 0 "
+                         "or 0,1 (default 0)")
+    at.add_argument("--auto-tune-trim", type=float, default=0.01,
+                    help="share of each payload class's packets left out "
+                         "at each end of its sizes (default 0.01)")
+    at.add_argument("--auto-tune-source-cap", type=float, default=0.5,
+                    help="largest share of a class (FLT packets, FHT "
+                         "packets, flows) one bridge gives a window, with "
+                         "two bridges or more (default 0.5)")
+    at.add_argument("--auto-tune-max-step", type=float, default=0.5,
+                    help="a push moves T and each threshold at most this "
+                         "factor of its value (x 1.5 or / 1.5 by default)")
+    at.add_argument("--auto-tune-bound-factor", type=float, default=4.0,
+                    help="bounds of T and each threshold of a policy id "
+                         "that \"auto_tune_bounds\" does not give: its "
+                         "configured value / and x this (default 4)")
+    at.add_argument("--auto-tune-model", default=None,
+                    help="panda-model (default: the installed one; in "
+                         "a checkout, the build tree's)")
 
 
 def _listen_args(args):
@@ -280,57 +375,35 @@ def main(argv=None):
                      help="seconds between read-backs of every bridge that "
                           "repair changes made behind the controller's back "
                           "(default 60, 0 = off)")
-    at = run.add_argument_group(
-        "auto-tune", "pull the bridges' histograms, run panda-model on them "
-        "and push new T/thresholds (pandaovs.controller.autotune)")
-    at.add_argument("--auto-tune", action="store_true")
-    at.add_argument("--auto-tune-cdf", default=None,
-                    help="flow-size CDF for the thresholds while a window "
-                         "has fewer than --auto-tune-min-flows finished "
-                         "flows (default: none, the window waits)")
-    at.add_argument("--auto-tune-cdf-unit", default="bytes",
-                    choices=("bytes", "packets"))
-    at.add_argument("--auto-tune-load", type=float, default=None,
-                    help="load rho for the thresholds, 0 < rho < 1")
-    at.add_argument("--auto-tune-interval", type=float, default=10.0,
-                    help="seconds between pulls (default 10)")
-    at.add_argument("--auto-tune-min-interval", type=float, default=60.0,
-                    help="seconds between pushes of one id (default 60)")
-    at.add_argument("--auto-tune-margin", type=float, default=0.10,
-                    help="relative move of T or a threshold that counts as "
-                         "a change (default 0.10)")
-    at.add_argument("--auto-tune-confirm", type=int, default=2,
-                    help="consecutive windows over the margin before a "
-                         "push (default 2)")
-    at.add_argument("--auto-tune-min-packets", type=int, default=1000,
-                    help="packets per class in a window (default 1000)")
-    at.add_argument("--auto-tune-min-flows", type=int, default=100,
-                    help="finished flows in a window for the thresholds to "
-                         "come from their sizes (default 100; 0: always "
-                         "--auto-tune-cdf)")
-    at.add_argument("--auto-tune-flt-levels", default="0",
-                    help="levels whose packets are the FLT sample, e.g. 0 "
-                         "or 0,1 (default 0)")
-    at.add_argument("--auto-tune-trim", type=float, default=0.01,
-                    help="share of each payload class's packets left out "
-                         "at each end of its sizes (default 0.01)")
-    at.add_argument("--auto-tune-source-cap", type=float, default=0.5,
-                    help="largest share of a class (FLT packets, FHT "
-                         "packets, flows) one bridge gives a window, with "
-                         "two bridges or more (default 0.5)")
-    at.add_argument("--auto-tune-max-step", type=float, default=0.5,
-                    help="a push moves T and each threshold at most this "
-                         "factor of its value (x 1.5 or / 1.5 by default)")
-    at.add_argument("--auto-tune-bound-factor", type=float, default=4.0,
-                    help="bounds of T and each threshold of a policy id "
-                         "that \"auto_tune_bounds\" does not give: its "
-                         "configured value / and x this (default 4)")
-    at.add_argument("--auto-tune-model", default=None,
-                    help="panda-model (default: the installed one; in "
-                         "a checkout, the build tree's)")
+    run.add_argument("--auto-tune", action="store_true",
+                     help="pull the bridges' histograms, run panda-model "
+                          "on them and push new T/thresholds "
+                          "(pandaovs.controller.autotune)")
+    _autotune_options(run)
     run.add_argument("--log-file", default=None)
     run.add_argument("--pid-file", default=None)
     run.add_argument("--verbose", action="store_true")
+    tb = sub.add_parser("tune-bpf", help="auto-tune the policy of hosts "
+                        "that mark with panda-bpf (pandaovs.controller."
+                        "bpfhosts)")
+    tb.add_argument("--host", action="append", required=True,
+                    metavar="NAME=COMMAND",
+                    help="a host and the command that runs its panda-bpf, "
+                         "e.g. hv1='ssh hv1 panda-bpf' (repeat per host)")
+    tb.add_argument("--policy", default=None,
+                    help="the operator's policy (panda-model JSON, as a "
+                         "configuration names): the bounds are around its "
+                         "T and "
+                         "thresholds (default: the first host's policy "
+                         "when tune-bpf starts)")
+    tb.add_argument("--policy-out", default=None,
+                    help="write each pushed policy here (text), the file "
+                         "to push to new hosts")
+    tb.add_argument("--rounds", type=int, default=0,
+                    help="stop after this many rounds (default 0: never)")
+    tb.add_argument("--host-timeout", type=float, default=30,
+                    help="seconds a host's command may take (default 30)")
+    _autotune_options(tb)
     chk = sub.add_parser("check", help="check a configuration and print the "
                          "flows it installs")
     chk.add_argument("--config", required=True)
@@ -348,5 +421,7 @@ def main(argv=None):
         return cmd_run(args)
     if args.command == "check":
         return cmd_check(args)
+    if args.command == "tune-bpf":
+        return cmd_tune_bpf(args)
     return cmd_rest(args)
 

@@ -440,6 +440,12 @@ def _read_json(path):
         raise ConfigError("%s: not valid JSON: %s" % (path, e))
 
 
+def read_policy_file(path):
+    """(Policy, warnings) of a policy file (panda-model's JSON), read as
+    the configuration's "policy" files are."""
+    return parse_policy(_read_json(path), path)
+
+
 def _parse_rule(src, i, obj, base_dir, cookie_base, files, warnings,
                 inline_policy=None):
     where = "%s: rules[%d]" % (src, i)
