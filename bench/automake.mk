@@ -25,6 +25,11 @@ noinst_PROGRAMS += bench/bench-admission
 bench_bench_admission_SOURCES = bench/bench-admission.c
 bench_bench_admission_LDADD = $(PANDA_LIBADD)
 
+# A demoted flow under an overload of the top level: the guard's reserve.
+noinst_PROGRAMS += bench/bench-guard
+bench_bench_guard_SOURCES = bench/bench-guard.c
+bench_bench_guard_LDADD = $(PANDA_LIBADD)
+
 noinst_PROGRAMS += bench/bench-scheduler
 bench_bench_scheduler_SOURCES = bench/bench-scheduler.c
 bench_bench_scheduler_LDADD = $(PANDA_LIBADD)

@@ -199,9 +199,12 @@ const struct panda_sched_key panda_sched_keys[] = {
       " either way.",
       PORT_KEY(ecn_ahead) },
     { "guard", PANDA_SCHED_KEY_UINT, PANDA_SCHED_KEY_SHORT,
-      0, GUARD_MAX, "permille", "0", "0 (strict priority)",
+      0, GUARD_MAX, "permille", "20", NULL,
       "Starvation guard: the share of the link, in thousandths, that"
-      " waiting lower levels get while higher levels are backlogged.",
+      " waiting lower levels get while higher levels are backlogged.  0 is"
+      " strict priority (the Panda thesis's scheduler), where a sender that"
+      " keeps the top level busy, with small packets that Panda keeps"
+      " there, stops every demoted flow.",
       PORT_KEY(guard_permille) },
     { "push-out", PANDA_SCHED_KEY_BOOL, 0,
       0, 1, "", "true", NULL,
@@ -1435,6 +1438,10 @@ struct panda_sched {
      * waits; a guard packet of L bytes costs L x (1000 - guard_permille).
      * In the long run lower levels get guard/1000 of the bytes sent. */
     uint64_t guard_credit;
+    /* The most the top level may hold: the limits less the guard's
+     * reserve (guard_reserve_taken()); the limits without the guard. */
+    uint64_t top_limit_bytes;
+    uint32_t top_limit_packets;
 
     /* Shaper, as a virtual clock in 2^-32 ns units: the bucket holds
      * (now - tat) x rate bytes, capped at burst when the port goes from
@@ -1701,6 +1708,11 @@ panda_sched_create(const struct panda_sched_config *cfg,
                                    ^ (uintptr_t) s);
     }
     s->guard_last = s->n_levels - 1;
+    s->top_limit_bytes = s->cfg.limit_bytes
+                         - s->cfg.limit_bytes * s->cfg.guard_permille / 1000;
+    s->top_limit_packets = s->cfg.limit_packets
+                           - (uint32_t) ((uint64_t) s->cfg.limit_packets
+                                         * s->cfg.guard_permille / 1000);
 
     if (cfg->rate_bps) {
         /* 8e9 x 2^32 / rate, rounded; rate >= 1000 keeps it below 2^55. */
@@ -2347,12 +2359,51 @@ codel_dequeue(struct panda_sched *s, unsigned int level, uint64_t now_ns,
     return handle;
 }
 
+/* The highest level (lowest index) whose bit 'mask' has; 'mask' != 0. */
+static inline unsigned int
+lowest_bit(unsigned int mask)
+{
+    return (unsigned int) __builtin_ctz(mask);
+}
+
 /* Whether 'len' more bytes fit the port buffer. */
 static inline bool
 buffer_has_room(const struct panda_sched *s, uint32_t len)
 {
     return (s->backlog_bytes + len <= s->cfg.limit_bytes
             && s->backlog_packets < s->cfg.limit_packets);
+}
+
+/* The guard's reserve.  The starvation guard serves waiting lower levels,
+ * but under an overload of the top level (arrivals above the link's rate,
+ * e.g. a flood of small packets that Panda keeps on top) the buffer is
+ * full of top-level packets, and a lower level's packet that arrives finds
+ * no room, or is pushed out by the next top-level arrival: it never waits,
+ * and the guard has nothing to serve.  So with the guard on, the level at
+ * or above every level that holds packets may hold at most the buffer's
+ * limits less a reserve of guard/1000 of them: a demoted flow can always
+ * wait, and the guard serves it.  Push-out then leaves the levels below at
+ * least the reserve (or what they hold, if less).  The cost is guard/1000
+ * of the buffer for the top level; with the guard off (strict priority,
+ * the Panda thesis's scheduler) there is no reserve.  An fq-codel level
+ * keeps the whole buffer: when it is full it drops from its own fattest
+ * flow, which a cap would preempt.
+ *
+ * Returns whether a packet of 'len' bytes at 'level' would take the
+ * reserve. */
+static inline bool
+guard_reserve_taken(const struct panda_sched *s, unsigned int level,
+                    uint32_t len)
+{
+    const struct panda_sched_level_stats *st = &s->levels[level].st;
+
+    if (!s->cfg.guard_permille || s->levels[level].codel
+        || (s->active && level > lowest_bit(s->active))) {
+        return false;
+    }
+    /* Nothing is held above 'level': its holdings are the top's. */
+    return (st->backlog_bytes + len > s->top_limit_bytes
+            || st->backlog_packets >= s->top_limit_packets);
 }
 
 /* Whether push-out can make room for 'len' bytes at 'level': the levels
@@ -2512,7 +2563,8 @@ panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
                     ? wred_qlen(s, now_ns) : s->backlog_bytes;
 
     full = !buffer_has_room(s, pkt->len);
-    if (full && !push_out_possible(s, level, pkt->len)) {
+    if (guard_reserve_taken(s, level, pkt->len)
+        || (full && !push_out_possible(s, level, pkt->len))) {
         lv->st.drop_limit++;
         return PANDA_SCHED_DROP_LIMIT;
     }
@@ -2616,12 +2668,6 @@ panda_sched_enqueue(struct panda_sched *s, const struct panda_sched_pkt *pkt,
 /* ------------------------------------------------------------------------
  * Dequeue: strict priority with the guard, DRR, the shaper.
  * ------------------------------------------------------------------------ */
-
-static inline unsigned int
-lowest_bit(unsigned int mask)
-{
-    return (unsigned int) __builtin_ctz(mask);
-}
 
 /* Levels below 'level' that hold packets. */
 static inline unsigned int
@@ -2867,9 +2913,11 @@ panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
     unsigned int level;
     size_t i;
 
+    /* The whole batch must fit the buffer less the guard's reserve (a
+     * conservative bound: it is the top level's room). */
     if (s->cfg.rate_bps || s->backlog_packets || s->cfg.n_wred
-        || s->cfg.wred_ewma_shift || s->cfg.guard_permille
-        || n > PANDA_SCHED_PASS_MAX || n > s->cfg.limit_packets) {
+        || s->cfg.wred_ewma_shift || n > PANDA_SCHED_PASS_MAX
+        || n > s->top_limit_packets) {
         return false;
     }
     for (i = 0; i < n; i++) {
@@ -2884,7 +2932,7 @@ panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
     /* Enqueued one by one, the last packet would find all the others in
      * the buffer: the whole batch must fit, and stay at or below the ECN
      * threshold (the packets are marked above it, not at it). */
-    if (bytes > s->cfg.limit_bytes
+    if (bytes > s->top_limit_bytes
         || (s->cfg.ecn_threshold_bytes
             && bytes > s->cfg.ecn_threshold_bytes)
         || (s->budget && atomic_load_explicit(&s->budget->held,
@@ -2913,6 +2961,10 @@ panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
     if (bytes > s->max_backlog_bytes) {
         s->max_backlog_bytes = bytes;
     }
+    /* The guard shares a backlog; a batch that leaves in one send is none,
+     * and when it has left nothing waits: no credit is kept (no banking,
+     * as in dequeue). */
+    s->guard_credit = 0;
     s->idle_since_ns = now_ns;
     return true;
 }

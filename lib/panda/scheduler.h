@@ -491,9 +491,9 @@ size_t panda_sched_dequeue_burst(struct panda_sched *s, uint64_t now_ns,
 /* Cut-through for a batch that would leave at once.  If 's' is unshaped,
  * holds nothing, and nothing in its configuration could act on packets
  * that pass straight through -- no ECN threshold that the batch's bytes
- * exceed, no WRED rule or average, no starvation guard, no fq-codel level
- * among the batch's, room for the whole batch in the buffer and the budget
- * -- counts the 'n' packets (at most PANDA_SCHED_PASS_MAX) as enqueued and
+ * exceed, no WRED rule or average, no fq-codel level among the batch's,
+ * room for the whole batch in the buffer and the budget (the starvation
+ * guard shares a backlog, and there is none) -- counts the 'n' packets (at most PANDA_SCHED_PASS_MAX) as enqueued and
  * sent at their levels, writes into 'order' the indices of 'pkts' in the
  * order they leave and returns true; otherwise returns false and changes
  * nothing, and the caller enqueues and dequeues them.  The order is strict

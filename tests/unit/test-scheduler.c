@@ -529,6 +529,65 @@ test_guard_no_banking(void **state)
     drain_and_destroy(s);
 }
 
+/* The guard's reserve: under an overload of the top level the buffer
+ * keeps guard/1000 of its room for the levels below, so a demoted flow's
+ * packets can wait and the guard serves them; without the guard, strict
+ * priority, they find the buffer full of the top level's and are dropped
+ * before they can wait. */
+static void
+test_guard_reserve(void **state)
+{
+    static const int guards[] = { 0, 50 };
+    size_t g;
+
+    (void) state;
+    for (g = 0; g < sizeof guards / sizeof *guards; g++) {
+        char text[96];
+        struct panda_sched *s;
+        struct panda_sched_stats st;
+        int i, sent1 = 0, reserve = 100 * guards[g] / 1000;
+
+        snprintf(text, sizeof text, "levels=2,limit-packets=100,"
+                 "limit-bytes=1000000,guard=%d", guards[g]);
+        s = sched(text);
+        /* A flood of the top level fills all but the reserve. */
+        for (i = 0; i < 200; i++) {
+            enq(s, 64, 1, 0, i);
+        }
+        st = stats(s);
+        assert_int_equal(st.level[0].backlog_packets, 100 - reserve);
+        assert_int_equal(st.level[0].drop_limit, 100 + reserve);
+        /* A demoted flow's packets take the reserve, no more... */
+        for (i = 0; i < 10; i++) {
+            enq(s, 1500, 2, 1, i);
+        }
+        st = stats(s);
+        assert_int_equal(st.level[1].backlog_packets, reserve);
+        assert_int_equal(st.level[1].drop_limit, 10 - reserve);
+        /* ...and the top level cannot push them out. */
+        assert_int_equal(enq(s, 64, 1, 0, 200), PANDA_SCHED_DROP_LIMIT);
+        assert_int_equal(stats(s).level[1].backlog_packets, reserve);
+        /* The flood goes on at twice what leaves; the guard serves the
+         * waiting ones: one 1500-byte packet per 1500 x 950 / (64 x 50),
+         * 445, strict packets. */
+        for (i = 0; i < 4000; i++) {
+            void *h;
+
+            enq(s, 64, 1, 0, 300 + 2 * i);
+            enq(s, 64, 1, 0, 301 + 2 * i);
+            h = panda_sched_dequeue(s, 0, NULL);
+            sent1 += flow_of(h) == 2;
+        }
+        if (guards[g]) {
+            assert_int_equal(sent1, reserve);
+            assert_int_equal(stats(s).level[1].guard_packets, reserve);
+        } else {
+            assert_int_equal(sent1, 0);
+        }
+        drain_and_destroy(s);
+    }
+}
+
 /* ---- Port-level ECN. ---- */
 
 /* CE on ECT packets only, only when the backlog the packet finds exceeds
@@ -663,7 +722,8 @@ test_tso_packets(void **state)
 
 /* Holds the backlog at 'q' bytes with level-1 packets of a DSCP without a
  * rule, offers 'n' level-0 probes of 'dscp' and 'ecn', each taken out again
- * right away (level 0 leaves first).  Returns the verdict counts. */
+ * right away (level 0 leaves first: strict priority, guard=0).  Returns
+ * the verdict counts. */
 struct probe_result {
     int queued, marked, dropped_wred, dropped_limit;
 };
@@ -709,7 +769,7 @@ static void
 test_wred_curve(void **state)
 {
     struct panda_sched *s = sched(
-        "levels=2,limit-bytes=200000,limit-packets=1000,seed=7,"
+        "levels=2,limit-bytes=200000,limit-packets=1000,seed=7,guard=0,"
         "wred=0-31:20000:60000:0.2/32-47:10000:100000:1");
     static const struct {
         uint8_t dscp;
@@ -774,7 +834,7 @@ static void
 test_wred_protected_label(void **state)
 {
     struct panda_sched *s = sched(
-        "levels=1,limit-bytes=100000,limit-packets=1000,seed=9,"
+        "levels=1,limit-bytes=100000,limit-packets=1000,seed=9,guard=0,"
         "wred=0-45:10000:70000:0.1/46:10000:100000:0.1");
     uint32_t seq = 0;
     int signal_in = 0, ordinary_in = 0, i;
@@ -1196,7 +1256,7 @@ static void
 test_limits(void **state)
 {
     struct panda_sched *s = sched("levels=2,limit-bytes=10000,"
-                                  "limit-packets=100");
+                                  "limit-packets=100,guard=0");
     struct panda_sched_stats st;
     int i;
 
@@ -1216,7 +1276,7 @@ test_limits(void **state)
     assert_int_equal(st.max_backlog_bytes, 10000);
     drain_and_destroy(s);
 
-    s = sched("levels=1,limit-packets=5");
+    s = sched("levels=1,limit-packets=5,guard=0");
     for (i = 0; i < 5; i++) {
         assert_int_equal(enq(s, 64, i, 0, 0), PANDA_SCHED_QUEUED);
     }
@@ -1329,7 +1389,7 @@ test_push_out_levels(void **state)
 static void
 test_push_out_bytes_and_flows(void **state)
 {
-    struct panda_sched *s = sched("levels=2,limit-bytes=6000");
+    struct panda_sched *s = sched("levels=2,limit-bytes=6000,guard=0");
     struct pushed p = { .n = 0 };
     void *h;
     int i;
@@ -1676,7 +1736,8 @@ static void
 test_drain(void **state)
 {
     struct panda_sched_budget *b = panda_sched_budget_create(1000);
-    struct panda_sched *s = sched_with("levels=4,2.per-flow=false", b);
+    struct panda_sched *s = sched_with("levels=4,2.per-flow=false,guard=0",
+                                       b);
     uint8_t seen[100] = { 0 };
     uint64_t flows[3] = { 0, 0, 0 };
     int f, i;
@@ -1732,7 +1793,7 @@ test_config_defaults(void **state)
     assert_int_equal(cfg.limit_packets, 1000);
     assert_int_equal(cfg.max_flow_queues, 0);
     assert_int_equal(cfg.ecn_threshold_bytes, 0);
-    assert_int_equal(cfg.guard_permille, 0);
+    assert_int_equal(cfg.guard_permille, 20);
     assert_int_equal(cfg.wred_ewma_shift, 0);
     assert_int_equal(cfg.n_wred, 0);
     assert_int_equal(cfg.seed, 1);
@@ -1743,7 +1804,7 @@ test_config_defaults(void **state)
     assert_null(panda_sched_config_validate(&cfg));
     text = panda_sched_config_format(&cfg);
     assert_string_equal(text, "levels=8,limit-bytes=1000000,"
-                        "limit-packets=1000,ecn-threshold=0,guard=0,"
+                        "limit-packets=1000,ecn-threshold=0,guard=20,"
                         "wred-ewma=0,seed=1");
     free(text);
     assert_null(panda_sched_config_parse(&cfg, ""));
@@ -2039,7 +2100,7 @@ test_config_format_effective(void **state)
     text = panda_sched_config_format_effective(&cfg);
     assert_string_equal(text, "levels=8,limit-bytes=1000000,"
                         "limit-packets=1000,flow-queues=1000,"
-                        "ecn-threshold=0,ecn-ahead=false,guard=0,"
+                        "ecn-threshold=0,ecn-ahead=false,guard=20,"
                         "push-out=true,wred=none,wred-ewma=0,seed=1,"
                         "per-flow=true,quantum=1514,fq-codel=false");
     free(text);
@@ -2064,7 +2125,7 @@ test_config_format_effective(void **state)
     text = panda_sched_config_format_effective(&cfg);
     assert_string_equal(text, "levels=3,limit-bytes=1000000,"
                         "limit-packets=1000,flow-queues=1000,"
-                        "ecn-threshold=0,ecn-ahead=false,guard=0,"
+                        "ecn-threshold=0,ecn-ahead=false,guard=20,"
                         "push-out=true,wred=none,wred-ewma=0,seed=1,"
                         "per-flow=false,quantum=1514,fq-codel=false,"
                         "2.per-flow=true,2.quantum=3000");
@@ -2626,7 +2687,7 @@ test_fq_codel_config(void **state)
     assert_true(cfg.codel_interval_ns == 200 * MS);
     text = panda_sched_config_format(&cfg);
     assert_string_equal(text, "levels=3,limit-bytes=1000000,"
-                        "limit-packets=1000,ecn-threshold=0,guard=0,"
+                        "limit-packets=1000,ecn-threshold=0,guard=20,"
                         "wred-ewma=0,seed=1,codel-target=1500us,"
                         "codel-interval=200ms,codel-ecn=false,"
                         "1.fq-codel=true");
@@ -2838,8 +2899,9 @@ test_pass_matches_enqueue_dequeue(void **state)
 
 /* Whatever could act on a packet that passes through makes the scheduler
  * refuse the batch, changing nothing: a shaper, packets held, an ECN
- * threshold the batch exceeds, WRED, the guard, an fq-codel level, a
- * buffer or budget the batch does not fit. */
+ * threshold the batch exceeds, WRED, an fq-codel level, a buffer or budget
+ * the batch does not fit.  The starvation guard does not: it shares a
+ * backlog, and a batch that leaves in one send is none. */
 static void
 test_pass_refused(void **state)
 {
@@ -2847,7 +2909,6 @@ test_pass_refused(void **state)
         "levels=4,max-rate=1G",
         "levels=4,ecn-threshold=3000",
         "levels=4,wred=0-63:10000:20000:0.1",
-        "levels=4,guard=100",
         "levels=4,2.fq-codel=true",
         "levels=4,limit-bytes=3000",
         "levels=4,limit-packets=16",
@@ -2916,6 +2977,7 @@ main(void)
         cmocka_unit_test(test_fifo_mode),
         cmocka_unit_test(test_guard_share),
         cmocka_unit_test(test_guard_no_banking),
+        cmocka_unit_test(test_guard_reserve),
         cmocka_unit_test(test_ecn_threshold),
         cmocka_unit_test(test_ecn_ahead),
         cmocka_unit_test(test_tso_packets),
