@@ -573,12 +573,8 @@ class PandaController(app_manager.OSKenApp):
                 LOG.exception("auto-tune")
 
     def _decision(self, pid, action, reason, **inputs):
-        d = {"time": time.time(), "policy_id": pid, "action": action,
-             "reason": reason}
-        d.update(inputs)
-        self.decisions = (self.decisions + [d])[-50:]
-        LOG.info("auto-tune policy %d: %s (%s); inputs %s", pid, action,
-                 reason, json.dumps(inputs, sort_keys=True))
+        autotune.record_decision(self.decisions, LOG, pid, action, reason,
+                                 inputs)
 
     def autotune_round(self):
         """One pull -> model -> decision round over the connected bridges

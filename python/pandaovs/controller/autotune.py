@@ -550,6 +550,24 @@ class Tuner:
             % self.s.confirm
 
 
+KEPT_DECISIONS = 50
+
+
+def record_decision(decisions, log, pid, action, reason, inputs):
+    """Appends the decision (a dict: time, policy id, action, reason and
+    the inputs) to 'decisions', keeping the last KEPT_DECISIONS, logs it
+    with its inputs and returns it.  The controller's rounds (app.py) and
+    tune-bpf's (bpfhosts.py) record the same way."""
+    d = {"time": time.time(), "policy_id": pid, "action": action,
+         "reason": reason}
+    d.update(inputs)
+    decisions.append(d)
+    del decisions[:-KEPT_DECISIONS]
+    log.info("auto-tune policy %s: %s (%s); inputs %s", pid, action, reason,
+             json.dumps(inputs, sort_keys=True))
+    return d
+
+
 def flow_cdf(window, settings):
     """Whether the thresholds come from the window's finished flows."""
     return bool(settings.min_flows) and window.flows() >= settings.min_flows

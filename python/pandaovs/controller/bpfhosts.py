@@ -201,17 +201,12 @@ class BpfTuner:
                               pushed=pushed, refused=refused, **inputs)
 
     def _decision(self, pid, action, reason, **inputs):
-        d = {"time": time.time(), "policy_id": pid, "action": action,
-             "reason": reason}
-        d.update(inputs)
-        self.decisions = (self.decisions + [d])[-50:]
-        for name, why in sorted(d.get("left_out", {}).items()):
+        for name, why in sorted(inputs.get("left_out", {}).items()):
             LOG.warning("host %s left out: %s", name, why)
-        for name, why in sorted(d.get("refused", {}).items()):
+        for name, why in sorted(inputs.get("refused", {}).items()):
             LOG.error("host %s kept its policy: %s", name, why)
-        LOG.info("auto-tune policy %s: %s (%s); inputs %s", pid, action,
-                 reason, json.dumps(inputs, sort_keys=True))
-        return d
+        return autotune.record_decision(self.decisions, LOG, pid, action,
+                                        reason, inputs)
 
     def run(self, rounds=0, sleep=time.sleep):
         """Rounds every settings.interval seconds; 'rounds' 0: forever."""
