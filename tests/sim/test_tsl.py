@@ -175,3 +175,26 @@ def test_hetero_networks_and_stable_names():
     by_tag = {o["tag"]: o for o in s["ordering"]}
     assert by_tag["1g-rtt100us"]["paper_ordering_holds"] is True
     assert by_tag[""]["paper_ordering_holds"] is False
+
+
+def test_parts_of_figures_3_4_and_9():
+    """Fig 3 (rounds 2, 8, 16 for NewReno and DCTCP at 128 KB), Fig 4
+    (DCTCP's initial window 1, 2, 4, 10 at 128 KB / 256 KB) and Fig 9
+    (TSL's minTh 0.05 .. 0.5 on the four buffer/SRU settings) reach
+    tsl-sim as options, and every part is one the command line names."""
+    pts = incast.experiment("rounds-sweep", grid=(16,))
+    assert sorted((p.scheme, p.rounds) for p in pts) == [
+        ("dctcp", 2), ("dctcp", 8), ("dctcp", 16),
+        ("newreno", 2), ("newreno", 8), ("newreno", 16)]
+    assert all(p.buffer == 128 * incast.KB and "--rounds=%d" % p.rounds
+               in p.args() for p in pts)
+    pts = incast.experiment("icws", grid=(16,))
+    assert [p.init_cwnd for p in pts] == [1, 2, 4, 10]
+    assert all(p.scheme == "dctcp" and "--init-cwnd=%d" % p.init_cwnd
+               in p.args() for p in pts)
+    pts = incast.experiment("minth", grid=(16,))
+    assert len(pts) == 4 * 5
+    assert {p.min_th for p in pts} == {0.05, 0.1, 0.2, 0.3, 0.5}
+    assert all("--min-th=%g" % p.min_th in p.args() for p in pts)
+    assert len({p.name() for p in pts}) == len(pts)
+    assert set(incast.PARTS) == set(incast.PART_SETTINGS) | {"fairness"}

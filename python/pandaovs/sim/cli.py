@@ -587,9 +587,9 @@ def cmd_tsl(args):
                 for b, r in args.settings] if args.settings else None
     todo = []
     for part in args.parts:
-        if part != "fairness" and part not in incast.PART_SETTINGS:
-            parser().error("--parts: unknown %r (incast, rounds, wred, "
-                           "cawa, ablation, timer, hetero, fairness)" % part)
+        if part not in incast.PARTS:
+            parser().error("--parts: unknown %r (%s)"
+                           % (part, ", ".join(incast.PARTS)))
         if part == "fairness":
             todo.append(incast.fairness_point(args.seed))
         else:
@@ -839,8 +839,7 @@ def parser():
     t = sub.add_parser("tsl", help="TCP SkyLine's experiments (sim/TSL.md)")
     common(t, ())
     t.add_argument("--parts", type=_list(str), default=["incast"],
-                   help="incast, rounds, wred, cawa, ablation, timer, "
-                   "hetero, fairness")
+                   help=", ".join(incast.PARTS))
     t.add_argument("--grid", type=_list(int), default=list(incast.N_GRID),
                    help="numbers of senders N")
     t.add_argument("--settings", type=_settings,

@@ -25,6 +25,12 @@ The experiments (paper figure in brackets), each a list of points:
             1 Gbit/s and 10 Gbit/s, each with a 100 us base RTT
             [Figs 13c, 13d]
   fairness  5 long flows joining and leaving [Fig 14]
+  rounds-sweep  NewReno and DCTCP over 2, 8 and 16 rounds at 128 KB
+            (1 and 4 rounds are incast's and rounds') [Fig 3]
+  icws      DCTCP with an initial window of 1, 2, 4 and 10 segments at
+            128 KB / 256 KB [Fig 4]
+  minth     TSL against N for WRED's minTh 0.05 .. 0.5 of the buffer,
+            maxTh_unlabel 0.7 [Fig 9]
 
 summarize() gives, per setting and scheme, the largest N that keeps at
 least 80% of the link rate and the RTOs, and whether the paper's ordering
@@ -205,7 +211,14 @@ PART_SETTINGS = {
     "ablation": ((128 * KB, 256 * KB),),
     "timer": ((256 * KB, 256 * KB),),
     "hetero": ((256 * KB, 256 * KB),),
+    "rounds-sweep": ((128 * KB, 256 * KB),),
+    "icws": ((128 * KB, 256 * KB),),
+    "minth": SETTINGS,
 }
+
+# The parts of sim/run.py tsl --parts: the experiments and the fairness
+# run.
+PARTS = tuple(PART_SETTINGS) + ("fairness",)
 
 # §5.6's networks (Figs 13c, 13d): the rate, the delay per link (a base
 # RTT crosses four links: 25 us gives the paper's 100 us) and the tag that
@@ -246,6 +259,15 @@ def experiment(part, grid=N_GRID, settings=None, seed=1):
                                tag=tag)
                     out += [TslPoint(workers=n, **net)] + baselines(
                         workers=n, **net)
+            elif part == "rounds-sweep":
+                out += [TslPoint(scheme=sch, workers=n, rounds=r, **kw)
+                        for sch in ("newreno", "dctcp") for r in (2, 8, 16)]
+            elif part == "icws":
+                out += [TslPoint(scheme="dctcp", workers=n, init_cwnd=w,
+                                 tag="icws", **kw) for w in (1, 2, 4, 10)]
+            elif part == "minth":
+                out += [TslPoint(workers=n, min_th=m, tag="minth", **kw)
+                        for m in (0.05, 0.1, 0.2, 0.3, 0.5)]
             elif part == "ablation":
                 out += [TslPoint(workers=n, tag="ablation", **kw)] + [
                     TslPoint(workers=n, tag="ablation", **{f: False}, **kw)
