@@ -1,8 +1,9 @@
 """pytest bootstrap and fixtures shared by every test (tests/*/).
 
 The one place that puts python/ on sys.path (everything else runs the
-package through its launchers or 'python3 -m pandaovs.X' with PYTHONPATH),
-so the tests import pandaovs as product code does.  The build tree is
+packages through their launchers or 'python3 -m pandaovs.X' / 'pandalab.X'
+with PYTHONPATH), so the tests import pandaovs (the product) and pandalab
+(the lab) as the code does.  The build tree is
 pandaovs.paths' ($PANDA_BUILD_DIR, which tests/run.sh sets, else
 <repo>/_build).
 
@@ -29,8 +30,8 @@ TOP = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(TOP, "python"))
 
 from pandaovs import paths  # noqa: E402
-from pandaovs.loadgen import FgServer  # noqa: E402
-from pandaovs.sandbox import end_process  # noqa: E402
+from pandalab.loadgen import FgServer  # noqa: E402
+from pandalab.sandbox import end_process  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -129,7 +130,7 @@ def lg_bin():
 @pytest.fixture
 def fg_server(lg_bin, tmp_path):
     """fg_server(host=None, bind="127.0.0.1", **options) starts a
-    panda-fg-server on a free port (pandaovs.loadgen.FgServer); all are
+    panda-fg-server on a free port (pandalab.loadgen.FgServer); all are
     killed at the end of the test."""
     servers = []
 

@@ -16,7 +16,7 @@
 # simulator (sim/README.md, "Speed": about 18% less CPU than glibc's
 # malloc, same results); optional, glibc's malloc without it.
 # python3-numpy, python3-scipy: the testbed's confidence intervals (Student's
-# t quantiles; python/pandaovs/testbed/stats.py).
+# t quantiles; python/pandalab/testbed/stats.py).
 # python3-argcomplete: tab completion of the Python programs' options
 # (docs/reference.md, "Command-line convention"); optional at run time.
 # valgrind: the benchmarks' --instructions modes (exact instruction counts,

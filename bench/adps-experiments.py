@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """ADPS's server-side experiments on the priority event loop:
-the full runs.  See python/pandaovs/adps.py for what they do and why.
+the full runs.  See python/pandalab/adps.py for what they do and why.
 
     bench/adps-experiments.py [--experiments queueing,blocking] [--reps 3]
                               [--out DIR] [--build DIR] [--nice N]
@@ -29,7 +29,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                    {"SCRIPT": os.path.realpath(__file__)})
 
 from pandaovs import cli  # noqa: E402
-from pandaovs import adps  # noqa: E402
+from pandalab import adps  # noqa: E402
 
 
 def main():
@@ -50,7 +50,7 @@ def main():
     ap.add_argument("--burst", type=int, default=0, metavar="N",
                     help="queueing: bursts of N requests (default 40), "
                          "the interval scaled with N so that the load "
-                         "stays 0.8 (pandaovs.adps.queueing_burst)")
+                         "stays 0.8 (pandalab.adps.queueing_burst)")
     a = ap.parse_args()
     if a.burst < 0:
         ap.error("--burst: %d is not a number of requests" % a.burst)

@@ -7,7 +7,7 @@ catch-up off and on, measured in the same run on the same build.
         [--seconds S] [--streams N] [--requests N] [--build DIR]
         [--dpdk-build DIR] [--variants LIST] [--hogs N]
 
-The testbed's topology (pandaovs.testbed: PM2 -> OVS -> PM1, the OVS port
+The testbed's topology (pandalab.testbed: PM2 -> OVS -> PM1, the OVS port
 towards PM1 shaped by panda-sched to 50 Mbit/s, 8 levels, the testbed's
 50-packet buffer and port ECN with ECN-capable CUBIC senders, fifo scheme:
 everything in level 0), one testbed per port type; PMD ports with the
@@ -54,17 +54,18 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                    {"SCRIPT": os.path.realpath(__file__)})
 
 from pandaovs import cli  # noqa: E402
-from pandaovs import iperf3, paths  # noqa: E402
-from pandaovs.lab import PortConfig  # noqa: E402
-from pandaovs.sandbox import end_process, is_root  # noqa: E402
-from pandaovs.testbed.config import (DEFAULT_PMD_MAXSLEEP_US,  # noqa: E402
+from pandaovs import paths  # noqa: E402
+from pandalab import iperf3  # noqa: E402
+from pandalab.lab import PortConfig  # noqa: E402
+from pandalab.sandbox import end_process, is_root  # noqa: E402
+from pandalab.testbed.config import (DEFAULT_PMD_MAXSLEEP_US,  # noqa: E402
                                      TrialConfig)
-from pandaovs.testbed.goodput import MSS  # noqa: E402
-from pandaovs.testbed.schemes import (DEFAULT_ECN_THRESHOLD,  # noqa: E402
+from pandalab.testbed.goodput import MSS  # noqa: E402
+from pandalab.testbed.schemes import (DEFAULT_ECN_THRESHOLD,  # noqa: E402
                                       DEFAULT_GUARD_PERMILLE, FRAME,
                                       SCHED_BURST, QosConfig)
-from pandaovs.testbed.topology import Testbed  # noqa: E402
-from pandaovs.testbed.trial import run_trial  # noqa: E402
+from pandalab.testbed.topology import Testbed  # noqa: E402
+from pandalab.testbed.trial import run_trial  # noqa: E402
 
 RATE = 50000000
 QUEUE_PKTS = 50

@@ -3,7 +3,7 @@
 
 Runs the patched ovs-vswitchd in a namespace sandbox with N bridges
 (userspace datapath, fail_mode=secure) and the real controller
-(pandaovs.controller.harness), and prints:
+(pandalab.controller_harness), and prints:
   - time from controller start until every bridge is synced (connect,
     flow stats, bundle, barrier, read-back);
   - time from a policy file change (same id) until every bridge runs it;
@@ -30,7 +30,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
 
 from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
-from pandaovs.controller.harness import ControllerLab, write_json  # noqa
+from pandalab.controller_harness import ControllerLab, write_json  # noqa
 from pandaovs.policy import Policy  # noqa: E402
 
 

@@ -12,12 +12,12 @@ Why.  Through veth and AF_PACKET the base path costs microseconds per
 packet, so the panda action's few hundred cycles vanish in its noise.  Here
 nothing but the datapath runs per packet: OVS built with DPDK (DPDK=1
 ./build.sh; --build defaults to $PANDA_DPDK_BUILD_DIR or <repo>/_build-dpdk)
-in a private namespace (pandaovs.lab with no hosts), a DPDK net_pcap port
+in a private namespace (pandalab.lab with no hosts), a DPDK net_pcap port
 replaying a pcap from memory as fast as the PMD thread polls
 (rx_pcap=FILE,infinite_rx=1; ofport 1) and a net_null port that swallows
 what is sent to it (no-rx=1; ofport 2), one PMD thread spinning on the last
 CPU (pmd-maxsleep 0), 2 MB hugepages reserved for the run and given back
-(pandaovs.hugepages, as the DPDK system test does).
+(pandalab.hugepages, as the DPDK system test does).
 
 Traffic.  The script writes its pcaps itself (Ethernet, IPv4, TCP ACK
 segments with zero payload bytes, checksums right): one packet per
@@ -124,9 +124,9 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                    {"SCRIPT": os.path.realpath(__file__)})
 
 from pandaovs import paths  # noqa: E402
-from pandaovs.lab import (Lab, LabError, PortConfig,  # noqa: E402
+from pandalab.lab import (Lab, LabError, PortConfig,  # noqa: E402
                           PortsUnavailable, dpdk_unavailable, wait_until)
-from pandaovs.sandbox import is_root  # noqa: E402
+from pandalab.sandbox import is_root  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXIT_UNAVAILABLE = 77

@@ -4,7 +4,7 @@
     sudo bench/bench-flood.py [--build DIR] [--tuples 10000000]
                               [--established 1000] [--capacity 1048576]
 
-Method.  One OvsSandbox (pandaovs.sandbox): ovs-vswitchd with
+Method.  One OvsSandbox (pandalab.sandbox): ovs-vswitchd with
 datapath_type=netdev in a private network namespace, two veth ports; every
 TCP packet from the source goes through
 
@@ -56,7 +56,7 @@ from benchnet import (SINK_MAC, build_blaster, cpu_ns, rss_bytes,  # noqa
                       rx_packets, wait_quiet)
 from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
-from pandaovs.sandbox import OvsSandbox, is_root  # noqa: E402
+from pandalab.sandbox import OvsSandbox, is_root  # noqa: E402
 
 POLICY = ("panda(id=1,threshold=0,thresholds=100/10000/1000000,"
           "dscp=46/26/18/0,queues=0/1/2/3)")

@@ -14,7 +14,7 @@ other_config:panda-histograms=false and "panda" with it true (the
 default), in the same ABBA alternation; the action microbenchmark and
 --instructions compare the two settings the same way.
 
-Method.  One OvsSandbox (pandaovs.sandbox): ovs-vswitchd with
+Method.  One OvsSandbox (pandalab.sandbox): ovs-vswitchd with
 datapath_type=netdev in a private network namespace, two veth ports
 (netdev-linux, AF_PACKET, polled by the main thread).  bench/bench-blast.c
 (compiled on the fly) sends TCP ACK segments with payload from the source
@@ -42,7 +42,7 @@ per-core forwarding rate.
 --ports dpdk runs the same on DPDK ports: OVS built with DPDK
 (DPDK=1 ./build.sh; --build defaults to $PANDA_DPDK_BUILD_DIR or
 <repo>/_build-dpdk), each veth attached to a net_af_packet vdev, 128 MB of
-hugepages reserved for the run (pandaovs.lab, PortConfig "dpdk") and one
+hugepages reserved for the run (pandalab.lab, PortConfig "dpdk") and one
 PMD thread on the last CPU that spins (pmd-maxsleep 0), as a forwarding PMD
 does.  A spinning thread's CPU time is the wall time, so there the
 forwarding thread's busy time is the PMD's own account: the window's wall
@@ -94,8 +94,8 @@ from benchnet import (BENCH_C, SINK_MAC, build_blaster, cpu_ns,  # noqa
                       rx_packets)
 from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
-from pandaovs.lab import Lab, PortConfig, PortsUnavailable  # noqa: E402
-from pandaovs.sandbox import is_root  # noqa: E402
+from pandalab.lab import Lab, PortConfig, PortsUnavailable  # noqa: E402
+from pandalab.sandbox import is_root  # noqa: E402
 
 BENCH_PORTS = ("system", "dpdk")
 

@@ -6,7 +6,7 @@ Interface other_config:panda-ingress-priority).
     sudo bench/bench-ingress.py [--build DIR] [--seconds S] [--reps N]
                                 [--frame BYTES] [--policy length|match]
 
-Method.  A Lab (pandaovs.lab): the patched OVS with datapath_type=netdev
+Method.  A Lab (pandalab.lab): the patched OVS with datapath_type=netdev
 in a private namespace, hosts cli (10.0.0.1, port 1) and srv (10.0.0.2,
 port 2) on veth pairs, static ARP, flows 'actions=NORMAL'.  memcached runs
 on srv; panda-mc-client on cli sends GETs of a 100-byte value, one at a
@@ -62,9 +62,9 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
 
 from benchnet import SINK_MAC, build_blaster, cpu_ns, rx_packets  # noqa
 from pandaovs import cli  # noqa: E402
-from pandaovs import loadgen  # noqa: E402
-from pandaovs.lab import MEMCACHED_PORT, Lab  # noqa: E402
-from pandaovs.sandbox import is_root  # noqa: E402
+from pandalab import loadgen  # noqa: E402
+from pandalab.lab import MEMCACHED_PORT, Lab  # noqa: E402
+from pandalab.sandbox import is_root  # noqa: E402
 
 HOSTS = [("cli", "10.0.0.1", 1), ("srv", "10.0.0.2", 2)]
 POLICIES = {

@@ -41,8 +41,9 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                    {"SCRIPT": os.path.realpath(__file__)})
 
 from pandaovs import cli  # noqa: E402
-from pandaovs import loadgen, paths  # noqa: E402
-from pandaovs.lab import FG_PORT, MEMCACHED_PORT, Lab, wait_until  # noqa
+from pandaovs import paths  # noqa: E402
+from pandalab import loadgen  # noqa: E402
+from pandalab.lab import FG_PORT, MEMCACHED_PORT, Lab, wait_until  # noqa
 from pandaovs.qos import parse_rate  # noqa: E402
 
 TOP = paths.TOP

@@ -59,7 +59,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                    {"SCRIPT": os.path.realpath(__file__)})
 
 from pandaovs import cli  # noqa: E402
-from pandaovs.sandbox import is_root  # noqa: E402
+from pandalab.sandbox import is_root  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

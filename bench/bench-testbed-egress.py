@@ -6,7 +6,7 @@ against linux-htb measured in the same run.
         [--build DIR] [--reps N] [--requests N] [--concurrency N]
         [--egresses sched,htb,afxdp] [--pmd-maxsleep 0,50,200]
 
-The testbed's topology and trial (pandaovs.testbed: PM2 -> OVS -> PM1 at
+The testbed's topology and trial (pandalab.testbed: PM2 -> OVS -> PM1 at
 50 Mbit/s, N web-search flows, then R memcached GETs on one connection),
 with the panda action running the policy of an earlier testbed run
 (--policy, e.g. docs/results/*/policy.json) and no FCT window, so a trial
@@ -52,15 +52,15 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
 
 from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
-from pandaovs.lab import PortConfig  # noqa: E402
-from pandaovs.sandbox import is_root  # noqa: E402
-from pandaovs.testbed import model  # noqa: E402
-from pandaovs.testbed.config import TrialConfig  # noqa: E402
-from pandaovs.testbed.schemes import (DEFAULT_ECN_THRESHOLD,  # noqa: E402
+from pandalab.lab import PortConfig  # noqa: E402
+from pandalab.sandbox import is_root  # noqa: E402
+from pandalab.testbed import model  # noqa: E402
+from pandalab.testbed.config import TrialConfig  # noqa: E402
+from pandalab.testbed.schemes import (DEFAULT_ECN_THRESHOLD,  # noqa: E402
                                       DEFAULT_GUARD_PERMILLE, FRAME,
                                       SCHED_BURST, QosConfig)
-from pandaovs.testbed.topology import Testbed  # noqa: E402
-from pandaovs.testbed.trial import run_trial  # noqa: E402
+from pandalab.testbed.topology import Testbed  # noqa: E402
+from pandalab.testbed.trial import run_trial  # noqa: E402
 
 RATE = 50000000
 QUEUE_PKTS = 50

@@ -5,10 +5,10 @@
     sudo /usr/bin/python3 mininet/run.py --topo leafspine --quick
     sudo /usr/bin/python3 mininet/run.py cli --topo leafspine
 
-Launcher of pandaovs.mininet (python/pandaovs/mininet/, python/launch.py);
+Launcher of pandalab.mininet (python/pandalab/mininet/, python/launch.py);
 see mininet/README.md."""
 import os
 import runpy
 runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
                             "..", "python", "launch.py"),
-               {"MODULE": "mininet"})
+               {"MODULE": "pandalab.mininet"})

@@ -6,9 +6,9 @@
     /usr/bin/python3 sim/run.py crosscheck --policy results/<run>/policy.json
     /usr/bin/python3 sim/run.py scale
 
-Launcher of pandaovs.sim (python/pandaovs/sim/, python/launch.py)."""
+Launcher of pandalab.sim (python/pandalab/sim/, python/launch.py)."""
 import os
 import runpy
 runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
                             "..", "python", "launch.py"),
-               {"MODULE": "sim"})
+               {"MODULE": "pandalab.sim"})

@@ -4,10 +4,10 @@
     sudo /usr/bin/python3 testbed/run.py --quick
     sudo /usr/bin/python3 testbed/run.py --full --reps 10
 
-Launcher of pandaovs.testbed (python/pandaovs/testbed/, python/launch.py);
+Launcher of pandalab.testbed (python/pandalab/testbed/, python/launch.py);
 see testbed/README.md."""
 import os
 import runpy
 runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
                             "..", "python", "launch.py"),
-               {"MODULE": "testbed"})
+               {"MODULE": "pandalab.testbed"})

@@ -173,7 +173,7 @@ if [ "${SKIP_PYTEST:-0}" != 1 ]; then
     stage "Python and system tests (pytest)"
     cd "$top"
     # The test tree is tests/ (pytest.ini); the root conftest.py puts
-    # python/ (the pandaovs package) on the path.  Debian's interpreter: it
+    # python/ (the pandaovs and pandalab packages) on the path.  Debian's interpreter: it
     # has pytest, matplotlib and os-ken.
     /usr/bin/python3 -m pytest -ra -p no:cacheprovider ${PYTEST_ARGS:-} \
         "$top/tests" 2>&1 | tee "$log_dir/pytest.log"

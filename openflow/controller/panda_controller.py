@@ -6,4 +6,4 @@ import os
 import runpy
 runpy.run_path(os.path.join(os.path.dirname(os.path.realpath(__file__)),
                             "..", "..", "python", "launch.py"),
-               {"MODULE": "controller"})
+               {"MODULE": "pandaovs.controller"})

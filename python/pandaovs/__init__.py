@@ -1,22 +1,25 @@
-"""pandaovs: the Python side of Panda-OVS.
+"""pandaovs: the product's Python side, what the packages install for
+operators (panda-ovs-tools, panda-controller).
 
-    figures      what every figure shares: schemes' names and colours, axes,
-                 PNG (300 dpi), PDF and SVG
     cli          the command-line convention: --version, exit statuses,
                  sizes, rates and durations
     policy       one Panda/PIAS policy: JSON, text, NX wire format
-    paths        source tree, build tree, the interpreter
-    sandbox      OVS (userspace datapath) in private network namespaces
-    loadgen      the load generator's programs (the only traffic source)
-    lab          hosts on a sandboxed bridge with a shaped egress port
+    paths        source tree, build tree or installed tree, the interpreter
     qos          panda-qos: K strict-priority queues on an OVS port
-    controller   the OpenFlow controller that pushes policies (os-ken)
-    testbed      Panda vs PIAS vs FIFO, thesis ch. 5 (testbed/run.py)
+    bpfcls       panda-bpf (the tc eBPF classifier) driven from Python
+    sizehist     the flow-size histograms the datapath exports
+    modeltool    the panda-model driver (policy from measured traffic)
+    controller   the OpenFlow controller that pushes policies (os-ken),
+                 with auto-tune
+
+The lab (testbed, simulator front end, Mininet, sandboxes, load
+generator, OVN and overlay recipes, ADPS experiments) is the package
+pandalab beside this one; it imports this package, never the other way
+round (docs/design.md, "Product and lab").
 
 Entry points are thin launchers that run 'python3 -m pandaovs.<module>'
-with python/ on PYTHONPATH (tools/panda-qos, testbed/run.py,
-openflow/controller/panda_controller.py, bench/*).  See
-docs/architecture.md.
+(installed: python/launcher.in; in the tree: python/launch.py, with
+python/ on PYTHONPATH).  See docs/architecture.md.
 """
 
 # The project's version: configure.ac's AC_INIT says the same (a test

@@ -20,7 +20,7 @@ import json
 import os
 import subprocess
 
-from pandaovs import paths, qos, sandbox
+from pandaovs import paths, qos
 
 LOADER = "bpf/panda-bpf"
 
@@ -132,9 +132,9 @@ def install_htb(dev, rate, levels, netns=None, min_share=0.1, burst=None,
 
 def htb_class_packets(dev, netns=None):
     """{class minor: packets sent + dropped} of the htb classes of 'dev'
-    (sandbox.parse_tc_classes)."""
+    (qos.parse_tc_classes)."""
     prefix = ["ip", "netns", "exec", netns] if netns else []
     out = subprocess.run(prefix + ["tc", "-s", "class", "show", "dev", dev],
                          check=True, capture_output=True, text=True).stdout
     return {int(cid.split(":")[1] or "0", 16): c["packets"] + c["dropped"]
-            for cid, c in sandbox.parse_tc_classes(out).items()}
+            for cid, c in qos.parse_tc_classes(out).items()}

@@ -187,6 +187,27 @@ def htb_default_burst(rate):
     return max(rate // 1000, 2 * 8 * HTB_MIN_BURST_BYTES)
 
 
+def parse_tc_classes(text):
+    """'tc -s class show' output -> {classid: {"bytes", "packets",
+    "dropped"}}, plus "backlog" (packets) when tc prints it."""
+    out = {}
+    cur = None
+    for line in text.splitlines():
+        m = re.match(r"class \S+ (\S+) ", line)
+        if m:
+            cur = m.group(1)
+            continue
+        m = re.match(r"\s*Sent (\d+) bytes (\d+) pkt \(dropped (\d+)", line)
+        if m and cur:
+            out[cur] = {"bytes": int(m.group(1)), "packets": int(m.group(2)),
+                        "dropped": int(m.group(3))}
+            continue
+        m = re.match(r"\s*backlog \S+ (\d+)p", line)
+        if m and cur in out:
+            out[cur]["backlog"] = int(m.group(1))
+    return out
+
+
 def tc_htb_plan(dev, rate, levels, min_share=0.1, burst=None, mtu=1500):
     """The tc commands (argument lists after "tc") that give 'dev' the
     classes OVS's linux-htb QoS would with panda-qos's Queue records, for

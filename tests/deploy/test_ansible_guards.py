@@ -28,7 +28,7 @@ import time
 import pytest
 
 from pandaovs import paths
-from pandaovs.sandbox import OvsSandbox, is_root
+from pandalab.sandbox import OvsSandbox, is_root
 
 from test_ansible import (ANSIBLE, ansible_env, changed_tasks, need, recap,
                           tail)

@@ -1,6 +1,6 @@
 """The priority event loop (load_generator/lg-evloop.h) through
 panda-adp-server, and quick versions of ADPS's experiments
-(pandaovs.adps; bench/adps-experiments.py runs the full ones).
+(pandalab.adps; bench/adps-experiments.py runs the full ones).
 
 The assertions are about order, never about how fast this machine is:
 which responses come first when requests wait together, which mode's
@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-from pandaovs import adps
-from pandaovs.sandbox import end_process
+from pandalab import adps
+from pandalab.sandbox import end_process
 
 from lg_helpers import wait_output
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from pandaovs.sandbox import end_process
+from pandalab.sandbox import end_process
 
 from lg_helpers import (cdf, load_json, nearest_rank, read_flows, run,
                         wait_output)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from pandaovs.sandbox import end_process
+from pandalab.sandbox import end_process
 
 from lg_helpers import (cdf, load_json, nearest_rank, run,
                         wait_gets)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pandaovs.sandbox import Netns, end_process, run as sh
+from pandalab.sandbox import Netns, end_process, run as sh
 
 from lg_helpers import cdf, load_json, read_flows, run, wait_output
 

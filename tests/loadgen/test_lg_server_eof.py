@@ -16,8 +16,8 @@ import struct
 import subprocess
 import time
 
-from pandaovs.loadgen import FgServer
-from pandaovs.sandbox import end_process
+from pandalab.loadgen import FgServer
+from pandalab.sandbox import end_process
 
 from lg_helpers import wait_output
 from test_adps import Server as AdpServer, connect, req

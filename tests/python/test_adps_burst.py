@@ -1,10 +1,11 @@
-"""pandaovs.adps.queueing_burst: ADPS's queueing experiment at another
+"""pandalab.adps.queueing_burst: ADPS's queueing experiment at another
 burst size keeps the offered load (the fifo/ideal ratio's dependence on
 the burst is what bench/adps-experiments.py --burst measures)."""
 
 import pytest
 
-from pandaovs import adps, cli
+from pandaovs import cli
+from pandalab import adps
 
 
 def _arg(args, name):

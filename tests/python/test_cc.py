@@ -1,11 +1,11 @@
-"""pandaovs.cc without root or BPF: who unregisters a shared BPF
+"""pandalab.cc without root or BPF: who unregisters a shared BPF
 registration (the sessions' lock and marker, against a fake panda-cc), the
 figures drawn from the BPF DCTCP's counters, and the names results carry.
 tests/system/test_bpf_dctcp.py runs the real thing."""
 
 import pytest
 
-from pandaovs import cc
+from pandalab import cc
 
 
 class FakeLoader:

@@ -1,4 +1,4 @@
-"""pandaovs.console: the long commands' lines within 100 columns, and the
+"""pandalab.console: the long commands' lines within 100 columns, and the
 progress line (a live one on a terminal through python3-rich, plain lines
 elsewhere)."""
 
@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from pandaovs import console
+from pandalab import console
 
 
 def test_wrap_within_the_width():

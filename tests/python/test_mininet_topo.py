@@ -1,12 +1,12 @@
 """The Mininet front end's topologies and flows, without root or a network
-(pandaovs.mininet.topo, pandaovs.mininet.testbed.dscp_flows): ports,
+(pandalab.mininet.topo, pandalab.mininet.testbed.dscp_flows): ports,
 shortest-path forwarding with equal-cost ports kept, the bottleneck, the
 addresses the experiment relies on, and the fabric's DSCP -> queue flows.
 Skipped when Debian's mininet does not import (its Topo is the graph)."""
 
 import pytest
 
-from pandaovs.mininet import net
+from pandalab.mininet import net
 from pandaovs.policy import Policy
 
 pytestmark = pytest.mark.skipif(net.available() is not None,
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(net.available() is not None,
 
 
 def test_dumbbell_smallest():
-    from pandaovs.mininet.topo import Dumbbell
+    from pandalab.mininet.topo import Dumbbell
     t = Dumbbell()
     assert sorted(t.switches()) == ["s1", "s2"]
     assert {h: t.ip(h) for h in t.hosts()} == {"pm1": "10.0.0.1",
@@ -30,7 +30,7 @@ def test_dumbbell_smallest():
 
 
 def test_dumbbell_host_groups():
-    from pandaovs.mininet.topo import Dumbbell
+    from pandalab.mininet.topo import Dumbbell
     t = Dumbbell(hosts=3)
     left = set(t.host_ports("s1").values())
     right = set(t.host_ports("s2").values())
@@ -43,7 +43,7 @@ def test_dumbbell_host_groups():
 
 
 def test_leafspine_ecmp_and_bottleneck():
-    from pandaovs.mininet.topo import LeafSpine
+    from pandalab.mininet.topo import LeafSpine
     t = LeafSpine(leaves=3, spines=2, hosts=2)
     assert len(t.hosts()) == 6
     assert len(set(t.ip(h) for h in t.hosts())) == 6
@@ -67,7 +67,7 @@ def test_leafspine_ecmp_and_bottleneck():
 
 
 def test_bad_sizes():
-    from pandaovs.mininet.topo import Dumbbell, LeafSpine
+    from pandalab.mininet.topo import Dumbbell, LeafSpine
     with pytest.raises(ValueError, match="at least one host"):
         Dumbbell(hosts=0)
     with pytest.raises(ValueError, match="at least 2 leaves"):
@@ -77,7 +77,7 @@ def test_bad_sizes():
 
 
 def test_dscp_flows():
-    from pandaovs.mininet.testbed import dscp_flows
+    from pandalab.mininet.testbed import dscp_flows
     assert dscp_flows(None) == []
     p = Policy.from_text("id=1,kind=pias,thresholds=10/20/30,"
                          "dscp=46/26/26/0,queues=0/1/2/3")

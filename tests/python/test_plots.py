@@ -1,5 +1,5 @@
 """The figures of the testbed (and so of the Mininet front end), the
-simulator and the comparisons (pandaovs.figures): drawn from a committed
+simulator and the comparisons (pandalab.figures): drawn from a committed
 small result.json (tests/python/data/testbed-result-small.json, cut from
 a real run of 3 repetitions) in PNG at 300 dpi, PDF and SVG; axes linear
 or logarithmic by the values' span; the floor drawn; the workload named
@@ -14,10 +14,10 @@ import struct
 
 import pytest
 
-from pandaovs import figures
-from pandaovs.sim.points import SCHEMES as SIM_SCHEMES
-from pandaovs.testbed import plots, runner
-from pandaovs.testbed.schemes import ORDER
+from pandalab import figures
+from pandalab.sim.points import SCHEMES as SIM_SCHEMES
+from pandalab.testbed import plots, runner
+from pandalab.testbed.schemes import ORDER
 
 SMALL = os.path.join(os.path.dirname(__file__), "data",
                      "testbed-result-small.json")

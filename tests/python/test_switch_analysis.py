@@ -1,7 +1,7 @@
 """The workload-switch experiment's analysis
-(pandaovs.testbed.workload_switch) on known data: windows, percentiles, FCT, time series, adaptation time."""
+(pandalab.testbed.workload_switch) on known data: windows, percentiles, FCT, time series, adaptation time."""
 
-from pandaovs.testbed import workload_switch as switch
+from pandalab.testbed import workload_switch as switch
 
 
 def test_read_known_files(tmp_path):

@@ -1,11 +1,11 @@
-"""pandaovs.testbed.anatomy on a run directory made here: the memcached
+"""pandalab.testbed.anatomy on a run directory made here: the memcached
 responses rebuilt from a capture (one per acknowledged request), their CE
 share, wait and span, and the small flows split by memcached's run."""
 
 import json
 import struct
 
-from pandaovs.testbed import anatomy
+from pandalab.testbed import anatomy
 
 
 def _pcap(path, records):

@@ -1,12 +1,12 @@
 """The testbed's congestion-control conditions (--cc) and the figure-name
 rule: a file carries the thesis's figure number only under the thesis's
-own condition (pandaovs.testbed.conditions).  No root."""
+own condition (pandalab.testbed.conditions).  No root."""
 
 import itertools
 
 import pytest
 
-from pandaovs.testbed import conditions, config, plots, report, schemes
+from pandalab.testbed import conditions, config, plots, report, schemes
 
 PROFILES = ("1g", "10g")
 

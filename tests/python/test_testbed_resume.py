@@ -11,8 +11,8 @@ import struct
 
 import pytest
 
-from pandaovs import cc
-from pandaovs.testbed import config, model, resume, runner
+from pandalab import cc
+from pandalab.testbed import config, model, resume, runner
 
 POLICY = {"panda": {"action": "id=1,threshold=1408,thresholds=1/2/3"},
           "pias": {"action": "id=2,kind=pias,thresholds=1/2"}}
@@ -530,8 +530,8 @@ def test_other_front_ends_refuse_sessions(capsys):
     """The Mininet front end and the workload switch cannot continue a
     run (their own options are not in the recorded settings): refused,
     not ignored."""
-    from pandaovs.mininet import cli
-    from pandaovs.testbed import workload_switch as switch
+    from pandalab.mininet import cli
+    from pandalab.testbed import workload_switch as switch
     for main, argv in ((cli.main, ["--resume", "/x"]),
                        (cli.main, ["--stop-after", "5"]),
                        (switch.parse, ["--resume", "/x"]),
@@ -548,7 +548,7 @@ def test_full_run_in_sessions(lab):
     (two schemes to keep it quick; fake trials of 60 s, so 30 trials a
     30-minute session): exactly the plan, each trial once, one model, 3
     repetitions per point, each with its interval."""
-    from pandaovs.testbed import experiments
+    from pandalab.testbed import experiments
     argv = ["--full", "--qos", "panda-sched", "--schemes", "pias,panda",
             "--cc", "cubic", "--reps", "3", "--goodput-check", "0",
             "--no-plots"]

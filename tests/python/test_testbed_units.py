@@ -12,15 +12,15 @@ import numpy
 import pytest
 
 from pandaovs import paths
-from pandaovs.lab import LabError, PortConfig, default_pmd_cpu_mask
+from pandalab.lab import LabError, PortConfig, default_pmd_cpu_mask
 from pandaovs.policy import Policy
-from pandaovs.sandbox import parse_tc_classes
-from pandaovs.testbed import config, experiments, model, report, runner
-from pandaovs.testbed import schemes, stats, targets
-from pandaovs.testbed.pcap import PcapError, tcp_packets
-from pandaovs.testbed.profiles import queue_pkts_for
-from pandaovs.testbed.topology import parse_panda_show
-from pandaovs.testbed.trial import (class_delta, dscp_levels, fct_summary,
+from pandalab.sandbox import parse_tc_classes
+from pandalab.testbed import config, experiments, model, report, runner
+from pandalab.testbed import schemes, stats, targets
+from pandalab.testbed.pcap import PcapError, tcp_packets
+from pandalab.testbed.profiles import queue_pkts_for
+from pandalab.testbed.topology import parse_panda_show
+from pandalab.testbed.trial import (class_delta, dscp_levels, fct_summary,
                                     memcached_failure, memcached_summary,
                                     overlap)
 
@@ -657,7 +657,7 @@ def test_buckets_come_from_the_trials():
 
 
 def test_plots_for_every_experiment(tmp_path):
-    from pandaovs.testbed import plots
+    from pandalab.testbed import plots
     trials = []
     for s in ("fifo", "pias", "panda"):
         for rep in range(3):
@@ -702,8 +702,8 @@ def test_threshold_units(capsys):
 def test_plots_of_a_10g_run_with_every_scheme(tmp_path):
     """The 10g profile's run has the weights ablation (panda-w1), and its
     figures carry the thesis's 10 Gbit/s numbers."""
-    from pandaovs.testbed import plots
-    from pandaovs.testbed.schemes import SCHEMES
+    from pandalab.testbed import plots
+    from pandalab.testbed.schemes import SCHEMES
     assert set(plots.COLORS) == set(SCHEMES)
     trials = []
     for s in ("fifo", "pias", "panda", "panda-w1"):
@@ -724,7 +724,7 @@ def test_plots_error_bars_and_factors(tmp_path):
     """Error bars are the 95% interval from 3 repetitions, none below;
     the per-flow factor and the ablations go to their own figure, the
     thesis's figures keep the schemes on the same FIFO levels."""
-    from pandaovs.testbed import plots
+    from pandalab.testbed import plots
     rows = report.aggregate([_trial("panda", r, p)
                              for r, p in enumerate((1.0, 2.0, 3.0))])
     st = rows[0]["memcached"]["p99_ms"]
@@ -912,9 +912,9 @@ def test_floor_and_targets():
 
 
 def test_compare_runs(tmp_path):
-    """pandaovs.testbed.compare: the figures and their numbers, per run,
+    """pandalab.testbed.compare: the figures and their numbers, per run,
     from each run's result.json (no capture needed)."""
-    from pandaovs.testbed import compare
+    from pandalab.testbed import compare
     cfg = config.parse_args([])
     for name, top in (("before", 60), ("after", 99)):
         trials = [_trial("pias", 0, 30.0), _trial("panda", 0, 2.0)]
@@ -1152,7 +1152,7 @@ def test_ecn_backlog_is_every_schemes_and_resumes_old_runs(tmp_path):
     port (the egress stays the same for all); the default, the port's
     backlog, writes nothing new.  A run recorded before the option existed
     ran with the port's backlog, and resumes under the default only."""
-    from pandaovs.testbed import resume
+    from pandalab.testbed import resume
     a = config.parse_args([])
     assert all("ecn-ahead" not in dict(a.qos.sched_settings(s))
                for s in a.schemes)
@@ -1173,7 +1173,7 @@ def test_ecn_backlog_is_every_schemes_and_resumes_old_runs(tmp_path):
 def test_paced_memcached_is_a_setting(tmp_path):
     """--mc-interval paces panda-mc-client in every trial (its
     --interval); older runs, which had none, resume under 0 only."""
-    from pandaovs.testbed import resume
+    from pandalab.testbed import resume
     a = config.parse_args([])
     assert a.mc_interval_us == 0 and config.settings(a)["mc_interval_us"] == 0
     b = config.parse_args(["--mc-interval", "2ms"])

@@ -1,4 +1,4 @@
-"""The testbed's workload choice: pandaovs.workload (a shipped
+"""The testbed's workload choice: pandalab.workload (a shipped
 name or a CDF file, checked once where it enters, recorded with its
 hash), testbed/run.py's --workload, --iperf3-streams and --goodput-check,
 the record a run and its policy keep, and the iperf3 summaries.
@@ -14,8 +14,9 @@ import subprocess
 
 import pytest
 
-from pandaovs import iperf3, paths, workload
-from pandaovs.testbed import config, goodput, runner
+from pandaovs import paths
+from pandalab import iperf3, workload
+from pandalab.testbed import config, goodput, runner
 
 # (file text, the problem both parsers must name)
 BAD = [

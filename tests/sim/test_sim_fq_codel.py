@@ -6,7 +6,7 @@ the testbed's scheme fq_codel) and fq-codel-ns3 (ns-3's implementation,
 which shares no code with it), at the dumbbell's buffer (1000 packets,
 where CoDel marks) and at 40 packets (where the buffer overflows and the
 fattest flow pays).  They must agree within the stated tolerances
-(pandaovs.sim.cli.FQ_CODEL_TOLERANCE): small-flow mean FCT and all-flow
+(pandalab.sim.cli.FQ_CODEL_TOLERANCE): small-flow mean FCT and all-flow
 mean FCT within 10%, the memcached-like p99 (a sparse flow's delay through
 the queue) within 15%.
 
@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from pandaovs import paths
-from pandaovs.sim.cli import FQ_CODEL_TOLERANCE
+from pandalab.sim.cli import FQ_CODEL_TOLERANCE
 
 
 def features(panda_sim):

@@ -75,7 +75,7 @@ def test_allocator_changes_no_result(build, panda_sim, tmp_path):
     """sim/run.py preloads tcmalloc for speed; the simulation must not
     notice: the same point with glibc's malloc gives the same records,
     byte for byte."""
-    from pandaovs.sim import points
+    from pandalab.sim import points
     if points.malloc_choice("auto") != "tcmalloc":
         pytest.skip("tcmalloc not installed (libtcmalloc-minimal4)")
     args = ["--topology", "leafspine", "--leaves", "2", "--hosts-per-leaf",

@@ -3,7 +3,7 @@ synthetic point records (no simulator needed): the orderings, the
 averaging over seeds, the FHT ratio and the selection of the points that
 count (leaf-spine shape, workload, load 0.8, untagged)."""
 
-from pandaovs.sim import cli
+from pandalab.sim import cli
 
 SCHEMES = ("fifo", "pias", "fish", "panda", "panda-pf", "oracle")
 

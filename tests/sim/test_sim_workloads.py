@@ -3,7 +3,7 @@ the command itself is an explicit, minutes-long run)."""
 
 import argparse
 
-from pandaovs.sim import workloads
+from pandalab.sim import workloads
 
 
 def test_plan_pairs_every_scheme_with_its_seed_floor_and_policy():

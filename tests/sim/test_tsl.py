@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from pandaovs import paths
-from pandaovs.sim import incast
+from pandalab.sim import incast
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,13 @@ import signal
 
 import pytest
 
-from pandaovs import loadgen, paths
-from pandaovs.lab import LabError, wait_until
-from pandaovs.loadgen import FgServer
-from pandaovs.sandbox import end_process
-from pandaovs.testbed import pcap
-from pandaovs.testbed.trial import tcpdump
+from pandaovs import paths
+from pandalab import loadgen
+from pandalab.lab import LabError, wait_until
+from pandalab.loadgen import FgServer
+from pandalab.sandbox import end_process
+from pandalab.testbed import pcap
+from pandalab.testbed.trial import tcpdump
 
 BUILD = paths.BuildTree()
 

@@ -1,5 +1,5 @@
 """The BPF DCTCP (bpf/panda-dctcp.bpf.c, loaded by bpf/panda-cc through
-pandaovs.cc) on this kernel:
+pandalab.cc) on this kernel:
 
   - it registers, shows in net.ipv4.tcp_available_congestion_control, a
     socket can choose it, a second load is a no-op, and it unregisters
@@ -26,8 +26,9 @@ import subprocess
 
 import pytest
 
-from pandaovs import cc, paths
-from pandaovs.lab import Lab
+from pandaovs import paths
+from pandalab import cc
+from pandalab.lab import Lab
 
 BUILD = paths.BuildTree()
 FLOW = os.path.join(os.path.dirname(os.path.abspath(__file__)),

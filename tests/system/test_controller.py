@@ -1,7 +1,7 @@
 """The Panda OpenFlow controller (openflow/controller/).
 
 The real controller (os-ken, /usr/bin/python3) against the patched
-ovs-vswitchd in network namespaces (pandaovs.controller.harness):
+ovs-vswitchd in network namespaces (pandalab.controller_harness):
 
   - the NXAST_PANDA encoding of the controller is byte-exact with OVS's:
     the patched 'ovs-ofctl parse-actions' decodes it to the same policy
@@ -35,9 +35,9 @@ import time
 import pytest
 
 from pandaovs import paths
-from pandaovs.controller.harness import (OF_PORT, ControllerLab,
+from pandalab.controller_harness import (OF_PORT, ControllerLab,
                                          write_json)
-from pandaovs.sandbox import OvsSandbox, end_process, is_root, run
+from pandalab.sandbox import OvsSandbox, end_process, is_root, run
 
 CTL_DIR = os.path.join(paths.TOP, "openflow", "controller")
 CTL = os.path.join(CTL_DIR, "panda_controller.py")     # the launcher
@@ -455,7 +455,7 @@ s.close()
 
 
 class Lab(ControllerLab):
-    """The controller's sandbox (pandaovs.controller.harness) with hosts a
+    """The controller's sandbox (pandalab.controller_harness) with hosts a
     and b on br0 and a TCP sink on b."""
 
     def __init__(self, tmp_path, bridges=("br0",)):

@@ -1,6 +1,6 @@
 """Only switches speak for switches: the controller against a fake OpenFlow
 switch (tests/system/fake_switch.py) that reaches its port beside a real
-bridge (patched OVS in a namespace, pandaovs.controller.harness), vetoes
+bridge (patched OVS in a namespace, pandalab.controller_harness), vetoes
 bundles and serves made-up histograms to auto-tune.
 
   - a peer whose datapath id the configuration does not name is refused
@@ -27,7 +27,7 @@ import time
 import pytest
 
 from pandaovs import paths
-from pandaovs.controller.harness import OF_PORT, ControllerLab, write_json
+from pandalab.controller_harness import OF_PORT, ControllerLab, write_json
 
 from test_controller import (BUILD, DEFAULT_RULE, policy, skip_unless_lab,
                              text_of, wait_for)

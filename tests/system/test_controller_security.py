@@ -1,5 +1,5 @@
 """The controller's exposure, against the patched OVS in namespaces
-(pandaovs.controller.harness): OpenFlow over TLS with OVS's PKI and a
+(pandalab.controller_harness): OpenFlow over TLS with OVS's PKI and a
 certificate per switch, a second connection for a connected datapath id,
 the REST token, and configurations that would remove a bridge's
 forwarding.  test_controller_peers.py has the peers that are not switches.
@@ -13,9 +13,9 @@ import time
 import pytest
 
 from pandaovs import paths
-from pandaovs.controller.harness import (OF_PORT, REST_PORT, ControllerLab,
+from pandalab.controller_harness import (OF_PORT, REST_PORT, ControllerLab,
                                          write_json)
-from pandaovs.sandbox import is_root
+from pandalab.sandbox import is_root
 
 FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                     "fake_switch.py")

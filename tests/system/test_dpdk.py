@@ -3,7 +3,7 @@ ovs-dpdk variant), with OVS built with DPDK (DPDK=1
 ./build.sh, $PANDA_DPDK_BUILD_DIR, default <repo>/_build-dpdk).
 
 No NIC: every switch port is a netdev-dpdk port on a DPDK net_af_packet
-vdev attached to the host's veth (pandaovs.lab, PortConfig "dpdk"), with
+vdev attached to the host's veth (pandalab.lab, PortConfig "dpdk"), with
 64 x 2 MB hugepages reserved for the module and given back afterwards, and
 one PMD thread on the last CPU (pmd-maxsleep 50 us, so it does not spin a
 whole core of the two).  Three hosts: cli sends memcached GETs to srv, srv
@@ -22,7 +22,7 @@ whose egress is panda-sched.
     without exceeding it.
 
 Skipped, with the reason, without root, without a DPDK build, or where
-hugepages cannot be reserved (pandaovs.lab.dpdk_unavailable); DPDK failing
+hugepages cannot be reserved (pandalab.lab.dpdk_unavailable); DPDK failing
 to start or to attach a vdev is reported the same way.  About a minute.
 """
 
@@ -33,10 +33,11 @@ import subprocess
 
 import pytest
 
-from pandaovs import loadgen, paths
-from pandaovs.lab import (FG_PORT, Lab, PortConfig, PortsUnavailable,
+from pandaovs import paths
+from pandalab import loadgen
+from pandalab.lab import (FG_PORT, Lab, PortConfig, PortsUnavailable,
                           dpdk_unavailable, wait_until)
-from pandaovs.sandbox import end_process
+from pandalab.sandbox import end_process
 
 # Helpers of the system tests of the same features on other ports.
 from test_panda_action import (DSCP_OF_LEVEL, capture_start,  # noqa: E402

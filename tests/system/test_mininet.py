@@ -1,4 +1,4 @@
-"""The Mininet front end (pandaovs.mininet) on its smallest
+"""The Mininet front end (pandalab.mininet) on its smallest
 topology, the dumbbell with one host per side:
 
     pm2 -- s1 ==(s1-eth1, shaped)==> s2 -- pm1
@@ -34,13 +34,13 @@ import subprocess
 import pytest
 
 from pandaovs import paths
-from pandaovs.lab import LabError, wait_until
-from pandaovs.mininet import net
+from pandalab.lab import LabError, wait_until
+from pandalab.mininet import net
 from pandaovs.policy import Policy
-from pandaovs.sandbox import OvsSandbox, end_process, run
-from pandaovs.testbed import pcap
-from pandaovs.testbed.schemes import QosConfig
-from pandaovs.testbed.trial import tcpdump
+from pandalab.sandbox import OvsSandbox, end_process, run
+from pandalab.testbed import pcap
+from pandalab.testbed.schemes import QosConfig
+from pandalab.testbed.trial import tcpdump
 
 BUILD = paths.build_dir()
 NEEDED = ("ovs/build/vswitchd/ovs-vswitchd", "ovs/build/ovsdb/ovsdb-server",
@@ -93,8 +93,8 @@ def level_sent(tb, port):
 @pytest.mark.parametrize("controller", [False, True],
                          ids=["ofctl", "controller"])
 def test_dumbbell(other_ovs, tmp_path, controller):
-    from pandaovs.mininet.testbed import MininetTestbed
-    from pandaovs.mininet.topo import Dumbbell
+    from pandalab.mininet.testbed import MininetTestbed
+    from pandalab.mininet.topo import Dumbbell
     # A buffer larger than the transfer: nothing is dropped between the
     # panda action and the capture, so the capture sees every packet the
     # action counted, in its order.

@@ -1,6 +1,6 @@
 """System test of the panda action on overlay traffic ("OVN and
 overlays", without OVN): two hypervisors, each a sandboxed userspace OVS
-(pandaovs.overlay), joined by a Geneve or a VXLAN tunnel; VM 'a' on the
+(pandalab.overlay), joined by a Geneve or a VXLAN tunnel; VM 'a' on the
 first, VM 'b' on the second.
 
 A bulk transfer and a small-message request/response connection run at
@@ -23,11 +23,11 @@ import signal
 
 import pytest
 
-from pandaovs.lab import wait_until
-from pandaovs.overlay import Overlay
-from pandaovs.sandbox import end_process
-from pandaovs.testbed import pcap
-from pandaovs.testbed.trial import tcpdump
+from pandalab.lab import wait_until
+from pandalab.overlay import Overlay
+from pandalab.sandbox import end_process
+from pandalab.testbed import pcap
+from pandalab.testbed.trial import tcpdump
 
 import overlay_traffic as traffic
 

@@ -1,6 +1,6 @@
 """System test of the OVN recipe (docs/ovn.md): Debian's OVN
 (ovn-central, ovn-host) on two chassis, each a sandboxed userspace OVS
-(pandaovs.overlay, pandaovs.ovn); a logical switch with one port per
+(pandalab.overlay, pandalab.ovn); a logical switch with one port per
 chassis, VM 'a' bound on chassis hv1, VM 'b' on hv2; Geneve between them,
 made by ovn-controller.
 
@@ -19,9 +19,9 @@ Skipped without OVN's packages.  Build: $PANDA_BUILD_DIR (default
 
 import pytest
 
-from pandaovs import ovn
-from pandaovs.lab import wait_until
-from pandaovs.overlay import Overlay
+from pandalab import ovn
+from pandalab.lab import wait_until
+from pandalab.overlay import Overlay
 
 import overlay_traffic as traffic
 

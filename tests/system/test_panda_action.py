@@ -29,9 +29,10 @@ import time
 
 import pytest
 
-from pandaovs import loadgen, paths
-from pandaovs.loadgen import FgServer
-from pandaovs.sandbox import OvsSandbox, end_process
+from pandaovs import paths
+from pandalab import loadgen
+from pandalab.loadgen import FgServer
+from pandalab.sandbox import OvsSandbox, end_process
 
 BUILD = paths.BuildTree()
 

@@ -1,7 +1,7 @@
 """panda-qos (tools/panda-qos, pandaovs.qos) against a running Open vSwitch:
 both QoS types, the datapath's verdict, and nothing lost when it refuses.
 
-One host on a sandboxed bridge (pandaovs.lab); panda-qos runs as the
+One host on a sandboxed bridge (pandalab.lab); panda-qos runs as the
 operator runs it (the tools/panda-qos launcher) in the switch's namespace.
 Needs root and a build ($PANDA_BUILD_DIR, default <repo>/_build)."""
 
@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from pandaovs import paths
-from pandaovs.lab import Lab, wait_until
+from pandalab.lab import Lab, wait_until
 
 BUILD = paths.BuildTree()
 TOOL = os.path.join(paths.TOP, "tools", "panda-qos")

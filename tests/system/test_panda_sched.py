@@ -1,7 +1,7 @@
 """The panda-sched egress scheduler of the userspace datapath with real TCP
 (ovs-patches/sched.series).
 
-Three hosts on one bridge (pandaovs.lab): cli sends memcached GETs to srv
+Three hosts on one bridge (pandalab.lab): cli sends memcached GETs to srv
 (panda-mc-client), srv fetches bulk flows from blk (panda-fg-client on srv,
 panda-fg-server on blk), so both go through srv's switch port, whose QoS is
 panda-sched shaped to 50 Mbit/s (well below the ~1.5 Gbit/s the datapath
@@ -40,11 +40,12 @@ import time
 
 import pytest
 
-from pandaovs import loadgen, paths
-from pandaovs.lab import (FG_PORT, MEMCACHED_PORT, Lab, PortsUnavailable,
+from pandaovs import paths
+from pandalab import loadgen
+from pandalab.lab import (FG_PORT, MEMCACHED_PORT, Lab, PortsUnavailable,
                           wait_until)
 from pandaovs.qos import parse_status
-from pandaovs.sandbox import end_process
+from pandalab.sandbox import end_process
 
 BUILD = paths.BuildTree()
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)),

@@ -1,7 +1,7 @@
 """QoS queues on the userspace datapath (ovs-patches/qos.series).
 
 Runs the patched ovs-vswitchd (datapath_type=netdev) in network namespaces
-(pandaovs.lab: hosts cli 10.0.0.1, srv 10.0.0.2, blk 10.0.0.3; the switch
+(pandalab.lab: hosts cli 10.0.0.1, srv 10.0.0.2, blk 10.0.0.3; the switch
 port towards srv shaped by panda-qos) and checks, with the kernel's own
 counters, that:
   - OpenFlow set_queue:N puts packets into tc class 1:N+1 of the port's
@@ -26,9 +26,10 @@ import subprocess
 
 import pytest
 
-from pandaovs import loadgen, paths
-from pandaovs.lab import FG_PORT, MEMCACHED_PORT, Lab, wait_until
-from pandaovs.sandbox import end_process
+from pandaovs import paths
+from pandalab import loadgen
+from pandalab.lab import FG_PORT, MEMCACHED_PORT, Lab, wait_until
+from pandalab.sandbox import end_process
 
 BUILD = paths.BuildTree()
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)),

@@ -15,9 +15,9 @@ import re
 import pytest
 
 from pandaovs import paths
-from pandaovs.lab import PortConfig, dpdk_unavailable
-from pandaovs.testbed.schemes import QosConfig
-from pandaovs.testbed import topology
+from pandalab.lab import PortConfig, dpdk_unavailable
+from pandalab.testbed.schemes import QosConfig
+from pandalab.testbed import topology
 
 BUILD = paths.build_dir()
 

@@ -44,11 +44,11 @@ import time
 import pytest
 
 from pandaovs import paths
-from pandaovs.lab import FG_PORT, Lab, LabError, PortConfig, wait_until
-from pandaovs.sandbox import end_process
-from pandaovs.testbed.pcap import packets, tcp_packets
-from pandaovs.testbed.topology import parse_panda_show
-from pandaovs.testbed.trial import tcpdump
+from pandalab.lab import FG_PORT, Lab, LabError, PortConfig, wait_until
+from pandalab.sandbox import end_process
+from pandalab.testbed.pcap import packets, tcp_packets
+from pandalab.testbed.topology import parse_panda_show
+from pandalab.testbed.trial import tcpdump
 
 BUILD = paths.BuildTree()
 
