@@ -1,10 +1,11 @@
-# 'make install' of the Python side: the pandaovs package under
+# 'make install' of the Python side: the product's package, pandaovs, under
 # $(pkglibdir)/python (a private directory, not Python's site-packages: the
 # package belongs to this prefix, like the patched OVS beside it) and one
 # launcher per installed command in $(bindir), from python/launcher.in.
 # Debian's /usr/bin/python3 runs them (it has os-ken for the controller).
 # The Debian packages (packaging/) and the Ansible build path both install
-# through these rules.
+# through these rules.  The lab's package (pandalab, the experiments) is not
+# installed: it runs from a checkout (docs/design.md, "Product and lab").
 pandaovs_pythondir = $(pkglibdir)/python
 # Every module of the package, found when make runs (GNU make).
 PANDAOVS_PY = $(shell cd $(srcdir)/python && find pandaovs -name '*.py' | LC_ALL=C sort)
@@ -12,6 +13,9 @@ PANDAOVS_PY = $(shell cd $(srcdir)/python && find pandaovs -name '*.py' | LC_ALL
 PANDAOVS_COMMANDS = panda-qos:qos panda-controller:controller
 EXTRA_DIST += python/launcher.in python/install_paths.py.in \
 	$(addprefix python/,$(PANDAOVS_PY))
+# The lab's package goes into the source tarball, not into the install.
+PANDALAB_PY = $(shell cd $(srcdir)/python && find pandalab -name '*.py' | LC_ALL=C sort)
+EXTRA_DIST += python/launch.py $(addprefix python/,$(PANDALAB_PY))
 
 # pandaovs/install_paths.py: the directories of this installation, so that
 # the installed package finds its programs, the policy library and the

@@ -282,6 +282,21 @@ def test_installed_tree_needs_no_checkout(debs, tmp_path):
     assert top == "True" and text.startswith("id=3,threshold=0,")
     assert os.path.isfile(cdf) and os.access(model, os.X_OK)
 
+    # The product only (docs/design.md, "Product and lab"): no lab package
+    # installed, and every installed module imports without a checkout,
+    # so none of them needs the lab.
+    assert os.listdir(pyroot) == ["pandaovs"], os.listdir(pyroot)
+    mods = sorted(
+        os.path.relpath(os.path.join(d, f), pyroot)[:-3]
+        .replace(os.sep, ".").replace(".__init__", "")
+        for d, _, files in os.walk(pyroot) for f in files
+        if f.endswith(".py") and f != "__main__.py")
+    assert "pandaovs.controller.app" in mods and "pandaovs.qos" in mods, mods
+    imported = py("import importlib\n"
+                  "for m in %r:\n"
+                  "    importlib.import_module(m); print(m)" % mods)
+    assert imported[:-1] == mods, imported
+
     # A policy from the packaged panda-model on a packaged CDF, checked by
     # the packaged controller (through its launcher): with the bridges it
     # is for, the file alone is the controller's configuration; without
