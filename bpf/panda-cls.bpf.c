@@ -55,25 +55,44 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include <panda/policy.h>
+
 /* Headers are read in place when they are in the skb's linear part (a
  * packet's headers nearly always are: a helper call each costs more than
  * the rest of the parsing), else with bpf_skb_load_bytes(), which also
  * reads the paged part.  Offsets below PCLS_DIRECT_MAX only, so that the
- * verifier can bound the packet pointer; lengths known at compile time
- * only (a variable-length copy would be a call to memcpy()). */
+ * verifier can bound the packet pointer.  A length known at compile time
+ * is one memcpy(); the one length that is not, the first bytes of a
+ * payload shorter than PANDA_MAX_KEYWORD (every small packet's), is
+ * copied a byte at a time by a loop bounded by PANDA_MAX_KEYWORD. */
 #define PCLS_DIRECT_MAX 1024
 
 static __always_inline int
 pcls_load(struct __sk_buff *skb, uint32_t off, void *dst, uint32_t len)
 {
-    if (__builtin_constant_p(len) && off < PCLS_DIRECT_MAX) {
+    if (off < PCLS_DIRECT_MAX) {
         uint8_t *data = (uint8_t *) (long) skb->data;
         uint8_t *end = (uint8_t *) (long) skb->data_end;
         uint8_t *p = data + off;
 
-        if (p + len <= end) {
-            __builtin_memcpy(dst, p, len);
-            return 0;
+        if (__builtin_constant_p(len)) {
+            if (p + len <= end) {
+                __builtin_memcpy(dst, p, len);
+                return 0;
+            }
+        } else if (len <= PANDA_MAX_KEYWORD) {
+            uint8_t *d = dst;
+            uint32_t i;
+
+            for (i = 0; i < PANDA_MAX_KEYWORD && i < len; i++) {
+                if (p + i + 1 > end) {
+                    break;
+                }
+                d[i] = p[i];
+            }
+            if (i == len) {
+                return 0;
+            }
         }
     }
     return bpf_skb_load_bytes(skb, off, dst, len);
