@@ -200,7 +200,14 @@ union pcls_key {
  * has no entry: then '*counter' is 0 if the packet carries no payload
  * (classified as a connection that has sent nothing yet, which an entry
  * made for it would be), and '*tracked' false if the table had no room
- * (untracked). */
+ * (untracked).
+ *
+ * Inline, and called with 'map' a constant (conns4 or conns6, one call
+ * for each): the verifier then turns each map call into a direct call of
+ * the LRU hash's own function.  A map that may be either at one call site
+ * leaves it the generic helper, which calls through the map's operations,
+ * an indirect call (a retpoline, on a kernel that mitigates Spectre v2)
+ * for each of the lookups, updates and deletes. */
 static __always_inline struct pcls_conn *
 conn_find(void *map, const union pcls_key *key, const struct panda_pkt *pkt,
           const struct panda_policy *p, uint64_t now, int64_t *counter,
@@ -354,7 +361,7 @@ pcls_classify(struct __sk_buff *skb)
     uint32_t zero = 0, slot;
     uint64_t *count, now = 0;
     uint8_t level, dscp;
-    void *inner, *map;
+    void *inner;
 
     if (!skb) {
         return TC_ACT_OK;
@@ -394,17 +401,21 @@ pcls_classify(struct __sk_buff *skb)
             key.v4.dst = f.pkt.dst.v4;
             key.v4.sport = f.pkt.sport;
             key.v4.dport = f.pkt.dport;
-            map = &conns4;
         } else {
             key.v6.id = p->id;
             __builtin_memcpy(key.v6.src, f.pkt.src.v6, 16);
             __builtin_memcpy(key.v6.dst, f.pkt.dst.v6, 16);
             key.v6.sport = f.pkt.sport;
             key.v6.dport = f.pkt.dport;
-            map = &conns6;
         }
         now = bpf_ktime_get_coarse_ns() / 1000000;
-        e = conn_find(map, &key, &f.pkt, p, now, &counter, &tracked, st);
+        if (f.pkt.family == 4) {
+            e = conn_find(&conns4, &key, &f.pkt, p, now, &counter,
+                          &tracked, st);
+        } else {
+            e = conn_find(&conns6, &key, &f.pkt, p, now, &counter,
+                          &tracked, st);
+        }
         if (tracked) {
             counterp = &counter;
         }
