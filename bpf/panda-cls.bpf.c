@@ -177,6 +177,24 @@ struct {
     __type(value, struct panda_frame);
 } scratch SEC(".maps");
 
+/* The kernel's tick rate, from its configuration (libbpf reads it from
+ * /proc/config.gz or /boot/config-*); 0 if libbpf found neither. */
+extern const unsigned long CONFIG_HZ __kconfig __weak;
+
+/* Now, in milliseconds: the connections' clock.  From jiffies, which the
+ * verifier inlines as a load of the kernel's variable, rather than from
+ * bpf_ktime_get_coarse_ns(), a helper call that reads the clock under
+ * its sequence count; both advance once a tick, so the two differ in
+ * cost only.  The coarse clock where the tick rate is not known. */
+static __always_inline uint64_t
+pcls_now_ms(void)
+{
+    if (CONFIG_HZ) {
+        return bpf_jiffies64() * 1000 / CONFIG_HZ;
+    }
+    return bpf_ktime_get_coarse_ns() / 1000000;
+}
+
 /* Milliseconds from 'then' (modulo 2^40) to 'now'; 0 if 'then' is
  * later (conn-table.c, age40()). */
 static __always_inline uint64_t
@@ -408,7 +426,7 @@ pcls_classify(struct __sk_buff *skb)
             key.v6.sport = f.pkt.sport;
             key.v6.dport = f.pkt.dport;
         }
-        now = bpf_ktime_get_coarse_ns() / 1000000;
+        now = pcls_now_ms();
         if (f.pkt.family == 4) {
             e = conn_find(&conns4, &key, &f.pkt, p, now, &counter,
                           &tracked, st);
