@@ -19,6 +19,11 @@ policy.  Off means no clsact qdisc at all.  Three workloads:
             receiving interface: the rate of small packets, where the
             program's per-packet cost shows most, every frame classified
 
+With --no-policy, "on" is the program attached with no policy: it looks
+the policy up and passes every packet as it is, so on / off is the cost
+of the clsact hook and of running a program at all, the floor under any
+classification's.
+
 Each workload runs off, on, on, off (ABBA) --rounds times, --seconds
 each; the ratio is on / off of the means, and each round's ratio is given
 (their spread is the machine's noise).  Then one more run with the
@@ -100,13 +105,13 @@ def run_workload(kind, seconds, blaster):
     return iperf(kind, seconds)
 
 
-def program_ns(cls, kind, seconds, blaster):
+def program_ns(cls, kind, seconds, blaster, policy):
     """The program's mean ns per run over one run of 'kind', from the
     kernel's BPF statistics (turned on for the run, put back after)."""
     path = "/proc/sys/kernel/bpf_stats_enabled"
     with open(path) as f:
         was = f.read().strip()
-    cls.attach([DEV_A], netns=NS_A, policy_text=POLICY)
+    cls.attach([DEV_A], netns=NS_A, policy_text=policy)
     try:
         with open(path, "w") as f:
             f.write("1")
@@ -148,6 +153,8 @@ def main():
     p.add_argument("--seconds", type=int, default=5)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--workloads", default="tcp,udp64,blast64")
+    p.add_argument("--no-policy", action="store_true",
+                   help="attach the program with no policy (the floor)")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args()
     if os.geteuid():
@@ -162,8 +169,9 @@ def main():
     sh("mount", "-t", "bpf", "bpf", mnt)
     cls = bpfcls.Classifier(build, pin_dir=os.path.join(mnt, "panda"))
     load0 = os.getloadavg()
+    policy = None if args.no_policy else POLICY
     results = {"kernel": os.uname().release, "seconds": args.seconds,
-               "policy": POLICY, "load_before": load0, "workloads": {}}
+               "policy": policy, "load_before": load0, "workloads": {}}
     blaster = os.path.join(mnt + "-blast")
     subprocess.run(["cc", "-O2", "-Wall", "-DBLAST_THROUGH_QDISC", "-o",
                     blaster, os.path.join(paths.TOP, "bench", "bench-blast.c")],
@@ -180,7 +188,7 @@ def main():
                 rnd = {"off": [], "on": []}
                 for cond in ("off", "on", "on", "off"):
                     if cond == "on":
-                        cls.attach([DEV_A], netns=NS_A, policy_text=POLICY)
+                        cls.attach([DEV_A], netns=NS_A, policy_text=policy)
                     rate, unit = run_workload(kind, args.seconds, blaster)
                     if cond == "on":
                         show = cls.show()
@@ -190,7 +198,7 @@ def main():
                     print("%-6s %-3s %10.3f %s" % (kind, cond, rate, unit),
                           flush=True)
                 rounds.append(sum(rnd["on"]) / sum(rnd["off"]))
-            in_path = program_ns(cls, kind, args.seconds, blaster)
+            in_path = program_ns(cls, kind, args.seconds, blaster, policy)
             print("%-6s in-path %.0f ns per packet" % (kind, in_path),
                   flush=True)
             off = sum(runs["off"]) / len(runs["off"])
