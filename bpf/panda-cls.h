@@ -20,6 +20,8 @@
  *            the policy id in pcls_policy; reset when the id changes.
  *   config   the program's load-time settings (struct pcls_config,
  *            read-only once loaded).
+ *   scratch  per-CPU array, one struct panda_frame: the parser's space for
+ *            a tunnel's inner frame (the program's alone; not pinned).
  *   links    kept by the loader only: the interfaces it attached to;
  *   loader   kept by the loader only: its own counts (struct
  *            pcls_loader).
