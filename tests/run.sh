@@ -110,6 +110,12 @@ ovs_autotest() {
     nskip=$(grep -cE '^[0-9]+\. .*: skipped' "$tslog" 2>/dev/null)
     sed -n '/^## Summary/,/^$/p;/: FAILED/p' "$tslog" 2>/dev/null | head -20
     echo "   ok ${ok:-0}, failed $bad, skipped ${nskip:-0}"
+    if [ "$bad" != 0 ]; then
+        # The next keyword's run replaces testsuite.log: keep it, and show
+        # the end of it (the failed groups' logs) where CI prints.
+        cp "$tslog" "$log_dir/ovs-autotest-${kw// /_}.testsuite.log"
+        tail -80 "$tslog"
+    fi
     # "NNN. file.at:LINE: testing NAME ... skipped (file.at:LINE)"
     while IFS= read -r t; do
         skip 1 "OVS autotest skipped: $t"
