@@ -211,8 +211,8 @@ def table(result, brief_unavailable=False):
     wl = ((result.get("metadata") or {}).get("workload") or {}).get(
         "name") or "the workload's"
     note = ("ms; mean over the repetitions ± the 95%% confidence "
-            "interval's half-width, from 2 repetitions; %d%% of each end "
-            "dropped from 10" % (stats.TRIM * 100))
+            "interval's half-width where a row has 2 repetitions or more; "
+            "%d%% of each end dropped from 10" % (stats.TRIM * 100))
     out.append("memcached latency (%s)" % note)
     heads = ["p50", "p90", "p99", "p99.9", "queue"]
     cells = [[_m(r["memcached"][m]) for m in
