@@ -89,7 +89,7 @@ main(int argc, char *argv[])
     uint32_t conns, conn = 0;
     size_t size;
     double start, end, rate;
-    int fd, one = 1, i;
+    int fd, i;
 
     if (argc < 5) {
         fprintf(stderr, "usage: %s IFNAME FRAME_BYTES CONNECTIONS SECONDS "
@@ -121,7 +121,11 @@ main(int argc, char *argv[])
         return 1;
     }
 #ifndef BLAST_THROUGH_QDISC
-    setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
+    {
+        int one = 1;
+
+        setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
+    }
 #endif
     memset(&sll, 0, sizeof sll);
     sll.sll_family = AF_PACKET;
