@@ -4,8 +4,10 @@
 #include "ns3/data-rate.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace pandasim
 {
@@ -116,6 +118,125 @@ RequireReadable(const std::string& option, const std::string& file)
     std::ifstream f(file);
     Require(f.good(), "--" + option + ": cannot read '" + file + "'");
 }
+
+bool
+AllDigits(const std::string& s)
+{
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+/* The flows of a fixed workload, from 'file' (sim/README.md, "Workloads"):
+ * one flow per line, "START_US SIZE [SRC DST]", '#' starts a comment.
+ * START_US: microseconds after the workload's start, a decimal number
+ * (ns resolution); SIZE: payload bytes, an integer; SRC DST: host
+ * indices, on the dumbbell 0 1 when left out.  Lines in start order, so
+ * that flow ids are the list's order (equal starts connect in it).  Every
+ * problem names the file, the line and what is wrong with it. */
+std::vector<ListedFlow>
+ParseFlowList(const std::string& file, uint32_t hosts, bool dumbbell, double maxTimeS)
+{
+    constexpr uint64_t kMaxSize = 1000000000000ULL; /* 1 TB: a typo, not a flow. */
+    RequireReadable("flow-list", file);
+    std::ifstream in(file);
+    std::vector<ListedFlow> out;
+    std::string text;
+    uint32_t lineNo = 0;
+    while (std::getline(in, text))
+    {
+        lineNo++;
+        std::string where = "--flow-list: " + file + ":" + std::to_string(lineNo) + ": ";
+        auto fail = [&where](const std::string& why) { throw ConfigError(where + why); };
+        text = text.substr(0, text.find('#'));
+        std::istringstream fields(text);
+        std::vector<std::string> f;
+        for (std::string tok; fields >> tok;)
+        {
+            f.push_back(tok);
+        }
+        if (f.empty())
+        {
+            continue;
+        }
+        if (f.size() != 2 && f.size() != 4)
+        {
+            fail(std::to_string(f.size()) + " fields; expected START_US SIZE [SRC DST]");
+        }
+
+        /* Start: digits with at most one decimal point (no sign, exponent,
+         * hex, inf or nan). */
+        const std::string& st = f[0];
+        size_t dot = st.find('.');
+        std::string intPart = st.substr(0, dot);
+        std::string frac = dot == std::string::npos ? "" : st.substr(dot + 1);
+        if ((intPart.empty() && frac.empty()) || (!intPart.empty() && !AllDigits(intPart)) ||
+            (!frac.empty() && !AllDigits(frac)))
+        {
+            fail("start '" + st + "' is not a time in us (a decimal number >= 0)");
+        }
+        double us = std::strtod(st.c_str(), nullptr);
+        if (!(us * 1e-6 < maxTimeS))
+        {
+            std::ostringstream max;
+            max << maxTimeS;
+            fail("start " + st + " us is not before --max-time (" + max.str() + " s)");
+        }
+        ListedFlow lf{};
+        lf.startNs = (int64_t)std::llround(us * 1000);
+        lf.line = lineNo;
+
+        const std::string& sz = f[1];
+        if (!AllDigits(sz) || sz.size() > 13)
+        {
+            fail("size '" + sz + "' is not a number of bytes (an integer, 1 .. 10^12)");
+        }
+        lf.size = std::stoull(sz);
+        if (lf.size < 1 || lf.size > kMaxSize)
+        {
+            fail("size " + sz + " is out of range (1 .. 10^12 bytes)");
+        }
+
+        if (f.size() == 4)
+        {
+            uint32_t ends[2] = {0, 0};
+            for (int i = 0; i < 2; i++)
+            {
+                const std::string& h = f[2 + i];
+                if (!AllDigits(h) || h.size() > 9 || std::stoul(h) >= hosts)
+                {
+                    fail(std::string(i ? "destination" : "source") + " '" + h +
+                         "' is not a host (0 .. " + std::to_string(hosts - 1) + ")");
+                }
+                ends[i] = (uint32_t)std::stoul(h);
+            }
+            if (ends[0] == ends[1])
+            {
+                fail("source and destination are the same host (" + f[2] + ")");
+            }
+            lf.src = ends[0];
+            lf.dst = ends[1];
+        }
+        else if (dumbbell)
+        {
+            lf.src = 0; /* PM2 -> PM1, as the drawn flows. */
+            lf.dst = 1;
+        }
+        else
+        {
+            fail("no SRC DST: the leaf-spine needs them (host indices 0 .. " +
+                 std::to_string(hosts - 1) + ")");
+        }
+
+        if (!out.empty() && lf.startNs < out.back().startNs)
+        {
+            fail("start " + st + " us is before line " + std::to_string(out.back().line) +
+                 "'s; list the flows in start order");
+        }
+        out.push_back(lf);
+    }
+    Require(!in.bad(), "--flow-list: " + file + ": read error");
+    Require(!out.empty(), "--flow-list: " + file + ": no flows (only blank or comment lines)");
+    return out;
+}
 } // namespace
 
 RunConfig
@@ -157,6 +278,10 @@ ParseConfig(int argc, char** argv)
     cmd.AddValue("interval-us", "Poisson arrivals at this mean interval instead of --load", c.intervalUs);
     cmd.AddValue("flows", "background flows (Poisson: total; closed loop: launched)", c.flows);
     cmd.AddValue("concurrency", "closed loop: flows in flight (0 = Poisson)", c.concurrency);
+    cmd.AddValue("flow-list",
+                 "fixed workload instead of --cdf/--flows/--load: a file of "
+                 "'START_US SIZE [SRC DST]' lines",
+                 c.flowListFile);
     cmd.AddValue("rpc-pairs", "memcached-like client/server pairs (1 dumbbell, 0 leaf-spine)", rpcPairs);
     cmd.AddValue("rpc-cdf", "value-size CDF of the RPC responses", c.rpcCdf);
     cmd.AddValue("rpc-rate", "requests/s per pair, Poisson; 0 = closed loop", c.rpcRate);
@@ -267,11 +392,35 @@ ParseConfig(int argc, char** argv)
     Require(c.initCwnd >= 1, "--init-cwnd: at least 1");
     c.socketBuffer = 1 << 20;
 
-    /* Workload. */
+    /* Workload, within the run's time. */
+    if (c.maxTime == 0)
+    {
+        c.maxTime = 30;
+    }
+    Require(c.warmup >= 0, "--warmup: not negative");
+    Require(c.maxTime > c.warmup, "--max-time: after --warmup");
     c.rpcPairs = rpcPairs < 0 ? (db ? 1 : 0) : (uint32_t)rpcPairs;
+    uint32_t hosts = c.leaves * c.hostsPerLeaf;
+    if (!c.flowListFile.empty())
+    {
+        /* The list is the whole background workload: the options that
+         * draw one have no meaning beside it. */
+        const std::pair<const char*, bool> drawn[] = {{"flows", c.flows > 0},
+                                                      {"cdf", !c.cdf.empty()},
+                                                      {"load", c.load != 0},
+                                                      {"interval-us", c.intervalUs != 0},
+                                                      {"concurrency", c.concurrency > 0}};
+        for (const auto& [option, given] : drawn)
+        {
+            Require(!given, std::string("--flow-list and --") + option +
+                                " exclude each other (the list gives every flow)");
+        }
+        c.flowList = ParseFlowList(c.flowListFile, hosts, db, c.maxTime);
+        c.flows = (uint32_t)c.flowList.size();
+    }
     Require(c.flows > 0 || c.rpcPairs > 0 || c.incastRate > 0,
-            "nothing to simulate: give --flows, --rpc-pairs or --incast-rate");
-    if (c.flows > 0)
+            "nothing to simulate: give --flows, --flow-list, --rpc-pairs or --incast-rate");
+    if (c.flows > 0 && c.flowList.empty())
     {
         RequireReadable("cdf", c.cdf);
         if (c.concurrency == 0 && c.intervalUs == 0)
@@ -288,7 +437,6 @@ ParseConfig(int argc, char** argv)
         Require(c.rpcRate >= 0, "--rpc-rate: 0 (closed loop) or positive");
     }
     Require(c.rpcRequests == 0 || c.rpcPairs > 0, "--rpc-requests needs --rpc-pairs");
-    uint32_t hosts = c.leaves * c.hostsPerLeaf;
     Require(c.rpcPairs <= hosts * (hosts - 1), "--rpc-pairs: more than the host pairs");
     if (c.incastRate > 0)
     {
@@ -300,12 +448,6 @@ ParseConfig(int argc, char** argv)
             c.incastQueries = 100;
         }
     }
-    Require(c.warmup >= 0, "--warmup: not negative");
-    if (c.maxTime == 0)
-    {
-        c.maxTime = 30;
-    }
-    Require(c.maxTime > c.warmup, "--max-time: after --warmup");
     Require(!c.outDir.empty(), "--out is required");
     return c;
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace pandasim
 {
@@ -66,6 +67,15 @@ const Scheme* FindScheme(const std::string& name);
 /* "fifo, fifo-ecn, ..." for messages and --help. */
 std::string SchemeNames();
 
+/* One flow of a fixed workload (--flow-list). */
+struct ListedFlow
+{
+    int64_t startNs;   /* After the workload's start (1 us into the run). */
+    uint64_t size;     /* Payload bytes. */
+    uint32_t src, dst; /* Host indices. */
+    uint32_t line;     /* Where it was listed, for messages. */
+};
+
 struct RunConfig
 {
     /* Topology. */
@@ -95,6 +105,10 @@ struct RunConfig
     double intervalUs = 0;       /* at this mean interval (FISH's t)... */
     uint32_t flows = 0;          /* ...for this many flows, or */
     uint32_t concurrency = 0;    /* closed loop with this many in flight. */
+    /* Or a fixed workload: these flows, in start order, instead of the
+     * CDF's (--flow-list; flows is then their number). */
+    std::string flowListFile;
+    std::vector<ListedFlow> flowList;
 
     /* Memcached-like RPC pairs (persistent connections). */
     uint32_t rpcPairs = 0;

@@ -103,6 +103,7 @@ WriteRunJson(const RunConfig& c,
         .UInt("flows", c.flows)
         .UInt("concurrency", c.concurrency)
         .Str("cdf", c.cdf)
+        .Str("flow_list", c.flowListFile)
         .UInt("rpc_pairs", c.rpcPairs)
         .Str("rpc_cdf", c.rpcCdf)
         .Num("rpc_rate", c.rpcRate)

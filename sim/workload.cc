@@ -34,7 +34,20 @@ Workload::Workload(const RunConfig& cfg, World& world, const std::vector<Ptr<Hos
             throw ConfigError(std::string("--") + option + ": " + e.what());
         }
     };
-    if (cfg.flows > 0)
+    if (!cfg.flowList.empty())
+    {
+        /* A fixed workload: its mean size and arrival rate are the list's
+         * (run.json reports them as for drawn flows). */
+        double bytes = 0;
+        for (const ListedFlow& f : cfg.flowList)
+        {
+            bytes += (double)f.size;
+        }
+        m_listMean = bytes / (double)cfg.flowList.size();
+        int64_t span = cfg.flowList.back().startNs - cfg.flowList.front().startNs;
+        m_lambda = span > 0 ? (double)(cfg.flowList.size() - 1) * 1e9 / (double)span : 0;
+    }
+    else if (cfg.flows > 0)
     {
         m_sizes = load("cdf", cfg.cdf);
         uint32_t hosts = (uint32_t)apps.size();
@@ -66,7 +79,7 @@ Workload::~Workload() = default;
 double
 Workload::MeanFlowBytes() const
 {
-    return m_sizes ? m_sizes->Mean() : 0;
+    return m_sizes ? m_sizes->Mean() : m_listMean;
 }
 
 std::pair<uint32_t, uint32_t>
@@ -156,7 +169,18 @@ Workload::Start()
         });
     }
 
-    if (m_cfg.flows > 0 && m_cfg.concurrency > 0)
+    if (!m_cfg.flowList.empty())
+    {
+        /* Each at its listed time; ns-3 runs events of the same time in
+         * the order they were scheduled, so equal starts connect in the
+         * list's order. */
+        for (uint32_t i = 0; i < (uint32_t)m_cfg.flowList.size(); i++)
+        {
+            Simulator::Schedule(t0 + NanoSeconds(m_cfg.flowList[i].startNs),
+                                &Workload::LaunchListed, this, i);
+        }
+    }
+    else if (m_cfg.flows > 0 && m_cfg.concurrency > 0)
     {
         Simulator::Schedule(t0, &Workload::LaunchClosed, this);
     }
@@ -188,6 +212,17 @@ Workload::LaunchPoissonNext()
         Simulator::Schedule(Seconds(m_rng.Exp(1.0 / m_lambda)), &Workload::LaunchPoissonNext, this);
     }
     else
+    {
+        EndLoad();
+    }
+}
+
+void
+Workload::LaunchListed(uint32_t i)
+{
+    const ListedFlow& f = m_cfg.flowList[i];
+    Launch(NewFlow(f.src, f.dst, f.size, FlowKind::Background, 0));
+    if (++m_launched == m_cfg.flows)
     {
         EndLoad();
     }

@@ -1,6 +1,7 @@
 /*
  * The workload of a run: background flows (Poisson arrivals at a load, or
- * a closed loop with N in flight, sizes from a CDF), RPC pairs and incast
+ * a closed loop with N in flight, sizes from a CDF; or a fixed list of
+ * flows with their start times, --flow-list), RPC pairs and incast
  * queries; it launches them, tracks completions and stops the simulation
  * when every flow is done.
  *
@@ -55,6 +56,7 @@ class Workload
   private:
     void Launch(uint32_t id);
     void LaunchPoissonNext();
+    void LaunchListed(uint32_t i);
     void LaunchClosed();
     void LaunchIncast(uint32_t query);
     void OnFlowDone(uint32_t id);
@@ -70,6 +72,7 @@ class Workload
     std::unique_ptr<SizeCdf> m_sizes, m_values;
 
     double m_lambda = 0;           /* Background arrivals per second. */
+    double m_listMean = 0;         /* Mean size of a --flow-list's flows. */
     uint32_t m_launched = 0;       /* Background flows launched. */
     uint64_t m_expected = 0;       /* Flows that must complete. */
     uint64_t m_done = 0;
