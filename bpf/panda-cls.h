@@ -59,7 +59,8 @@ _Static_assert(sizeof(struct panda_policy) == 800,
                "struct panda_policy has the layout the BPF program reads");
 _Static_assert(__builtin_offsetof(struct panda_policy, alpha) == 88
                && __builtin_offsetof(struct panda_policy, floor) == 168
-               && __builtin_offsetof(struct panda_policy, rules) == 186,
+               && __builtin_offsetof(struct panda_policy, rules) == 186
+               && __builtin_offsetof(struct panda_policy, tunnels) == 794,
                "struct panda_policy has the layout the BPF program reads");
 
 /* Connection keys: the directional 5-tuple (protocol always TCP) and the

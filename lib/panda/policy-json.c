@@ -232,6 +232,64 @@ write_kind(const struct panda_policy *p, const struct json_key *k,
                         json_string(panda_policy_kind_name(p->kind)));
 }
 
+/* ---- tunnels. ---- */
+
+/* A list of tunnel names, ["geneve", "vxlan"], in both forms: the names
+ * are what an operator and a binding know, the bits are the library's
+ * inside. */
+static void
+read_tunnels(struct reader *r, const struct json_key *k, json_t *v)
+{
+    size_t i;
+
+    if (!get_list(r, k->name, v, 8, "tunnel names")) {
+        return;
+    }
+    r->p.tunnels = 0;
+    for (i = 0; i < json_array_size(v); i++) {
+        const char *name = json_string_value(json_array_get(v, i));
+        unsigned int bit;
+
+        for (bit = 1; name && bit & PANDA_TUNNELS_ALL; bit <<= 1) {
+            if (!strcmp(name, panda_policy_tunnel_name(bit))) {
+                break;
+            }
+        }
+        if (!name || !(bit & PANDA_TUNNELS_ALL)) {
+            char *s = dump(json_array_get(v, i));
+
+            fail(r, "%s: %s is not geneve or vxlan", k->name, s);
+            free(s);
+            return;
+        }
+        if (r->p.tunnels & bit) {
+            fail(r, "%s: %s given twice", k->name, name);
+            return;
+        }
+        r->p.tunnels |= bit;
+    }
+}
+
+static void
+write_tunnels(const struct panda_policy *p, const struct json_key *k,
+              enum panda_json_form form, json_t *obj)
+{
+    json_t *list;
+    unsigned int bit;
+
+    if (form == PANDA_JSON_DOC && !p->tunnels) {
+        return;
+    }
+    list = json_array();
+    for (bit = 1; bit & PANDA_TUNNELS_ALL; bit <<= 1) {
+        if (p->tunnels & bit) {
+            json_array_append_new(
+                list, json_string(panda_policy_tunnel_name(bit)));
+        }
+    }
+    json_object_set_new(obj, k->name, list);
+}
+
 /* ---- weights. ---- */
 
 /* A weight of the document form: a number with at most two decimals ->
@@ -736,6 +794,8 @@ static const struct json_key keys[] = {
       NULL, NULL },
     { "idle_reset", FIELD(idle_reset_ms), false, 0, PANDA_MAX_DURATION_MS,
       DOC_NONZERO, NULL, NULL, NULL },
+    { "tunnels", 0, 0, false, 0, 0, DOC_NONZERO, NULL, read_tunnels,
+      write_tunnels },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 

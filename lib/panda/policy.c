@@ -34,6 +34,25 @@ panda_rule_type_name(enum panda_rule_type type)
             : type == PANDA_RULE_LENGTH ? "length" : "?");
 }
 
+/* The names of the tunnels, by bit number (enum panda_tunnel). */
+static const char *const tunnel_names[] = { "geneve", "vxlan" };
+#define N_TUNNELS (sizeof tunnel_names / sizeof tunnel_names[0])
+_Static_assert(PANDA_TUNNELS_ALL == (1u << N_TUNNELS) - 1,
+               "a name for every tunnel bit");
+
+const char *
+panda_policy_tunnel_name(unsigned int tunnel)
+{
+    size_t i;
+
+    for (i = 0; i < N_TUNNELS; i++) {
+        if (tunnel == 1u << i) {
+            return tunnel_names[i];
+        }
+    }
+    return NULL;
+}
+
 /* The rule type that a rule kind takes (0 for the others). */
 static enum panda_rule_type
 kind_rule_type(enum panda_kind kind)
@@ -267,6 +286,10 @@ panda_policy_check(const struct panda_policy *p,
         FAIL("idle_reset: %" PRIu64 " ms out of range (max %" PRIu64 ")",
              p->idle_reset_ms, (uint64_t) PANDA_MAX_DURATION_MS);
     }
+    if (p->tunnels & ~PANDA_TUNNELS_ALL) {
+        FAIL("tunnels: unknown tunnel bits 0x%02x (geneve is 0x01, vxlan "
+             "0x02)", p->tunnels & ~PANDA_TUNNELS_ALL);
+    }
     return check_rules(p, msg);
 }
 
@@ -374,6 +397,31 @@ parse_weight_item(struct panda_policy *p, int i, const char *item)
         err = parse_weight(colon + 1, &p->weights[i].weight);
     }
     return err;
+}
+
+static char *
+parse_tunnel_item(struct panda_policy *p, int i, const char *item)
+{
+    unsigned int bit;
+
+    (void) i;
+    for (bit = 1; bit & PANDA_TUNNELS_ALL; bit <<= 1) {
+        if (!strcmp(item, panda_policy_tunnel_name(bit))) {
+            if (p->tunnels & bit) {
+                return panda_asprintf("tunnels: %s given twice", item);
+            }
+            p->tunnels |= bit;
+            return NULL;
+        }
+    }
+    if (strchr(item, ':')) {
+        /* The wire body has no room for ports (panda/wire.h). */
+        return panda_asprintf("tunnels: \"%s\": a tunnel is recognised by "
+                              "its IANA port only (geneve %d, vxlan %d); "
+                              "write the type alone", item,
+                              PANDA_GENEVE_PORT, PANDA_VXLAN_PORT);
+    }
+    return panda_asprintf("tunnels: \"%s\" is not geneve or vxlan", item);
 }
 
 static char *
@@ -632,6 +680,14 @@ panda_policy_parse(const char *s, struct panda_policy *p)
         } else if (!strcmp(tok, "idle_reset")) {
             err = parse_u64("idle_reset", value, PANDA_MAX_DURATION_MS, &v);
             tmp.idle_reset_ms = v;
+        } else if (!strcmp(tok, "tunnels")) {
+            tmp.tunnels = 0;
+            err = for_each_item("tunnels", value, 8, parse_tunnel_item,
+                                &tmp, &n);
+            if (!err && !n) {
+                err = panda_asprintf("tunnels: empty (geneve, vxlan or "
+                                     "geneve/vxlan; omit the key for none)");
+            }
         } else {
             err = panda_asprintf("%s: unknown field", tok);
         }
@@ -846,6 +902,12 @@ panda_policy_format(const struct panda_policy *p, char *buf, size_t size)
     if (p->idle_reset_ms) {
         fmt_put(&f, ",idle_reset=%" PRIu64, p->idle_reset_ms);
     }
+    for (i = 0; i < (int) N_TUNNELS; i++) {
+        if (p->tunnels & (1u << i)) {
+            fmt_put(&f, "%s%s", p->tunnels & ((1u << i) - 1)
+                                ? "/" : ",tunnels=", tunnel_names[i]);
+        }
+    }
     return f.len;
 }
 
@@ -860,7 +922,7 @@ panda_policy_equal(const struct panda_policy *a, const struct panda_policy *b)
         || a->untracked_level != b->untracked_level || a->floor != b->floor
         || a->idle_reset_ms != b->idle_reset_ms
         || a->default_level != b->default_level
-        || a->n_rules != b->n_rules) {
+        || a->n_rules != b->n_rules || a->tunnels != b->tunnels) {
         return false;
     }
     for (i = 0; i < a->n_rules; i++) {

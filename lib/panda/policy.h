@@ -144,12 +144,37 @@ struct panda_policy {
     /* Kinds app, match, length (rules of that type only) and compose. */
     uint8_t n_rules;
     struct panda_rule rules[PANDA_MAX_RULES];
+
+    /* The tunnels whose packets are classified by the connection inside
+     * them (a set of enum panda_tunnel bits; default none).  A UDP
+     * datagram to such a tunnel's port, with a valid tunnel header and an
+     * IP frame inside, is classified by the inner connection and marked in
+     * both IP headers; any other datagram, to these ports too, is UDP (the
+     * untracked level).  A declaration, not a guess from the port: anyone
+     * can send UDP to port 4789 with a made-up VXLAN header and the inner
+     * tuple of a small TCP connection, so only the operator, who knows
+     * which packets of a flow are this host's own tunnels (docs/ovn.md),
+     * turns the inner view on.  Last in the struct so that the layout
+     * before it stays the one the BPF program was written against. */
+    uint8_t tunnels;
 };
+
+/* Tunnels that a policy can declare ('tunnels').  Each is recognised by
+ * the IANA destination port of the outer UDP header and a valid header
+ * announcing Ethernet; a tunnel port configured with another dst_port is
+ * not looked into (the wire body has no room for ports: panda/wire.h). */
+enum panda_tunnel {
+    PANDA_TUNNEL_GENEVE = 1 << 0,   /* UDP port 6081.  Text: geneve */
+    PANDA_TUNNEL_VXLAN = 1 << 1,    /* UDP port 4789.  Text: vxlan */
+};
+#define PANDA_TUNNELS_ALL (PANDA_TUNNEL_GENEVE | PANDA_TUNNEL_VXLAN)
+#define PANDA_GENEVE_PORT 6081
+#define PANDA_VXLAN_PORT 4789
 
 /* Fills 'p' with the defaults for 'kind': K = 1 level (no thresholds),
  * T = 0, DSCP of level i = i + 1 (the thesis writes the priority number into
  * DSCP), queue of level i = i, control level 0, untracked level K-1, floor
- * 0, no idle reset. */
+ * 0, no idle reset, no tunnels. */
 void panda_policy_init(struct panda_policy *p, enum panda_kind kind);
 
 /* Sets what defaults to a function of K, the per-level DSCP and queue maps
@@ -176,7 +201,8 @@ char *panda_policy_validate(const struct panda_policy *p);
  *   id=3,kind=compose,app=46:0,match=PING:0,length=1000:3,thresholds=...
  * Keys: id (required), kind (panda|pias|app|match|length|compose, default
  * panda), threshold, weights, thresholds, dscp, queues, ctl_level,
- * untracked_level, floor, idle_reset (ms); rules app=DSCP:LEVEL,
+ * untracked_level, floor, idle_reset (ms), tunnels (geneve, vxlan or
+ * geneve/vxlan: panda_policy's 'tunnels'); rules app=DSCP:LEVEL,
  * match=KEYWORD:LEVEL, length=MIN_PAYLOAD:LEVEL (items separated by '/';
  * a rule key may repeat, its rules are appended: rule order is text
  * order); levels and default_level (rule kinds).  A keyword is raw bytes:
@@ -304,6 +330,19 @@ panda_policy_level(const struct panda_policy *p, int64_t counter)
     }
     return level;
 }
+
+/* The tunnel of 'tunnels' (a policy's declaration) that a UDP datagram to
+ * port 'dport' (host byte order) belongs to, or 0 if the policy declares
+ * none for that port: then the datagram is plain UDP. */
+PANDA_INLINE unsigned int
+panda_policy_tunnel(uint8_t tunnels, uint16_t dport)
+{
+    return tunnels & (dport == PANDA_GENEVE_PORT ? PANDA_TUNNEL_GENEVE
+                      : dport == PANDA_VXLAN_PORT ? PANDA_TUNNEL_VXLAN : 0);
+}
+
+/* "geneve" or "vxlan" for one enum panda_tunnel bit, NULL for another. */
+const char *panda_policy_tunnel_name(unsigned int tunnel);
 
 /* "panda", "pias", "app", "match", "length" or "compose". */
 const char *panda_policy_kind_name(enum panda_kind);

@@ -17,7 +17,8 @@ enum {
     OFS_DEFAULT = 13,
     OFS_IDLE_RESET = 14,
     OFS_N_RULES = 18,
-    OFS_PAD2 = 19,              /* 3 bytes. */
+    OFS_TUNNELS = 19,
+    OFS_PAD2 = 20,              /* 2 bytes. */
     OFS_FLOOR = 22,
     OFS_THRESHOLDS = 30,        /* 7 x 8 bytes. */
     OFS_WEIGHT_ABOVE = 86,      /* 8 x 4 bytes. */
@@ -98,6 +99,7 @@ panda_wire_encode(const struct panda_policy *p, uint8_t *body)
         body[OFS_DEFAULT] = p->n_levels - 1 - p->default_level;
     }
     body[OFS_N_RULES] = p->n_rules;
+    body[OFS_TUNNELS] = p->tunnels;
     put_be(body + OFS_IDLE_RESET, p->idle_reset_ms, 4);
     put_be(body + OFS_FLOOR, (uint64_t) p->floor, 8);
     for (i = 0; i + 1 < p->n_levels; i++) {
@@ -223,7 +225,7 @@ panda_wire_decode(const void *body_, size_t len, struct panda_policy *p,
         FAIL(PANDA_WIRE_BAD_LEN, "length %zu, expected %d plus a multiple of "
              "8, at most %d", len, PANDA_WIRE_LEN, PANDA_WIRE_MAX_LEN);
     }
-    if (!all_zero(body + OFS_PAD2, 3)) {
+    if (!all_zero(body + OFS_PAD2, 2)) {
         FAIL(PANDA_WIRE_NONZERO_PAD, "padding: nonzero byte");
     }
     kind = body[OFS_KIND];
@@ -266,6 +268,7 @@ panda_wire_decode(const void *body_, size_t len, struct panda_policy *p,
     p->default_level = (kind_has_default(kind)
                         ? n_levels - 1 - body[OFS_DEFAULT] : 0);
     p->idle_reset_ms = (uint32_t) get_be(body + OFS_IDLE_RESET, 4);
+    p->tunnels = body[OFS_TUNNELS];     /* Unknown bits: the check. */
     p->floor = (int64_t) get_be(body + OFS_FLOOR, 8);
     for (i = 0; i < PANDA_MAX_LEVELS - 1; i++) {
         uint64_t alpha = get_be(body + OFS_THRESHOLDS + 8 * i, 8);

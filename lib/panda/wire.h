@@ -19,7 +19,9 @@
  *    13   1  default       rule kinds: K-1 - default_level; else zero
  *    14   4  idle_reset    ms, 0 = never
  *    18   1  n_rules       0..16; zero for panda and pias
- *    19   3  pad2          zero
+ *    19   1  tunnels       the tunnels declared: bit 0 Geneve, bit 1
+ *                          VXLAN (enum panda_tunnel); others zero
+ *    20   2  pad2          zero
  *    22   8  floor         signed, <= 0
  *    30  56  thresholds[7] the first K-1 used, the rest zero
  *    86  32  weight_above[8]  the first n_weights used, the rest zero
@@ -49,10 +51,14 @@
  * are the same policy exactly when their bytes are equal (memcmp), which is
  * what lets the datapath find a policy it validated before by its bytes.
  *
- * Bytes 12, 13 and 18 were padding when untracked_level, default_level and
- * the rules were added: a body from before has 0 there, which is the
- * default (the lowest level; no rules), so old bodies keep their meaning
- * and stay valid.  Counting from the lowest level rather than
+ * Bytes 12, 13, 18 and 19 were padding when untracked_level,
+ * default_level, the rules and the tunnels were added: a body from before
+ * has 0 there, which is the default (the lowest level; no rules; no
+ * tunnels, so a Geneve or VXLAN packet is UDP), so old bodies keep their
+ * meaning and stay valid, and a decoder from before refuses a body that
+ * declares tunnels (nonzero padding) rather than misread it.  The tunnels
+ * are one byte of flags, not ports: the two bytes left cannot hold a port
+ * per tunnel type, so a tunnel is recognised by its IANA port.  Counting from the lowest level rather than
  * storing the level keeps the encoding unique (no second spelling of the
  * default).
  */

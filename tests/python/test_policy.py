@@ -95,6 +95,26 @@ def test_defaults_and_equality():
     assert Policy.from_wire_body(q.wire_body()) == q
 
 
+def test_tunnels():
+    """The tunnels a policy declares: names in Python and JSON, byte 19
+    of the wire body (which was padding: 0, none, is the default)."""
+    p = Policy(id=3, thresholds=(10, 20))
+    assert p.tunnels == () and p.wire_body()[19] == 0
+    assert "tunnels" not in p.to_json()
+    q = Policy(id=3, thresholds=(10, 20), tunnels=("vxlan", "geneve"))
+    assert q.tunnels == ("geneve", "vxlan") and q != p
+    assert q.text().endswith(",tunnels=geneve/vxlan")
+    assert q.wire_body()[19] == 3
+    assert Policy.from_wire_body(q.wire_body()) == q
+    assert q.to_json()["tunnels"] == ["geneve", "vxlan"]
+    assert Policy.from_json(q.to_json(), "f")[0] == q
+    assert p.replace(tunnels=("vxlan",)).wire_body()[19] == 2
+    with pytest.raises(PolicyError, match='tunnels: "gre" is not geneve'):
+        Policy(id=1, tunnels=("gre",))
+    with pytest.raises(PolicyError, match="tunnels: vxlan given twice"):
+        Policy.from_text("id=1,tunnels=vxlan/vxlan")
+
+
 def test_constructor_validates():
     with pytest.raises(PolicyError, match="thresholds: not strictly"):
         Policy(id=1, thresholds=(5, 5))

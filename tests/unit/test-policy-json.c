@@ -101,7 +101,15 @@ test_errors_name_the_field(void **state)
                  "f: unknown key treshold (policy keys: ctl_level, "
                  "default_level, dscp, floor, id, idle_reset, kind, levels, "
                  "priority_rules, queues, threshold, thresholds, "
-                 "untracked_level, weights)");
+                 "tunnels, untracked_level, weights)");
+    /* The tunnels: names, each once. */
+    expect_error("{\"id\": 1, \"tunnels\": [\"gre\"]}", PANDA_JSON_DOC,
+                 "f: tunnels: \"gre\" is not geneve or vxlan");
+    expect_error("{\"id\": 1, \"tunnels\": [\"vxlan\", \"vxlan\"]}",
+                 PANDA_JSON_FIELDS, "f: tunnels: vxlan given twice");
+    expect_error("{\"id\": 1, \"tunnels\": \"geneve\"}", PANDA_JSON_DOC,
+                 "f: tunnels: expected a list of tunnel names, got "
+                 "\"geneve\"");
     expect_error("[1]", PANDA_JSON_DOC, "f: a policy must be a JSON object");
     expect_error("{\"id\": 1,", PANDA_JSON_DOC,
                  "f: line 1, column 9: string or '}' expected near end of "

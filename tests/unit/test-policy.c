@@ -137,6 +137,67 @@ test_bad_input(void **state)
     parse_err("id=1,idle_reset=4294967296", "idle_reset");
 }
 
+/* The tunnels a policy declares: none by default, a set of names in the
+ * text, printed in one order (geneve before vxlan), and anything else
+ * refused with a message naming the key. */
+static void
+test_tunnels(void **state)
+{
+    struct panda_policy p, q;
+    char buf[PANDA_POLICY_TEXT_MAX];
+    char *err;
+
+    (void) state;
+    parse_ok("id=1,thresholds=10", &p);
+    assert_int_equal(p.tunnels, 0);
+    panda_policy_format(&p, buf, sizeof buf);
+    assert_null(strstr(buf, "tunnels"));
+
+    parse_ok("id=1,thresholds=10,tunnels=vxlan/geneve", &p);
+    assert_int_equal(p.tunnels, PANDA_TUNNEL_GENEVE | PANDA_TUNNEL_VXLAN);
+    panda_policy_format(&p, buf, sizeof buf);
+    assert_string_equal(buf, "id=1,threshold=0,thresholds=10,dscp=1/2,"
+                        "queues=0/1,tunnels=geneve/vxlan");
+    parse_ok(buf, &q);
+    assert_true(panda_policy_equal(&p, &q));
+    q.tunnels = PANDA_TUNNEL_VXLAN;
+    assert_false(panda_policy_equal(&p, &q));
+
+    /* Every kind classifies what the tunnel carries. */
+    parse_ok("id=2,kind=app,app=46:0,tunnels=geneve", &p);
+    assert_int_equal(p.tunnels, PANDA_TUNNEL_GENEVE);
+    panda_policy_format(&p, buf, sizeof buf);
+    assert_string_equal(buf, "id=2,kind=app,levels=1,app=46:0,dscp=1,"
+                        "queues=0,tunnels=geneve");
+
+    assert_int_equal(panda_policy_tunnel(PANDA_TUNNEL_VXLAN, 4789),
+                     PANDA_TUNNEL_VXLAN);
+    assert_int_equal(panda_policy_tunnel(PANDA_TUNNEL_VXLAN, 6081), 0);
+    assert_int_equal(panda_policy_tunnel(PANDA_TUNNELS_ALL, 53), 0);
+    assert_int_equal(panda_policy_tunnel(0, 4789), 0);
+
+    parse_err_exact("id=1,tunnels=gre",
+                    "tunnels: \"gre\" is not geneve or vxlan");
+    parse_err_exact("id=1,tunnels=vxlan/vxlan", "tunnels: vxlan given twice");
+    parse_err_exact("id=1,tunnels=",
+                    "tunnels: empty (geneve, vxlan or geneve/vxlan; omit "
+                    "the key for none)");
+    parse_err_exact("id=1,tunnels=geneve/", "tunnels: empty item in "
+                    "\"geneve/\"");
+    parse_err_exact("id=1,tunnels=vxlan:8472",
+                    "tunnels: \"vxlan:8472\": a tunnel is recognised by its "
+                    "IANA port only (geneve 6081, vxlan 4789); write the "
+                    "type alone");
+
+    /* A policy built in code: unknown bits refused. */
+    panda_policy_init(&p, PANDA_KIND_PANDA);
+    p.tunnels = 0x84;
+    err = panda_policy_validate(&p);
+    assert_string_equal(err, "tunnels: unknown tunnel bits 0x84 (geneve is "
+                        "0x01, vxlan 0x02)");
+    free(err);
+}
+
 static void
 test_validate_struct(void **state)
 {
@@ -248,6 +309,7 @@ main(void)
         cmocka_unit_test(test_format_truncation),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_tunnels),
         cmocka_unit_test(test_validate_struct),
         cmocka_unit_test(test_counter_update),
         cmocka_unit_test(test_level),

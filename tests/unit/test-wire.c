@@ -153,6 +153,45 @@ test_untracked_byte(void **state)
     assert_int_equal(back.untracked_level, 1);
 }
 
+/* Byte 19 was padding before the tunnels: its 0 is the default (no
+ * tunnels), so a body from before decodes to the same policy, and the
+ * declaration goes through the wire as one byte of flags. */
+static void
+test_tunnels_byte(void **state)
+{
+    uint8_t body[PANDA_WIRE_LEN];
+    char msg[PANDA_WIRE_MSG_SIZE];
+    struct panda_policy p, back;
+
+    (void) state;
+    parse_ok(README_POLICY, &p);
+    assert_int_equal(p.tunnels, 0);
+    panda_wire_encode(&p, body);
+    assert_int_equal(body[19], 0);
+
+    parse_ok(README_POLICY ",tunnels=geneve", &p);
+    panda_wire_encode(&p, body);
+    assert_int_equal(body[19], 0x01);
+    parse_ok(README_POLICY ",tunnels=vxlan", &p);
+    panda_wire_encode(&p, body);
+    assert_int_equal(body[19], 0x02);
+    parse_ok(README_POLICY ",tunnels=geneve/vxlan", &p);
+    panda_wire_encode(&p, body);
+    assert_int_equal(body[19], 0x03);
+    assert_int_equal(body[20], 0);
+    assert_int_equal(body[21], 0);
+    assert_int_equal(panda_wire_decode(body, sizeof body, &back, msg),
+                     PANDA_WIRE_OK);
+    assert_int_equal(back.tunnels, PANDA_TUNNELS_ALL);
+    assert_true(panda_policy_equal(&p, &back));
+
+    body[19] = 0x04;
+    assert_int_equal(panda_wire_decode(body, sizeof body, &back, msg),
+                     PANDA_WIRE_BAD_ARGUMENT);
+    assert_string_equal(msg, "tunnels: unknown tunnel bits 0x04 (geneve is "
+                        "0x01, vxlan 0x02)");
+}
+
 /* Entries past n_levels and n_weights do not reach the body: equal policies
  * give equal bytes, which is what the datapath's memcmp relies on. */
 static void
@@ -219,6 +258,10 @@ test_errors(void **state)
     bad[21] = 0x80;                             /* pad2 */
     expect_error(bad, PANDA_WIRE_LEN, PANDA_WIRE_NONZERO_PAD,
                  "padding: nonzero byte");
+    memcpy(bad, good, sizeof bad);
+    bad[20] = 0x01;                             /* pad2 */
+    expect_error(bad, PANDA_WIRE_LEN, PANDA_WIRE_NONZERO_PAD,
+                 "padding: nonzero byte");
 
     memcpy(bad, good, sizeof bad);
     bad[0] = 6;                                 /* kind */
@@ -283,6 +326,7 @@ main(void)
         cmocka_unit_test(test_readme_example),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_untracked_byte),
+        cmocka_unit_test(test_tunnels_byte),
         cmocka_unit_test(test_canonical),
         cmocka_unit_test(test_errors),
     };
