@@ -198,14 +198,14 @@ bench_lib(const struct panda_policy *p, uint32_t conns, uint32_t len,
     make_frame(frame, len);
     for (i = 0; i < conns; i++) {
         set_src(frame, i);
-        panda_frame_parse(&buf, &f, &scratch);
+        panda_frame_parse(&buf, &f, &scratch, p->tunnels);
         panda_table_classify(t, p, &f.pkt, 0, &v);
     }
     t0 = cli_clock_cpu_s();
     for (i = 0; i < repeat; i++) {
         set_src(frame, i % conns);
         frame[15] = 0;
-        panda_frame_parse(&buf, &f, &scratch);
+        panda_frame_parse(&buf, &f, &scratch, p->tunnels);
         panda_table_classify(t, p, &f.pkt, 0, &v);
         frame[15] = (uint8_t) (v.dscp << 2);
     }
@@ -216,7 +216,7 @@ bench_lib(const struct panda_policy *p, uint32_t conns, uint32_t len,
     pkts = calloc(n_parsed, sizeof *pkts);
     for (i = 0; i < n_parsed; i++) {
         set_src(frame, i);
-        panda_frame_parse(&buf, &f, &scratch);
+        panda_frame_parse(&buf, &f, &scratch, p->tunnels);
         pkts[i] = f.pkt;
         pkts[i].data = NULL;
         pkts[i].data_len = 0;

@@ -1426,7 +1426,8 @@ cmd_replay(const char *pcap_file, const struct attach_opts *o)
          * of the priority it set. */
         buf.data = out;
         buf.len = opts.data_size_out;
-        if (level < 0 || !panda_frame_parse(&buf, &f, &scratch)) {
+        if (level < 0
+            || !panda_frame_parse(&buf, &f, &scratch, p.tunnels)) {
             printf("%" PRIu64 " -\n", index);
             continue;
         }

@@ -9,7 +9,8 @@
  *
  *   - parses the frame with lib/panda's parser (panda/frame.h): the
  *     directional 5-tuple, TCP flags, payload length and first bytes; a
- *     Geneve or VXLAN packet by its inner frame;
+ *     Geneve or VXLAN packet of a tunnel the policy declares by its inner
+ *     frame;
  *   - finds the connection in an LRU hash (conns4/conns6, panda-cls.h)
  *     with the rules of lib/panda/conn-table.c: only a packet with payload
  *     creates an entry; FIN and RST end it but keep its counter, which a
@@ -399,7 +400,7 @@ pcls_classify(struct __sk_buff *skb)
     if (!tunnel) {
         return TC_ACT_OK;
     }
-    if (!panda_frame_parse(skb, &f, tunnel)) {
+    if (!panda_frame_parse(skb, &f, tunnel, p->tunnels)) {
         st->not_ip++;
         return TC_ACT_OK;
     }

@@ -387,7 +387,7 @@ run_replay(const struct panda_policy *p, const char *file,
                            + hdr->ts.tv_usec / 1000;
 
         index++;
-        if (!panda_frame_parse(&buf, &f, &scratch)) {
+        if (!panda_frame_parse(&buf, &f, &scratch, p->tunnels)) {
             printf("%" PRIu64 " -\n", index);
             continue;
         }

@@ -20,8 +20,11 @@
  * TCP (ports, flags, payload) or UDP (ports, payload); the first
  * PANDA_MAX_KEYWORD payload bytes, for the rule 'match'.  A UDP datagram
  * to the IANA port of Geneve (6081) or VXLAN (4789) whose header says an
- * Ethernet frame follows is classified by that inner frame, if it is IP:
- * behind a tunnel every connection of the VMs shares the outer header.
+ * Ethernet frame follows is classified by that inner frame, if it is IP,
+ * when the policy declares that tunnel (panda_policy's 'tunnels'): behind
+ * a tunnel every connection of the VMs shares the outer header, but the
+ * port and a valid-looking header are no proof of a tunnel (anyone can
+ * send them), so without the declaration the datagram is UDP.
  * The payload length comes from the IP header's length field (as the
  * datapath's parser does: Ethernet padding is not payload); a length field
  * of 0 (a GSO packet above 64 KiB, "BIG TCP") means the rest of the frame.
@@ -90,8 +93,8 @@ panda_frame_buf_load(const struct panda_frame_buf *b, uint32_t off,
 #endif
 
 #define PANDA_FRAME_MAX_EXT 8       /* IPv6 extension headers followed. */
-#define PANDA_FRAME_GENEVE_PORT 6081
-#define PANDA_FRAME_VXLAN_PORT 4789
+#define PANDA_FRAME_GENEVE_PORT PANDA_GENEVE_PORT
+#define PANDA_FRAME_VXLAN_PORT PANDA_VXLAN_PORT
 
 _Static_assert((PANDA_MAX_KEYWORD & (PANDA_MAX_KEYWORD - 1)) == 0,
                "panda_frame_load_data() masks with PANDA_MAX_KEYWORD - 1");
@@ -367,28 +370,30 @@ panda_frame_tunnel_hlen(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t dport,
 }
 
 /* Parses the Ethernet frame 'ctx' into 'f' ('inner' is scratch space, for
- * a tunnel's inner frame).  Returns the family of the IP packet classified
+ * a tunnel's inner frame), looking into the tunnels of 'tunnels' (a
+ * policy's declaration, enum panda_tunnel bits; 0: none, every datagram is
+ * UDP).  Returns the family of the IP packet classified
  * (4 or 6), or 0 if the frame is not IP (then 'f' means nothing).  A
  * packet that is IP but that the table cannot track (not TCP, a later
  * fragment, a TCP header that does not fit) has 'pkt.proto' other than 6:
  * the policy's untracked level. */
 PANDA_INLINE uint8_t
 panda_frame_parse(PANDA_FRAME_CTX ctx, struct panda_frame *f,
-                  struct panda_frame *inner)
+                  struct panda_frame *inner, uint8_t tunnels)
 {
     uint32_t off, hlen, udp_payload;
-    uint16_t type = 0;
+    uint16_t type = 0, dport;
     uint8_t family;
 
     __builtin_memset(f, 0, sizeof *f);
     off = panda_frame_parse_eth(ctx, 0, &type);
     family = off ? panda_frame_parse_ip(ctx, off, type, f) : 0;
-    if (family && f->pkt.proto == 17 && f->payload_off) {
+    dport = panda_frame_be16((const uint8_t *) &f->pkt.dport);
+    if (family && f->pkt.proto == 17 && f->payload_off
+        && panda_policy_tunnel(tunnels, dport)) {
         udp_payload = f->payload_off;
-        hlen = panda_frame_tunnel_hlen(
-            ctx, udp_payload,
-            panda_frame_be16((const uint8_t *) &f->pkt.dport),
-            f->pkt.payload);
+        hlen = panda_frame_tunnel_hlen(ctx, udp_payload, dport,
+                                       f->pkt.payload);
         if (hlen && f->pkt.payload - hlen >= 14) {
             __builtin_memset(inner, 0, sizeof *inner);
             off = panda_frame_parse_eth(ctx, udp_payload + hlen, &type);

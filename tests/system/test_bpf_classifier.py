@@ -5,7 +5,8 @@
     (panda-bpf replay, BPF_PROG_TEST_RUN) gives every packet the same
     level, DSCP and queue, for every policy kind; the capture mixes IPv4
     and IPv6 connections (SYN, data, FIN, RST, resumed ones), VLAN tags,
-    Geneve and VXLAN packets, UDP, fragments, ARP;
+    Geneve and VXLAN packets (looked into only under a policy that
+    declares the tunnels), UDP, fragments, ARP;
   - on veths between two network namespaces, with real TCP through the
     classes OVS's linux-htb makes (plain tc): a bulk connection descends,
     a request/response connection stays at level 0; the DSCP on the wire
@@ -47,6 +48,7 @@ POLICY = ("id=7,threshold=1000,thresholds=20000/200000/2000000,"
           "dscp=46/26/18/8,queues=0/1/2/3")
 POLICIES = {
     "panda": POLICY,
+    "panda-tunnels": POLICY + ",tunnels=geneve/vxlan",
     "panda-weights": ("id=1,threshold=1200,weights=3000:2/9000:4,"
                       "thresholds=5000/50000/500000/5000000,ctl_level=1,"
                       "untracked_level=2,floor=-3000"),
@@ -273,6 +275,41 @@ def test_replay_equivalence(tools, tmp_path, name):
     levels = {line.split()[1] for line in lib}
     assert "-" in levels
     assert len(levels - {"-"}) >= 2, levels
+
+
+def tunnel_indexes(pcap):
+    """The indexes (from 1, as the replays number packets) of the
+    capture's frames that are UDP to the Geneve or the VXLAN port."""
+    out = []
+    for i, (_, fr) in enumerate(read_pcap(pcap), 1):
+        if struct.unpack("!H", fr[12:14])[0] == 0x0800 and fr[23] == 17:
+            ihl = (fr[14] & 0xf) * 4
+            dport = struct.unpack("!H", fr[14 + ihl + 2:14 + ihl + 4])[0]
+            if dport in (6081, 4789):
+                out.append(i)
+    return out
+
+
+def test_tunnels_only_where_declared(tools, tmp_path):
+    """The capture's Geneve and VXLAN packets are classified by their
+    inner connection only under a policy that declares the tunnels; under
+    the same policy without the declaration every one of them is UDP, the
+    untracked level (3, DSCP 8, queue 3) -- in lib/panda's table and in
+    the BPF program alike."""
+    pcap = str(tmp_path / "mixed.pcap")
+    mixed_capture(pcap)
+    tunnelled = tunnel_indexes(pcap)
+    assert len(tunnelled) > 50, len(tunnelled)
+    lib, bpf, _ = replay_both(tools, pcap, POLICY)
+    assert lib == bpf
+    udp = [lib[i - 1] for i in tunnelled if lib[i - 1] != "%d 3 8 3" % i]
+    assert not udp, udp[:5]
+    lib, bpf, _ = replay_both(tools, pcap, POLICY + ",tunnels=geneve/vxlan")
+    assert lib == bpf
+    # Their inner connections are young (the capture's are far below the
+    # first threshold): the top level, where UDP would be at the bottom.
+    levels = {lib[i - 1].split()[1] for i in tunnelled}
+    assert levels == {"0"}, levels
 
 
 def test_flood_keeps_established(tools, tmp_path):

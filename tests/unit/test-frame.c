@@ -114,13 +114,23 @@ udp(struct fb *f, uint16_t sport, uint16_t dport, uint16_t payload_len)
     put16(f, 0x1234);
 }
 
+/* Parses 'fb' into 'f' under a policy that declares the tunnels
+ * 'tunnels'. */
 static uint8_t
-parse(const struct fb *fb, struct panda_frame *f)
+parse_tunnels(const struct fb *fb, struct panda_frame *f, uint8_t tunnels)
 {
     struct panda_frame_buf buf = { fb->b, fb->len };
     struct panda_frame scratch;
 
-    return panda_frame_parse(&buf, f, &scratch);
+    return panda_frame_parse(&buf, f, &scratch, tunnels);
+}
+
+/* Parses 'fb' into 'f' under a policy that declares both tunnels (the
+ * tests of what is read; test_undeclared_tunnels() of what is not). */
+static uint8_t
+parse(const struct fb *fb, struct panda_frame *f)
+{
+    return parse_tunnels(fb, f, PANDA_TUNNELS_ALL);
 }
 
 static void
@@ -387,6 +397,61 @@ test_vxlan(void **state)
     assert_int_equal(f.outer_nh, 0);
 }
 
+/* A Geneve or VXLAN datagram is looked into only where the policy declares
+ * that tunnel: under any other policy it is UDP (the untracked level),
+ * whatever its header and inner frame say -- a tenant can send a made-up
+ * VXLAN header with the inner tuple of a small TCP connection. */
+static void
+test_undeclared_tunnels(void **state)
+{
+    static const uint16_t ports[] = { PANDA_FRAME_GENEVE_PORT,
+                                      PANDA_FRAME_VXLAN_PORT };
+    static const uint8_t declared[] = { PANDA_TUNNEL_GENEVE,
+                                        PANDA_TUNNEL_VXLAN };
+    uint16_t inner_len = 14 + 20 + 20 + 4;
+    size_t i;
+
+    (void) state;
+    for (i = 0; i < 2; i++) {
+        struct panda_frame f;
+        struct fb fb = { .len = 0 };
+
+        eth(&fb, 0x0800);
+        ipv4(&fb, 0, 17, 8 + 8 + inner_len, 0, 0);
+        udp(&fb, 33333, ports[i], 8 + inner_len);
+        if (ports[i] == PANDA_FRAME_GENEVE_PORT) {
+            put32(&fb, 0x00006558);     /* Version 0, no options, TEB. */
+            put32(&fb, 0);
+        } else {
+            put32(&fb, 0x08000000);     /* The I flag. */
+            put32(&fb, 42 << 8);
+        }
+        eth(&fb, 0x0800);
+        ipv4(&fb, 0, 6, 20 + 4, 0, 0);
+        tcp(&fb, 5000, 6000, PANDA_TCP_ACK, "data");
+
+        /* Declared (alone or with the other): the inner TCP packet. */
+        assert_int_equal(parse_tunnels(&fb, &f, declared[i]), 4);
+        assert_int_equal(f.pkt.proto, 6);
+        assert_int_equal(ntohs(f.pkt.dport), 6000);
+        assert_int_equal(f.outer_nh, 14);
+        assert_int_equal(parse_tunnels(&fb, &f, PANDA_TUNNELS_ALL), 4);
+        assert_int_equal(f.pkt.proto, 6);
+
+        /* Not declared (none, or only the other tunnel): the outer UDP
+         * datagram, marked alone. */
+        assert_int_equal(parse_tunnels(&fb, &f, 0), 4);
+        assert_int_equal(f.pkt.proto, 17);
+        assert_int_equal(ntohs(f.pkt.dport), ports[i]);
+        assert_int_equal(f.pkt.payload, 8 + inner_len);
+        assert_int_equal(f.nh, 14);
+        assert_int_equal(f.outer_nh, 0);
+        assert_int_equal(parse_tunnels(&fb, &f, declared[1 - i]), 4);
+        assert_int_equal(f.pkt.proto, 17);
+        assert_int_equal(f.outer_nh, 0);
+    }
+}
+
 /* A capture's record may hold fewer bytes than the packet: the IP header's
  * length still gives the payload, the bytes present give the data. */
 static void
@@ -416,6 +481,7 @@ main(void)
         cmocka_unit_test(test_udp),
         cmocka_unit_test(test_geneve),
         cmocka_unit_test(test_vxlan),
+        cmocka_unit_test(test_undeclared_tunnels),
         cmocka_unit_test(test_truncated_capture),
     };
 
