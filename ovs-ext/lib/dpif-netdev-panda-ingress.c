@@ -112,7 +112,7 @@ dp_panda_ingress_is_high(const struct dp_panda_ingress *in,
 {
     struct panda_pkt pkt;
 
-    if (!dp_panda_extract_pkt(packet, &pkt)) {
+    if (!dp_panda_extract_pkt(packet, &pkt, in->policy.tunnels)) {
         return dp_panda_ingress_is_link_control(packet);
     }
     return !panda_cls_level(&in->policy, NULL, &pkt);

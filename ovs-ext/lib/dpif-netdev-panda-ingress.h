@@ -45,8 +45,9 @@ const char *dp_panda_ingress_text(const struct dp_panda_ingress *);
  * rule puts at level 0 (or the default level is 0), or, of the frames that
  * are not IP, link control (ARP, RARP, LACP and the other slow protocols,
  * LLDP, STP BPDUs), which is never held back; any other frame that is not
- * IP is low.  A Geneve or VXLAN packet is classified by its inner packet,
- * as the panda action does. */
+ * IP is low.  A Geneve or VXLAN packet is classified by its inner packet
+ * if the policy declares that tunnel ('tunnels'), as the panda action
+ * does. */
 bool dp_panda_ingress_is_high(const struct dp_panda_ingress *,
                               struct dp_packet *);
 

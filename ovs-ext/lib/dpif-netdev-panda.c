@@ -1524,13 +1524,19 @@ dp_panda_set_dscp(void *nh, int family, uint8_t dscp, ovs_be16 *l4_csum)
  * outer addresses and protocol, so the panda action, run after the tunnel
  * header is pushed (in the flows of the bridge that carries the tunnel's
  * underlay), looks into the packet: it classifies by the inner connection
- * and writes the level's DSCP into the inner and the outer IP header.  A
+ * and writes the level's DSCP into the inner and the outer IP header.  It
+ * does so only for the tunnels that the policy declares ('tunnels' of
+ * struct panda_policy): a port and a valid-looking header are no proof of
+ * a tunnel (any sender can make them up, with the inner tuple of a small
+ * connection), so the operator declares where the packets are this host's
+ * own tunnels -- the flow's match, e.g. in_port=LOCAL on the underlay
+ * bridge -- and everywhere else a Geneve or VXLAN datagram is UDP.  A
  * tunnel is recognised by the IANA destination port of its outer UDP header
  * and a valid header (Ethernet payload); a tunnel configured with another
  * dst_port is classified by its outer header. */
 
-#define DP_PANDA_GENEVE_PORT 6081
-#define DP_PANDA_VXLAN_PORT 4789
+#define DP_PANDA_GENEVE_PORT PANDA_GENEVE_PORT
+#define DP_PANDA_VXLAN_PORT PANDA_VXLAN_PORT
 
 /* Where the level of a packet is written. */
 struct dp_panda_marks {
@@ -1541,12 +1547,16 @@ struct dp_panda_marks {
 };
 
 /* Returns the length of the tunnel header at 'p' ('size' bytes follow the
- * outer UDP header) if the UDP destination port 'dport' and the header say
- * an Ethernet frame follows, else 0. */
+ * outer UDP header) if the UDP destination port 'dport' is that of a tunnel
+ * in 'tunnels' (a policy's declaration) and the header says an Ethernet
+ * frame follows, else 0. */
 static size_t
-dp_panda_tunnel_hlen(ovs_be16 dport, const void *p, size_t size)
+dp_panda_tunnel_hlen(uint8_t tunnels, ovs_be16 dport, const void *p,
+                     size_t size)
 {
-    if (dport == htons(DP_PANDA_GENEVE_PORT)) {
+    if (!panda_policy_tunnel(tunnels, ntohs(dport))) {
+        return 0;
+    } else if (dport == htons(DP_PANDA_GENEVE_PORT)) {
         const struct genevehdr *gnh = p;
         size_t hlen;
 
@@ -1630,11 +1640,11 @@ dp_panda_extract_tcp4(struct dp_packet *packet, struct panda_pkt *pkt,
 }
 
 /* Extracts what the classifier needs from 'packet' into 'pkt' and fills in
- * 'marks'; for a Geneve or VXLAN packet whose inner frame is IP, the inner
- * connection.  Returns false if the packet is not IP. */
+ * 'marks'; for a packet of a tunnel in 'tunnels' whose inner frame is IP,
+ * the inner connection.  Returns false if the packet is not IP. */
 static bool
 dp_panda_extract_marks(struct dp_packet *packet, struct panda_pkt *pkt,
-                       struct dp_panda_marks *marks)
+                       struct dp_panda_marks *marks, uint8_t tunnels)
 {
     struct udp_header *udp;
     struct dp_packet inner;
@@ -1652,7 +1662,7 @@ dp_panda_extract_marks(struct dp_packet *packet, struct panda_pkt *pkt,
     }
     udp = dp_packet_l4(packet);
     size = dp_packet_l4_size(packet) - UDP_HEADER_LEN;
-    hlen = dp_panda_tunnel_hlen(udp->udp_dst, udp + 1, size);
+    hlen = dp_panda_tunnel_hlen(tunnels, udp->udp_dst, udp + 1, size);
     if (!hlen || size - hlen < ETH_HEADER_LEN) {
         return true;
     }
@@ -1672,11 +1682,12 @@ dp_panda_extract_marks(struct dp_packet *packet, struct panda_pkt *pkt,
 }
 
 bool
-dp_panda_extract_pkt(struct dp_packet *packet, struct panda_pkt *pkt)
+dp_panda_extract_pkt(struct dp_packet *packet, struct panda_pkt *pkt,
+                     uint8_t tunnels)
 {
     struct dp_panda_marks marks;
 
-    return dp_panda_extract_marks(packet, pkt, &marks);
+    return dp_panda_extract_marks(packet, pkt, &marks, tunnels);
 }
 
 /* Writes 'dscp' wherever 'marks' says. */
@@ -1751,7 +1762,8 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
         /* The common packet inline, the rest (IPv6, tunnels, fragments,
          * packets the datapath did not parse) by the general path. */
         if (OVS_LIKELY(dp_panda_extract_tcp4(packet, &pkts[n], &marks[n]))
-            || dp_panda_extract_marks(packet, &pkts[n], &marks[n])) {
+            || dp_panda_extract_marks(packet, &pkts[n], &marks[n],
+                                      policy->tunnels)) {
             packets[n++] = packet;
         }
     }

@@ -137,8 +137,10 @@ void dp_panda_execute(struct dp_panda *, struct dp_packet_batch *,
 
 /* Extracts from 'packet' what lib/panda classifies a packet by (its
  * connection, TCP flags, DSCP and the start of its payload: struct
- * panda_pkt) into 'pkt', as the panda action does: for a Geneve or VXLAN
- * packet, the inner packet's.  Returns false if 'packet' is not IP. */
-bool dp_panda_extract_pkt(struct dp_packet *, struct panda_pkt *pkt);
+ * panda_pkt) into 'pkt', as the panda action does: for a packet of a
+ * Geneve or VXLAN tunnel that 'tunnels' declares (a policy's 'tunnels'),
+ * the inner packet's.  Returns false if 'packet' is not IP. */
+bool dp_panda_extract_pkt(struct dp_packet *, struct panda_pkt *pkt,
+                          uint8_t tunnels);
 
 #endif /* dpif-netdev-panda.h */

@@ -22,11 +22,15 @@ tunneling.rst):
 A packet a VM sends leaves br-int through the tunnel port: the datapath
 pushes the tunnel header and the packet continues, encapsulated, through
 br-phy's flows as if it came in on br-phy's LOCAL port.  The panda flows
-live there (add_panda_flows): the panda action looks into Geneve and VXLAN
-packets, classifies them by the inner connection and writes the level's
-DSCP into the inner and the outer IP header, and the skb_priority that
-selects the queue of the underlay port (ovs-ext/lib/dpif-netdev-panda.c).  Why there and
-not on br-int with tos=inherit: docs/ovn.md.
+live there (add_panda_flows): one per tunnel type, matching in_port=LOCAL
+and the tunnel's UDP port -- the packets this host encapsulated -- with a
+policy that declares that tunnel (tunnels=geneve or tunnels=vxlan), so the
+panda action looks into them, classifies them by the inner connection and
+writes the level's DSCP into the inner and the outer IP header, and the
+skb_priority that selects the queue of the underlay port
+(ovs-ext/lib/dpif-netdev-panda.c).  A datagram to those ports from
+anywhere else is not a tunnel of this host: without the declaration it is
+UDP.  Why there and not on br-int with tos=inherit: docs/ovn.md.
 
 Namespaces are named after ns_prefix ('ov' by default: 'ovv-<id>' for
 each hypervisor, 'ovh-<id>-<vm>' for its VMs); stop() removes all of them
@@ -55,6 +59,25 @@ VM_MTU = 1400
 # as its own, so neither removes the other's flows).
 PANDA_PRIORITY = 100
 PANDA_COOKIE = 0x4f564c5900000001
+
+
+def tunnel_action(action, tunnel):
+    """The panda action 'action' ("panda(...)", a policy that declares no
+    tunnel) declaring 'tunnel' ("geneve" or "vxlan"): the action of the
+    br-phy flow that matches in_port=LOCAL and that tunnel's UDP port, the
+    one place where such a datagram is known to be this host's own tunnel
+    (docs/ovn.md)."""
+    if tunnel not in TUNNELS:
+        raise LabError("unknown tunnel type %r (choose from %s)"
+                       % (tunnel, ", ".join(sorted(TUNNELS))))
+    if not (action.startswith("panda(") and action.endswith(")")):
+        raise LabError("expected a panda action \"panda(...)\", got %r"
+                       % action)
+    if "tunnels=" in action:
+        raise LabError("%s declares its tunnels already: add_panda_flows "
+                       "declares, in each flow, the tunnel its match selects"
+                       % action)
+    return "%s,tunnels=%s)" % (action[:-1], tunnel)
 
 
 class Hypervisor:
@@ -221,15 +244,18 @@ class Overlay:
         """On br-phy of each hypervisor ('hvs', default all): encapsulated
         packets leaving through the underlay (in_port=LOCAL, UDP to the
         Geneve or VXLAN port) get the panda action 'action' (its text,
-        "panda(...)"), then NORMAL.  Replaces earlier panda flows."""
+        "panda(...)", a policy without 'tunnels') declaring the tunnel of
+        the flow's port (tunnel_action()), then NORMAL.  Replaces earlier
+        panda flows."""
         for hv in hvs or self.hvs:
             hv.sb.ofctl("del-flows", "br-phy",
                         "cookie=%#x/-1" % PANDA_COOKIE)
-            for port in sorted(TUNNELS.values()):
+            for port, tunnel in sorted((p, t) for t, p in TUNNELS.items()):
                 hv.sb.ofctl("add-flow", "br-phy",
                             "cookie=%#x,priority=%d,in_port=LOCAL,udp,"
                             "tp_dst=%d,actions=%s,NORMAL"
-                            % (PANDA_COOKIE, PANDA_PRIORITY, port, action))
+                            % (PANDA_COOKIE, PANDA_PRIORITY, port,
+                               tunnel_action(action, tunnel)))
 
     def shape_underlay(self, hv, rate_bps, levels, sched=()):
         """panda-sched on hv's underlay port 'phy' with 'levels' strict

@@ -43,7 +43,14 @@ def test_overlay_marks_inner_connections(tunnel, tmp_path):
         ov.static_arp()
         ov.add_panda_flows(traffic.POLICY)
         ov.shape_underlay(hv1, 200e6, len(traffic.DSCP_OF_LEVEL))
-        assert len(hv1.panda_flows()) == 2
+        flows = hv1.panda_flows()
+        assert len(flows) == 2
+        # Each flow declares the tunnel its match selects, and only that
+        # one: the packets from LOCAL to its port are this host's tunnel.
+        for port, name in ((6081, "geneve"), (4789, "vxlan")):
+            flow, = [f for f in flows if "tp_dst=%d" % port in f]
+            assert "in_port=LOCAL" in flow and \
+                ",tunnels=%s)" % name in flow, flow
 
         pkts, sent, captured = traffic.run_and_capture(ov, hv1,
                                                        str(tmp_path), a, b)
