@@ -8,6 +8,9 @@ the DSCP of every packet with tshark on the receiving veth:
     0..3 (46, 26, 18, 0) in that order; a small-message request/response
     connection keeps DSCP 46 (level 0) for its whole life;
   - PIAS policy, same run: both connections are demoted;
+  - a tenant's fake VXLAN and Geneve datagrams (valid headers, the inner
+    tuple of a small TCP segment) are UDP, the untracked level, unless the
+    policy declares the tunnel;
   - ovs-ofctl dump-flows prints the action exactly as added (the issue's
     example, verbatim), bad arguments are refused naming the field, and
     ovs-appctl dpctl/dump-flows and panda/show show the action and its
@@ -21,9 +24,12 @@ request, a 100-byte answer each: memcached-like).
 Build: $PANDA_BUILD_DIR (default <repo>/_build).  Needs root.
 """
 
+import json
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import time
 
@@ -204,6 +210,81 @@ def check_steps_down(dscps, what):
         "%s: first level %d, last levels %s" % (what, levels[0], levels[-20:])
     back = sum(1 for x, y in zip(levels, levels[1:]) if y < x)
     assert back <= len(levels) // 100, "%s: %d steps back up" % (what, back)
+
+
+PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                     "udp_probe.py")
+# A policy whose untracked level (1, DSCP 0) is what UDP gets, and whose
+# top level (DSCP 46) is what a young TCP connection of small segments
+# gets.
+FAKE_POLICY = ("panda(id=9,threshold=1000,thresholds=100000,dscp=46/0,"
+               "queues=0/1%s)")
+
+
+def ip_checksum(header):
+    s = sum(int.from_bytes(header[i:i + 2], "big")
+            for i in range(0, len(header), 2))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def fake_tunnel_payload(port):
+    """What a tenant sends to UDP port 'port' (4789 or 6081) to pass for a
+    tunnel: a valid VXLAN or Geneve header, an Ethernet frame, and in it
+    an IPv4 TCP segment of 60 bytes of a made-up connection."""
+    tcp = struct.pack("!HHIIBBHHH", 40000, 11211, 1, 1, 5 << 4, 0x10,
+                      65535, 0, 0) + b"g" * 60
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 0,
+                               0, 64, 6, 0, socket.inet_aton("10.9.0.1"),
+                               socket.inet_aton("10.9.0.2")))
+    ip[10:12] = struct.pack("!H", ip_checksum(bytes(ip)))
+    inner = (bytes.fromhex("505400000002505400000001") + b"\x08\x00"
+             + bytes(ip) + tcp)
+    hdr = (struct.pack("!II", 0x08000000, 42 << 8) if port == 4789
+           else struct.pack("!BBHI", 0, 0, 0x6558, 42 << 8))
+    return hdr + inner
+
+
+def fake_tunnels_dscps(sb, policy, n=20):
+    """Host a sends 'n' fake VXLAN and 'n' fake Geneve datagrams to host b
+    through br0, whose UDP flow runs 'policy'; returns the DSCP counts
+    per port that b received ({port: {dscp: count}})."""
+    sb.ofctl("del-flows", "br0")
+    sb.ofctl("add-flows", "br0", "-",
+             input="priority=0,actions=normal\n"
+                   "priority=10,udp,actions=%s,normal\n" % policy)
+    recv = sb.b.popen("/usr/bin/python3", PROBE, "udprecv", "--ports",
+                      "4789,6081", "--expect", str(2 * n), "--duration",
+                      "30", stdout=subprocess.PIPE, text=True)
+    try:
+        assert "listening" in recv.stdout.readline()
+        for port in (4789, 6081):
+            sb.a.run("/usr/bin/python3", PROBE, "udp", sb.b.ip, str(port),
+                     "--count", str(n), "--pps", "200", "--payload-hex",
+                     fake_tunnel_payload(port).hex())
+        out, _ = recv.communicate(timeout=60)
+    finally:
+        end_process(recv)
+    counts = json.loads(out.splitlines()[-1])["dscp_counts"]
+    return {int(p): {int(d): c for d, c in per.items()}
+            for p, per in counts.items()}
+
+
+def test_fake_tunnel_is_udp(sb):
+    """A tenant's UDP to the VXLAN or Geneve port, with a valid header and
+    the inner tuple of a small TCP segment, is UDP -- the untracked level,
+    DSCP 0 -- under a policy that declares no tunnel; only a declaring
+    policy (which belongs on flows that match the host's own tunnels:
+    docs/ovn.md) classifies it by the inner tuple (DSCP 46, what the
+    attack bought before)."""
+    n = 20
+    got = fake_tunnels_dscps(sb, FAKE_POLICY % "", n)
+    assert got == {4789: {0: n}, 6081: {0: n}}, got
+    got = fake_tunnels_dscps(sb, FAKE_POLICY % ",tunnels=geneve/vxlan", n)
+    assert got == {4789: {46: n}, 6081: {46: n}}, got
+    got = fake_tunnels_dscps(sb, FAKE_POLICY % ",tunnels=vxlan", n)
+    assert got == {4789: {46: n}, 6081: {0: n}}, got
 
 
 def test_panda_and_pias_dscp(sb, tmp_path):

@@ -4,8 +4,9 @@
 per queue and DSCP, which the load generator (TCP flows and memcached) does
 not measure.
 
-    udp HOST PORT --count N [--pps R] [--size B]
-                                     N UDP datagrams at R per second
+    udp HOST PORT --count N [--pps R] [--size B | --payload-hex H]
+                                     N UDP datagrams at R per second (of
+                                     B bytes, or the bytes H)
     udprecv --ports P1,P2.. [--duration S]
                                      counts datagrams per port and DSCP;
                                      prints {"listening"} when bound, then
@@ -26,7 +27,8 @@ def cmd_udp(args):
     """Sends --count datagrams (0: until SIGINT), paced at --pps if given;
     prints how many it sent."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    payload = b"q" * args.size
+    payload = (bytes.fromhex(args.payload_hex) if args.payload_hex
+               else b"q" * args.size)
     gap = 1.0 / args.pps if args.pps else 0
     t_next = time.monotonic()
     sent = 0
@@ -91,6 +93,8 @@ def main(argv=None):
                    help="datagrams to send (default 0: until SIGINT)")
     p.add_argument("--pps", type=float, default=0)
     p.add_argument("--size", type=int, default=64)
+    p.add_argument("--payload-hex", default="",
+                   help="the datagrams' bytes, in hex (instead of --size)")
     p = sub.add_parser("udprecv")
     p.add_argument("--ports", required=True)
     p.add_argument("--expect", type=int, default=0,
