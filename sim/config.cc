@@ -249,6 +249,7 @@ ParseConfig(int argc, char** argv)
     int64_t rpcPairs = -1, guard = -1, capacity = 4096;
     uint32_t leaves = 9, hostsPerLeaf = 16, spines = 4;
     std::string cc;
+    double alphaInit = -1;
 
     ns3::CommandLine cmd(__FILE__);
     cmd.Usage("panda-sim: one ns-3 simulation point (a topology, a scheme, a workload).\n"
@@ -263,6 +264,10 @@ ParseConfig(int argc, char** argv)
     cmd.AddValue("link-delay-us", "propagation delay per link, us (25 / 10)", linkDelayUs);
     cmd.AddValue("scheme", SchemeNames(), scheme);
     cmd.AddValue("cc", "cubic or dctcp (default cubic dumbbell, dctcp leaf-spine)", cc);
+    cmd.AddValue("dctcp-alpha-init",
+                 "DCTCP's alpha until its first estimate, 0..1 (1, as Linux; NS-2 "
+                 "DCTCP scripts commonly set 0)",
+                 alphaInit);
     cmd.AddValue("policy", "marking policy text, lib/panda syntax (pias/fish/panda*)", c.policy);
     cmd.AddValue("buffer-pkts", "port buffer in 1500-byte packets (1000 / 240)", bufferPkts);
     cmd.AddValue("ecn-pkts", "port ECN threshold K in 1500-byte packets, 0 = off (20 / 65)", ecnPkts);
@@ -338,6 +343,12 @@ ParseConfig(int argc, char** argv)
     Require(c.scheme, "--scheme: unknown '" + scheme + "' (one of " + SchemeNames() + ")");
     c.cc = cc.empty() ? (db ? "cubic" : "dctcp") : cc;
     Require(c.cc == "cubic" || c.cc == "dctcp", "--cc: '" + c.cc + "' (cubic or dctcp)");
+    if (alphaInit != -1)
+    {
+        Require(c.cc == "dctcp", "--dctcp-alpha-init needs --cc=dctcp");
+        Require(alphaInit >= 0 && alphaInit <= 1, "--dctcp-alpha-init: 0 .. 1");
+        c.dctcpAlphaInit = alphaInit;
+    }
     if (c.scheme->policyKind)
     {
         Require(!c.policy.empty(),

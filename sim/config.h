@@ -87,6 +87,9 @@ struct RunConfig
     /* Scheme. */
     const Scheme* scheme = nullptr;
     std::string cc;              /* "cubic" or "dctcp". */
+    double dctcpAlphaInit = 1;   /* DCTCP's alpha before its first estimate:
+                                  * 1 as Linux and ns-3, 0 as NS-2 DCTCP
+                                  * scripts commonly set it. */
     std::string policy;          /* Marking policy text (lib/panda syntax). */
     uint32_t bufferBytes = 0;    /* Per port, every port. */
     uint32_t ecnBytes = 0;       /* Port ECN threshold K; 0 = off. */

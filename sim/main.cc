@@ -44,6 +44,7 @@ ConfigureTcp(const RunConfig& c)
 {
     TypeId cc = c.cc == "dctcp" ? TcpDctcp::GetTypeId() : TcpCubic::GetTypeId();
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(cc));
+    Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(c.dctcpAlphaInit));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(c.segmentSize));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(c.initCwnd));
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(NanoSeconds(c.delAckNs)));
@@ -96,6 +97,7 @@ WriteRunJson(const RunConfig& c,
         .Str("topology", TopologyName(c.topology))
         .Str("scheme", c.scheme->name)
         .Str("cc", c.cc)
+        .Num("dctcp_alpha_init", c.dctcpAlphaInit)
         .UInt("seed", c.seed)
         .Num("load", c.load)
         .Num("interval_us", c.intervalUs)

@@ -135,6 +135,8 @@ BAD = [
     (["--scheme=oracle", "--delack-ms=300"], "--delack-ms: positive and below"),
     (["--scheme=panda"], "--scheme=panda needs --policy"),
     (["--scheme=oracle", "--ecn-pkts=2000"], "--ecn-pkts: 0 (off) or below"),
+    (["--dctcp-alpha-init=0"], "--dctcp-alpha-init needs --cc=dctcp"),
+    (["--cc=dctcp", "--dctcp-alpha-init=1.5"], "--dctcp-alpha-init: 0 .. 1"),
     (["--topology=leafspine", "--leaves=2", "--hosts-per-leaf=2",
       "--incast-rate=10", "--incast-fanin=9", "--incast-bytes=100"],
      "--incast-fanin: 1 .. hosts - 1 (3)"),
