@@ -1,12 +1,14 @@
 """panda-sim's fixed workload (--flow-list): the listed flows start at
 their listed times, between their listed hosts, with their listed sizes,
 and complete; a bad list is refused before anything runs, naming the file,
-the line and the problem.  Seconds in all; skipped without the simulator
+the line and the problem.  And sim/run.py fish-fig2 (FISH §2 Fig. 2) end
+to end on one interval.  Seconds in all; skipped without the simulator
 (the panda_sim fixture of the root conftest.py gives configure's reason).
 """
 
 import csv
 import json
+import os
 import subprocess
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from pandaovs import paths
 
 CDF = paths.cdf("web-search.cdf")
+RUN_PY = os.path.join(paths.TOP, "sim", "run.py")
 T0_NS = 1000   # The workload starts 1 us into the run (workload.cc).
 
 
@@ -124,3 +127,58 @@ def test_unreadable_list_is_refused(panda_sim, tmp_path):
     assert "--flow-list: cannot read '/nonexistent/flows.txt'" in \
         res.stderr, res.stderr
 
+
+def test_fish_fig2_one_interval(build, panda_sim, tmp_path):
+    """sim/run.py fish-fig2 at t = 0.05 ms for PIAS with a given policy
+    (no collection), ns-3's DCTCP (alpha from 1) and alpha from 0: both
+    orders run, every flow completes, each point's flow list is FISH's
+    burst in its order, the summary's ratio is the large-first mean over
+    the small-first mean of the 8 small flows, as computed from the
+    records, and --dctcp-alpha-init reached DCTCP: starting from 0, the
+    small flows back off less from the marks that the large flows'
+    backlog brings them, and finish sooner."""
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({
+        "pias": {"action": "id=2,kind=pias,thresholds=21415/51341/138131"},
+        "panda": {"action": "id=1,threshold=1448,thresholds=21415"}}))
+    res = subprocess.run(
+        [paths.PY, RUN_PY, "fish-fig2", "--out", str(tmp_path),
+         "--run-id", "f", "--build-dir", build.root, "--no-plots",
+         "--schemes", "pias", "--intervals", "50", "--variants",
+         "alpha1,alpha0", "--policy", str(policy)],
+        capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    with open(tmp_path / "f" / "result.json") as f:
+        doc = json.load(f)
+    assert doc["errors"] == {} and len(doc["points"]) == 4
+    means = {}
+    for r in doc["points"]:
+        d = tmp_path / "f" / "points" / r["name"]
+        with open(d / "flows.csv", newline="") as f:
+            flows = list(csv.DictReader(f))
+        sizes = [int(f["size"]) for f in flows]
+        order, _, variant = r["point"]["tag"].partition("-t50us-")
+        assert sizes == ([50000] * 8 + [1000000] * 3 if order ==
+                         "small-first" else [1000000] * 3 + [50000] * 8)
+        assert [int(f["start_ns"]) - T0_NS for f in flows] == \
+            [i * 50000 for i in range(11)]
+        assert all(int(f["finish_ns"]) >= 0 for f in flows)
+        small = [(int(f["finish_ns"]) - int(f["start_ns"])) / 1e6
+                 for f in flows if int(f["size"]) == 50000]
+        means[(variant, order)] = sum(small) / len(small)
+        cfg = r["run"]["config"]
+        assert (cfg["scheme"], cfg["cc"]) == ("pias", "dctcp")
+        assert cfg["dctcp_alpha_init"] == (0 if variant == "alpha0" else 1)
+    rows = {row["variant"]: row for row in doc["fish_fig2"]["rows"]}
+    assert sorted(rows) == ["alpha0", "alpha1"]
+    for v, row in rows.items():
+        assert row["scheme"] == "pias" and row["t_us"] == 50
+        assert row["small_first_small_mean_ms"] == pytest.approx(
+            means[(v, "small-first")])
+        assert row["large_first_small_mean_ms"] == pytest.approx(
+            means[(v, "large-first")])
+        assert row["ratio"] == pytest.approx(
+            means[(v, "large-first")] / means[(v, "small-first")])
+    assert means[("alpha0", "large-first")] < \
+        means[("alpha1", "large-first")]
+    assert "L/S" in res.stdout

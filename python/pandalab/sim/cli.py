@@ -8,6 +8,9 @@
   workloads    the testbed's quick point under DCTCP for several flow-size
                workloads, seeds and ways of placing the memcached
                connection (panda-model --flt-bound)
+  fish-fig2    FISH §2 Fig. 2: 8 flows of 50 KB and 3 of 1000 KB, small
+               or large ones first, at t = 1, 0.1, 0.05 ms (a fixed
+               workload, panda-sim --flow-list)
   fq-codel-check
                the core's fq_codel against ns-3's own FqCoDelQueueDisc on
                the quick point (the test suite runs it)
@@ -441,6 +444,43 @@ def cmd_reproduce(args):
                     "policies": policies})
 
 
+# ------------------------------------------------------------- fish-fig2
+
+def cmd_fish_fig2(args):
+    """FISH §2 Fig. 2 (pandalab.sim.fishorder): the small flows' mean FCT
+    with the small or the large flows of a burst first, per scheme and
+    arrival interval t; the policy from the web-search collection point
+    of the same dumbbell (or --policy)."""
+    from . import fishorder
+    ctx = _ctx(args, args.run_id or "fish-fig2")
+    todo = fishorder.points(args.intervals, args.schemes, args.seed,
+                            args.variants)
+    print("fish-fig2: %d points (%s; t = %s us; %s), seed %d"
+          % (len(todo), ", ".join(args.schemes),
+             ", ".join("%g" % t for t in args.intervals),
+             ", ".join(args.variants), args.seed))
+    results, errors, policies = sweep.run_sweep(
+        ctx, todo, args.jobs, args.policy,
+        group_of=lambda p: fishorder.POLICY_POINT)
+    mine = [results[p.name()] for p in todo if p.name() in results]
+    rows = fishorder.summary(mine)
+    print(fishorder.table(rows))
+    if rows and not args.no_plots:
+        print(fishorder.plot(rows, os.path.join(ctx.out_dir,
+                                                "fish-fig2.png")))
+    extra = {"fish_fig2": {
+        "rows": rows, "seed": args.seed,
+        "intervals_us": args.intervals, "orders": list(fishorder.ORDERS),
+        "variants": {v: fishorder.VARIANTS[v] for v in args.variants},
+        "small": {"flows": fishorder.SMALL[0], "bytes": fishorder.SMALL[1]},
+        "large": {"flows": fishorder.LARGE[0], "bytes": fishorder.LARGE[1]},
+        "paper_max_ratio_pias": fishorder.PAPER_MAX_RATIO,
+        "policy_point": (None if args.policy
+                         else fishorder.POLICY_POINT.name())},
+        "policies": policies, "policy_file": args.policy}
+    return _finish(ctx, {r["name"]: r for r in mine}, errors, extra)
+
+
 # ----------------------------------------------------------------- scale
 
 def cmd_scale(args):
@@ -661,6 +701,10 @@ def cmd_plot(args):
     rs = doc["points"]
     if rs and "label" in rs[0]:
         paths = incast.figures(rs, args.dir)   # tsl-sim's points
+    elif doc.get("fish_fig2"):
+        from . import fishorder
+        paths = [fishorder.plot(doc["fish_fig2"]["rows"],
+                                os.path.join(args.dir, "fish-fig2.png"))]
     else:
         paths = plots.vs_load(rs, args.dir) + plots.at_load(rs, args.dir) \
             + plots.fish(rs, args.dir)
@@ -683,6 +727,25 @@ def _list(conv):
         except ValueError as e:
             raise argparse.ArgumentTypeError(str(e))
     return parse
+
+
+def _text_of_file(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        raise argparse.ArgumentTypeError("%s: %s" % (path, e.strerror))
+
+
+def _variants(s):
+    from .fishorder import VARIANTS
+    out = _list(str)(s)
+    bad = [x for x in out if x not in VARIANTS]
+    if bad:
+        raise argparse.ArgumentTypeError(
+            "unknown variant(s) %s (known: %s)"
+            % (", ".join(bad), ", ".join(VARIANTS)))
+    return out
 
 
 def _schemes(s):
@@ -725,6 +788,19 @@ def parser():
     common(q)
     q.add_argument("--flows", type=int, default=QUICK.flows)
     q.set_defaults(func=cmd_quick)
+
+    ff = sub.add_parser("fish-fig2", help="FISH §2 Fig. 2: a burst with "
+                        "small or large flows first")
+    common(ff, ("pias", "fish", "panda"))
+    ff.add_argument("--intervals", type=_list(float),
+                    default=[1000, 100, 50],
+                    help="arrival intervals t, us (default 1000,100,50)")
+    ff.add_argument("--variants", type=_variants,
+                    default=["alpha1", "alpha0", "no-ecn"],
+                    help="alpha1 (ns-3's DCTCP), alpha0 (alpha starts at 0, "
+                    "as NS-2 scripts commonly run DCTCP), no-ecn (no port "
+                    "ECN)")
+    ff.set_defaults(func=cmd_fish_fig2)
 
     fc = sub.add_parser("fq-codel-check", help="the core's fq_codel "
                         "against ns-3's FqCoDelQueueDisc")
@@ -818,8 +894,13 @@ def parser():
             if f.name in ("seed",):
                 continue
             typ = {int: int, float: float, str: str}.get(f.type, str)
+            if f.name == "flow_list":
+                # A file on the command line, its text in the Point.
+                typ, metavar = _text_of_file, "FILE"
+            else:
+                metavar = None
             p.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
-                           type=typ, default=None)
+                           type=typ, default=None, metavar=metavar)
 
     p = sub.add_parser("point", help="one point")
     point_options(p)

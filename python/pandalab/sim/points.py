@@ -40,6 +40,11 @@ POLICY_KIND = {"pias": "pias", "fish": "pias", "panda": "panda",
                "panda-pf": "panda"}
 
 
+# Point fields added after runs were made, with their defaults: a point
+# at the default keeps the name it had before the field existed.
+LATER_FIELDS = {"flow_list": "", "dctcp_alpha_init": None}
+
+
 class PointError(Exception):
     pass
 
@@ -78,26 +83,56 @@ class Point:
     max_time: float = 30
     seed: int = 1
     tag: str = ""          # Free label, part of the name (e.g. "buf480").
+    # A fixed workload instead of workload/load/interval_us/concurrency/
+    # flows: the text of panda-sim's --flow-list file ("START_US SIZE
+    # [SRC DST]" lines; sim/README.md, "Workloads").
+    flow_list: str = ""
+    dctcp_alpha_init: float = None   # None: panda-sim's 1 (Linux's, ns-3's).
 
     def hosts(self):
         return 2 if self.topology == "dumbbell" else \
             self.leaves * self.hosts_per_leaf
 
+    def listed_flows(self):
+        """How many flows flow_list lists (panda-sim validates it)."""
+        return sum(1 for ln in self.flow_list.splitlines()
+                   if ln.split("#")[0].strip())
+
     def name(self):
         topo = "db" if self.topology == "dumbbell" else \
             "ls%dx%dx%d" % (self.leaves, self.hosts_per_leaf, self.spines)
-        arr = ("c%d" % self.concurrency if self.concurrency
-               else "t%gus" % self.interval_us if self.interval_us
-               else "l%g" % self.load)
-        parts = [topo, self.workload, arr, "n%d" % self.flows, self.cc,
-                 self.scheme, "s%d" % self.seed]
+        if self.flow_list:
+            wl, arr, n = "list", None, self.listed_flows()
+        else:
+            wl, n = self.workload, self.flows
+            arr = ("c%d" % self.concurrency if self.concurrency
+                   else "t%gus" % self.interval_us if self.interval_us
+                   else "l%g" % self.load)
+        parts = [topo, wl, arr, "n%d" % n, self.cc, self.scheme,
+                 "s%d" % self.seed]
+        parts = [x for x in parts if x]
         if self.tag:
             parts.insert(-1, self.tag)
         # The readable part does not hold every parameter; a digest of all
-        # of them keeps different points in different directories.
-        digest = hashlib.sha1(json.dumps(dataclasses.asdict(self),
-                                         sort_keys=True).encode())
+        # of them keeps different points in different directories.  A
+        # field added later enters it only when set, so that the points
+        # of earlier runs keep their names (and resume).
+        fields = dataclasses.asdict(self)
+        for k, default in LATER_FIELDS.items():
+            if fields[k] == default:
+                del fields[k]
+        digest = hashlib.sha1(json.dumps(fields, sort_keys=True).encode())
         return "-".join(parts) + "-" + digest.hexdigest()[:6]
+
+    def flow_list_file(self, out_dir):
+        """Writes flow_list into out_dir (the point's directory, beside
+        its records) and returns the path; None without a list."""
+        if not self.flow_list:
+            return None
+        path = os.path.join(out_dir, "flow-list.txt")
+        with open(path, "w") as f:
+            f.write(self.flow_list.rstrip("\n") + "\n")
+        return path
 
     def group(self):
         """The FIFO point whose collection gives this point its policy:
@@ -105,7 +140,9 @@ class Point:
         scheme fifo, first seed."""
         return dataclasses.replace(self, scheme="fifo", seed=1)
 
-    def args(self, top, policy_action=None):
+    def args(self, top, policy_action=None, flow_list_file=None):
+        """panda-sim's options; 'flow_list_file' is where
+        flow_list_file() wrote the list (points with a flow_list)."""
         cdf_dir = os.path.join(top, "load_generator", "cdf")
         a = ["--scheme=" + self.scheme, "--cc=" + self.cc,
              "--topology=" + self.topology, "--seed=%d" % self.seed,
@@ -117,9 +154,15 @@ class Point:
         opt = {"edge-rate": self.edge_rate, "core-rate": self.core_rate,
                "buffer-pkts": self.buffer_pkts, "ecn-pkts": self.ecn_pkts,
                "guard": self.guard, "min-rto-ms": self.min_rto_ms,
-               "delack-ms": self.delack_ms, "rpc-pairs": self.rpc_pairs}
+               "delack-ms": self.delack_ms, "rpc-pairs": self.rpc_pairs,
+               "dctcp-alpha-init": self.dctcp_alpha_init}
         a += ["--%s=%s" % (k, v) for k, v in opt.items() if v is not None]
-        if self.flows:
+        if self.flow_list:
+            if not flow_list_file:
+                raise PointError("%s: its flow list is not written"
+                                 % self.name())
+            a.append("--flow-list=" + flow_list_file)
+        elif self.flows:
             a += ["--cdf=" + os.path.join(cdf_dir, self.workload + ".cdf"),
                   "--flows=%d" % self.flows]
             if self.concurrency:
@@ -284,7 +327,9 @@ def run_point(ctx, point, policy=None):
         if not policy:
             raise PointError("%s: no policy" % point.name())
         action = policy[POLICY_KIND[point.scheme]]["action"]
-    cmd = [ctx.binary()] + point.args(ctx.top, action) + ["--out=" + d]
+    cmd = [ctx.binary()] + point.args(ctx.top, action,
+                                      point.flow_list_file(d)) \
+        + ["--out=" + d]
     wall, load_before, usage = run_logged(ctx, point, cmd, d)
     return summarize(ctx, point, d, cmd, wall, load_before, usage)
 

@@ -89,7 +89,9 @@ def run(ctx, point, policy, freq=499):
         action = policy[pts.POLICY_KIND[point.scheme]]["action"]
     data = os.path.join(d, "perf.data")
     cmd = [perf, "record", "-q", "-F", str(freq), "-o", data, "--",
-           ctx.binary()] + point.args(ctx.top, action) + ["--out=" + d]
+           ctx.binary()] + point.args(ctx.top, action,
+                                      point.flow_list_file(d)) \
+        + ["--out=" + d]
     with open(os.path.join(d, "log.txt"), "w") as log:
         rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT,
                             env=pts.malloc_env(ctx.malloc)).returncode
