@@ -300,6 +300,10 @@ ParseConfig(int argc, char** argv)
     cmd.AddValue("max-time", "s of simulated time at most (default 30)", c.maxTime);
     cmd.AddValue("out", "output directory (created)", c.outDir);
     cmd.AddValue("collect", "write the segment sizes (flt.hist, fht.hist) for panda-model", c.collect);
+    cmd.AddValue("level-trace",
+                 "write levels.csv: per host and connection, the packets and payload bytes marked "
+                 "at each level (schemes that mark by policy)",
+                 c.levelTrace);
     cmd.AddValue("print-routes", "print every node's routes", c.printRoutes);
     cmd.Parse(argc, argv);
 
@@ -460,6 +464,9 @@ ParseConfig(int argc, char** argv)
         }
     }
     Require(!c.outDir.empty(), "--out is required");
+    Require(!c.levelTrace || c.scheme->marking == Marking::Policy,
+            std::string("--level-trace: scheme ") + c.scheme->name +
+                " does not mark by a policy (no levels to trace)");
     return c;
 }
 

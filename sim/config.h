@@ -131,6 +131,7 @@ struct RunConfig
     double maxTime = 0;          /* s of simulated time; unfinished flows stay -1. */
     std::string outDir;
     bool collect = false;        /* Write flt.hist/fht.hist for panda-model. */
+    bool levelTrace = false;     /* Write levels.csv: each connection's levels. */
     bool printRoutes = false;
 };
 

@@ -5,6 +5,8 @@
 #include "ns3/tcp-header.h"
 #include "ns3/tcp-l4-protocol.h"
 
+#include <cstdio>
+
 namespace pandasim
 {
 
@@ -34,6 +36,51 @@ void
 HostMarker::SetCollector(SizeCollector* c)
 {
     m_collector = c;
+}
+
+void
+HostMarker::TraceLevels()
+{
+    m_traceLevels = true;
+}
+
+void
+HostMarker::WriteLevels(std::ostream& out, uint32_t host, bool header) const
+{
+    if (header)
+    {
+        out << "host,src,sport,dst,dport,first_ns,last_ns";
+        for (int i = 0; i < 8; i++)
+        {
+            out << ",packets_l" << i;
+        }
+        for (int i = 0; i < 8; i++)
+        {
+            out << ",bytes_l" << i;
+        }
+        out << "\n";
+    }
+    for (const auto& [k, c] : m_levels)
+    {
+        char addr[2][16];
+        for (int i = 0; i < 2; i++)
+        {
+            uint32_t a = i ? k.peer : k.local;
+            std::snprintf(addr[i], sizeof addr[i], "%u.%u.%u.%u", a >> 24, (a >> 16) & 255,
+                          (a >> 8) & 255, a & 255);
+        }
+        out << host << "," << addr[0] << "," << k.lport << "," << addr[1] << "," << k.pport << ","
+            << c.firstNs << "," << c.lastNs;
+        for (uint64_t n : c.packets)
+        {
+            out << "," << n;
+        }
+        for (uint64_t n : c.bytes)
+        {
+            out << "," << n;
+        }
+        out << "\n";
+    }
 }
 
 void
@@ -74,6 +121,17 @@ HostMarker::Send(ns3::Ptr<ns3::Packet> p,
         seg.payload = payload;
         uint32_t nowMs = (uint32_t)ns3::Simulator::Now().GetMilliSeconds();
         MarkVerdict v = m_table->Classify(*m_policy, seg, nowMs);
+        if (m_traceLevels)
+        {
+            ConnKey k{seg.src, seg.dst, seg.sport, seg.dport};
+            LevelCounts& c = m_levels[k];
+            int64_t now = ns3::Simulator::Now().GetNanoSeconds();
+            uint8_t lv = v.level < 8 ? v.level : 7;
+            c.packets[lv]++;
+            c.bytes[lv] += payload;
+            c.firstNs = c.firstNs < 0 ? now : c.firstNs;
+            c.lastNs = now;
+        }
 
         ns3::SocketIpTosTag tos;
         uint8_t old = p->RemovePacketTag(tos) ? tos.GetTos() : 0;

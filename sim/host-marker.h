@@ -32,7 +32,10 @@
 #include "ns3/object.h"
 #include "ns3/packet.h"
 
+#include <array>
 #include <memory>
+#include <ostream>
+#include <unordered_map>
 
 namespace pandasim
 {
@@ -49,6 +52,14 @@ class HostMarker : public ns3::Object
     void SetOracle(MessageBook* book);
     /* Records the sizes of outgoing segments into 'c' (either mode). */
     void SetCollector(SizeCollector* c);
+
+    /* Keeps, per connection (directional 4-tuple), the packets and payload
+     * bytes it marked at each level, for WriteLevels() (--level-trace):
+     * which connections a level carried, where the per-level totals of
+     * run.json cannot tell. */
+    void TraceLevels();
+    /* One CSV row per connection traced, after a header if 'header'. */
+    void WriteLevels(std::ostream& out, uint32_t host, bool header) const;
 
     /* Interposes the marker between 'node's TCP and IPv4. */
     void Install(ns3::Ptr<ns3::Node> node);
@@ -69,6 +80,16 @@ class HostMarker : public ns3::Object
     std::unique_ptr<ConnTable> m_table;
     MessageBook* m_book = nullptr;
     SizeCollector* m_collector = nullptr;
+
+    struct LevelCounts
+    {
+        std::array<uint64_t, 8> packets{};
+        std::array<uint64_t, 8> bytes{};
+        int64_t firstNs = -1;
+        int64_t lastNs = -1;
+    };
+    bool m_traceLevels = false;
+    std::unordered_map<ConnKey, LevelCounts, ConnKeyHash> m_levels;
     ns3::IpL4Protocol::DownTargetCallback m_down;
 };
 

@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #ifndef PANDA_NS3_VERSION
@@ -106,6 +107,7 @@ WriteRunJson(const RunConfig& c,
         .UInt("concurrency", c.concurrency)
         .Str("cdf", c.cdf)
         .Str("flow_list", c.flowListFile)
+        .Bool("level_trace", c.levelTrace)
         .UInt("rpc_pairs", c.rpcPairs)
         .Str("rpc_cdf", c.rpcCdf)
         .Num("rpc_rate", c.rpcRate)
@@ -291,6 +293,10 @@ Run(int argc, char** argv)
             if (cfg.scheme->marking == Marking::Policy)
             {
                 m->SetPolicy(policy.get(), cfg.tableCapacity);
+                if (cfg.levelTrace)
+                {
+                    m->TraceLevels();
+                }
             }
             else if (cfg.scheme->marking == Marking::Oracle)
             {
@@ -332,6 +338,19 @@ Run(int argc, char** argv)
     if (cfg.collect)
     {
         collector.Write(cfg.outDir);
+    }
+    if (cfg.levelTrace)
+    {
+        std::ofstream out(cfg.outDir + "/levels.csv");
+        for (uint32_t h = 0; h < markers.size(); h++)
+        {
+            markers[h]->WriteLevels(out, h, h == 0);
+        }
+        if (!out)
+        {
+            std::cerr << "panda-sim: " << cfg.outDir << "/levels.csv: write error\n";
+            return 1;
+        }
     }
     WriteRunJson(cfg, policy.get(), queues, net, world, wl, markers, wall, events, simEnd);
 
