@@ -657,16 +657,22 @@ fb_encode(uint64_t v)
            | (uint32_t) (q & ((1u << FB_MANT_BITS) - 1));
 }
 
-/* Flow-bytes float 'f' plus 'payload' bytes.  The common case, a flow past
- * 64 KiB whose exponent the payload does not change, works on the mantissa
- * in place (the same rounding as fb_encode(): whole units, and one more
- * with probability remainder / unit); the rest goes through fb_encode() on
- * the exact sum. */
+/* Flow-bytes float 'f' plus 'payload' bytes.  Below 2^16 bytes the float
+ * is the byte count itself (exponent 0 holds [0, 2^15) and exponent 1
+ * [2^15, 2^16), both with unit 1), so a flow that stays there, most of
+ * them, adds in place.  A flow past 64 KiB whose exponent the payload does
+ * not change works on the mantissa in place (the same rounding as
+ * fb_encode(): whole units, and one more with probability remainder /
+ * unit); the rest goes through fb_encode() on the exact sum. */
 PANDA_INLINE uint32_t
 fb_add(uint32_t f, uint32_t payload)
 {
+    uint64_t exact = (uint64_t) f + payload;
     uint32_t ex = f >> FB_MANT_BITS;
 
+    if (exact < UINT64_C(1) << (FB_MANT_BITS + 1)) {
+        return (uint32_t) exact;
+    }
     if (ex >= 2 && ex < FB_EXP_MAX) {
         unsigned int sh_bits = ex - 1;      /* Unit 2^sh_bits. */
         uint64_t q = (f & ((1u << FB_MANT_BITS) - 1)) | 1u << FB_MANT_BITS;
