@@ -116,36 +116,28 @@ panda_sizehist_count_payload(struct panda_sizehist *h, unsigned int level,
 }
 
 void
-panda_sizehist_count_payloads(struct panda_sizehist *h,
-                              const uint8_t *levels, const uint32_t *payloads,
-                              size_t n)
+panda_sizehist_run_next(struct panda_sizehist *h, struct panda_sizehist_run *r,
+                        unsigned int level, uint32_t payload)
 {
-    uint64_t *run = NULL;
-    uint64_t run_len = 0;
-    uint32_t last_payload = 0;
-    size_t i, b = 0;
+    size_t b = panda_sizehist_bucket(PANDA_SIZEHIST_PAYLOAD, payload);
+    uint64_t *c = &h->payload[level < PANDA_MAX_LEVELS
+                              ? level : PANDA_MAX_LEVELS - 1][b];
 
-    for (i = 0; i < n; i++) {
-        unsigned int level = levels[i] < PANDA_MAX_LEVELS
-                             ? levels[i] : PANDA_MAX_LEVELS - 1;
-        uint64_t *c;
-
-        if (payloads[i] != last_payload) {
-            last_payload = payloads[i];
-            b = panda_sizehist_bucket(PANDA_SIZEHIST_PAYLOAD, last_payload);
-        }
-        c = &h->payload[level][b];
-        if (c != run) {
-            if (run_len) {
-                __atomic_fetch_add(run, run_len, __ATOMIC_RELAXED);
-            }
-            run = c;
-            run_len = 0;
-        }
-        run_len++;
+    if (c != r->counter) {
+        panda_sizehist_run_end(r);
+        r->counter = c;
     }
-    if (run_len) {
-        __atomic_fetch_add(run, run_len, __ATOMIC_RELAXED);
+    r->n++;
+    r->payload = payload;
+    r->level = level;
+}
+
+void
+panda_sizehist_run_end(struct panda_sizehist_run *r)
+{
+    if (r->n) {
+        __atomic_fetch_add(r->counter, r->n, __ATOMIC_RELAXED);
+        r->n = 0;
     }
 }
 

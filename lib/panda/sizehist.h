@@ -125,13 +125,55 @@ void panda_sizehist_reset(struct panda_sizehist *);
 void panda_sizehist_count_payload(struct panda_sizehist *, unsigned int level,
                                   uint32_t payload);
 
-/* Counts 'n' packets, the i-th of 'payloads[i]' bytes (> 0) at
- * 'levels[i]': what panda_sizehist_count_payload() does for each, with one
- * atomic addition per run of packets that fall in the same bucket and
- * level (a batch of one flow's segments is one run). */
-void panda_sizehist_count_payloads(struct panda_sizehist *,
-                                   const uint8_t *levels,
-                                   const uint32_t *payloads, size_t n);
+/* Counting packet by packet with one atomic addition per run of packets
+ * that fall in the same bucket and level (a batch of one flow's segments,
+ * or of flows that send one size, is one run), for the datapath's batch
+ * loop: panda_sizehist_run_init() before the first packet,
+ * panda_sizehist_run_add() for each (inline: a comparison and an increment
+ * while the run goes on, so that a batch costs neither an atomic addition
+ * per packet nor a second pass over arrays of levels and payloads), then
+ * panda_sizehist_run_end(), which adds what is pending.  The counts are
+ * what panda_sizehist_count_payload() gives packet by packet.  A run is
+ * its caller's (a local of one thread), the histogram anyone's. */
+struct panda_sizehist_run {
+    uint64_t *counter;          /* The run's bucket, NULL before the first
+                                 * packet... */
+    uint64_t n;                 /* ...and its packets not yet added. */
+    uint32_t payload;           /* The last packet's payload and level: a */
+    unsigned int level;         /* packet with both the same continues. */
+};
+
+static inline void
+panda_sizehist_run_init(struct panda_sizehist_run *r)
+{
+    r->counter = NULL;
+    r->n = 0;
+    r->payload = 0;
+    r->level = PANDA_MAX_LEVELS;    /* No packet's: the first starts. */
+}
+
+/* panda_sizehist_run_add() of a packet that does not continue the run
+ * with the same payload and level. */
+void panda_sizehist_run_next(struct panda_sizehist *,
+                             struct panda_sizehist_run *, unsigned int level,
+                             uint32_t payload);
+
+/* Counts one packet of 'payload' bytes (> 0) at 'level' (higher than
+ * PANDA_MAX_LEVELS - 1 is clamped) in run 'r' of 'h'. */
+static inline void
+panda_sizehist_run_add(struct panda_sizehist *h, struct panda_sizehist_run *r,
+                       unsigned int level, uint32_t payload)
+{
+    if (payload == r->payload && level == r->level) {
+        r->n++;
+    } else {
+        panda_sizehist_run_next(h, r, level, payload);
+    }
+}
+
+/* Adds the packets of a run not yet added into its histogram; the run is
+ * then empty. */
+void panda_sizehist_run_end(struct panda_sizehist_run *);
 
 /* Counts one finished connection that sent 'bytes' bytes of payload. */
 void panda_sizehist_count_flow(struct panda_sizehist *, uint64_t bytes);

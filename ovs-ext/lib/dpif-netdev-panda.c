@@ -1709,15 +1709,14 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
     struct dp_panda_marks marks[NETDEV_MAX_BURST];
     struct panda_table_verdict verdicts[NETDEV_MAX_BURST];
     struct dp_packet *packets[NETDEV_MAX_BURST];
-    uint8_t hist_levels[NETDEV_MAX_BURST];
-    uint32_t hist_payloads[NETDEV_MAX_BURST];
     const struct panda_policy *policy = NULL;
     struct panda_policy unregistered;
     struct dp_panda_table *t = NULL;
     struct panda_table *table = NULL;
     struct panda_sizehist *hist = NULL;
+    struct panda_sizehist_run run;
     struct dp_packet *packet;
-    size_t n = 0, n_hist = 0;
+    size_t n = 0;
     unsigned long long int orig;
     bool histograms, stateless;
 
@@ -1771,6 +1770,7 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
      * without a table: the whole batch in one call, which hashes and
      * prefetches every lookup before the first. */
     panda_table_classify_batch(table, policy, pkts, n, now_ms, verdicts);
+    panda_sizehist_run_init(&run);
     for (size_t k = 0; k < n; k++) {
         const struct panda_table_verdict *v = &verdicts[k];
 
@@ -1788,16 +1788,14 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
         }
         packets[k]->md.skb_priority = v->queue;
         if (hist && v->stateful && pkts[k].payload) {
-            hist_levels[n_hist] = v->level;
-            hist_payloads[n_hist++] = pkts[k].payload;
+            panda_sizehist_run_add(hist, &run, v->level, pkts[k].payload);
         }
         if (OVS_UNLIKELY(stateless) && t) {
             atomic_add_relaxed(&t->rule_packets[v->level], 1, &orig);
         }
     }
-    if (n_hist) {
-        panda_sizehist_count_payloads(hist, hist_levels, hist_payloads,
-                                      n_hist);
+    if (hist) {
+        panda_sizehist_run_end(&run);
     }
 
     COVERAGE_ADD(panda_packet, n);

@@ -109,7 +109,7 @@ test_count(void **state)
     free(a);
 }
 
-/* Counting a batch at once (runs of one bucket and level share one
+/* Counting a batch in runs (packets of one bucket and level share one
  * addition) gives what counting its packets one by one gives, whatever
  * the order: same buckets, same levels, levels past the last clamped. */
 static void
@@ -124,14 +124,21 @@ test_count_batch(void **state)
     struct panda_sizehist *one = calloc(1, sizeof *one);
     struct panda_sizehist *batch = calloc(1, sizeof *batch);
     size_t n = sizeof payloads / sizeof *payloads, i;
+    struct panda_sizehist_run run;
 
     (void) state;
     for (i = 0; i < n; i++) {
         panda_sizehist_count_payload(one, levels[i], payloads[i]);
     }
-    panda_sizehist_count_payloads(batch, levels, payloads, n);
-    /* And an empty batch counts nothing. */
-    panda_sizehist_count_payloads(batch, levels, payloads, 0);
+    panda_sizehist_run_init(&run);
+    for (i = 0; i < n; i++) {
+        panda_sizehist_run_add(batch, &run, levels[i], payloads[i]);
+    }
+    panda_sizehist_run_end(&run);
+    /* An ended run adds nothing more, and an empty one counts nothing. */
+    panda_sizehist_run_end(&run);
+    panda_sizehist_run_init(&run);
+    panda_sizehist_run_end(&run);
     assert_memory_equal(one, batch, sizeof *one);
     /* Level 0, payloads of 1 and 6 bytes: one bucket. */
     assert_int_equal(batch->payload[0][panda_sizehist_bucket(
