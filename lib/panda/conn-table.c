@@ -1281,10 +1281,52 @@ classify_locked(struct panda_table *t, const struct probe *pr,
     return level;
 }
 
+/* The per-packet case of state_apply(), on the packed state word 's' of
+ * a live entry last seen 'age' ms ago (not past the idle timeout) and a
+ * packet without SYN, FIN or RST: the counter, the packet count, the time,
+ * the flow bytes.  Returns the new state word, the level in '*level'. */
+PANDA_INLINE uint64_t
+state_step(const struct panda_policy *p, const struct panda_pkt *pkt,
+           uint64_t s, panda_msec_t age, panda_msec_t now, bool count_bytes,
+           uint8_t *level)
+{
+    int64_t counter = state_counter(s);
+    uint64_t ns;
+
+    if (PANDA_UNLIKELY(p->idle_reset_ms) && age > p->idle_reset_ms) {
+        counter = 0;
+    }
+    *level = panda_cls_level(p, &counter, pkt);
+    if (PANDA_UNLIKELY(counter > ST_COUNTER_MAX)) {
+        counter = ST_COUNTER_MAX;
+    } else if (PANDA_UNLIKELY(counter < -ST_COUNTER_MAX)) {
+        counter = -ST_COUNTER_MAX;
+    }
+    ns = (s & ~(ST_COUNTER_MASK | ~UINT64_C(0) << ST_TIME_HI_SHIFT))
+         | ((uint64_t) counter & ST_COUNTER_MASK)
+         | (now & TIME_MASK) >> 32 << ST_TIME_HI_SHIFT;
+    if (state_packets(s) < ST_PACKETS_MAX) {
+        ns += UINT64_C(1) << ST_PACKETS_SHIFT;
+    }
+    if (count_bytes && pkt->payload) {
+        ns = (ns & ~(ST_BYTES_MASK << ST_BYTES_SHIFT))
+             | (uint64_t) fb_add(state_fb(s), pkt->payload) << ST_BYTES_SHIFT;
+    }
+    return ns;
+}
+
+/* The idle time of the entry at 'e' ('kw' key words) whose state is 's'. */
+PANDA_INLINE panda_msec_t
+entry_age(unsigned int kw, uint32_t *e, uint64_t s, panda_msec_t now)
+{
+    return age36(now, (s >> ST_TIME_HI_SHIFT) << 32
+                      | __atomic_load_n(e + kw, __ATOMIC_RELAXED));
+}
+
 /* Classifies a TCP packet whose probe 'pr' is ready: without a lock if its
  * entry is there and not busy (the per-packet case), else under the
  * shard's mutex. */
-PANDA_INLINE uint8_t
+static uint8_t
 classify_probe_kw(struct panda_table *t, const struct probe *pr,
                   unsigned int kw, const struct panda_policy *p,
                   const struct panda_pkt *pkt, panda_msec_t now,
@@ -1307,41 +1349,16 @@ classify_probe_kw(struct panda_table *t, const struct probe *pr,
             }
             break;
         }
-        age = age36(now, (s >> ST_TIME_HI_SHIFT) << 32
-                         | __atomic_load_n(e + kw, __ATOMIC_RELAXED));
+        age = entry_age(kw, e, s, now);
         if (t->cfg.idle_timeout_ms && age > t->cfg.idle_timeout_ms) {
             break;              /* Expired: under the mutex. */
         }
         if (PANDA_LIKELY(s & ST_LIVE
                          && !(pkt->tcp_flags & (PANDA_TCP_SYN | PANDA_TCP_FIN
                                                 | PANDA_TCP_RST)))) {
-            /* The per-packet case, state_apply() on a live entry and a
-             * packet without SYN, FIN or RST, on the packed word: the
-             * counter, the packet count, the time, the flow bytes. */
-            int64_t counter = state_counter(s);
-            uint64_t ns;
+            uint64_t ns = state_step(p, pkt, s, age, now, count_bytes,
+                                     &level);
 
-            if (PANDA_UNLIKELY(p->idle_reset_ms)
-                && age > p->idle_reset_ms) {
-                counter = 0;
-            }
-            level = panda_cls_level(p, &counter, pkt);
-            if (PANDA_UNLIKELY(counter > ST_COUNTER_MAX)) {
-                counter = ST_COUNTER_MAX;
-            } else if (PANDA_UNLIKELY(counter < -ST_COUNTER_MAX)) {
-                counter = -ST_COUNTER_MAX;
-            }
-            ns = (s & ~(ST_COUNTER_MASK | ~UINT64_C(0) << ST_TIME_HI_SHIFT))
-                 | ((uint64_t) counter & ST_COUNTER_MASK)
-                 | (now & TIME_MASK) >> 32 << ST_TIME_HI_SHIFT;
-            if (state_packets(s) < ST_PACKETS_MAX) {
-                ns += UINT64_C(1) << ST_PACKETS_SHIFT;
-            }
-            if (count_bytes && pkt->payload) {
-                ns = (ns & ~(ST_BYTES_MASK << ST_BYTES_SHIFT))
-                     | (uint64_t) fb_add(state_fb(s), pkt->payload)
-                       << ST_BYTES_SHIFT;
-            }
             if (ns != s
                 && !state_install(pr->shard, claims, slot_state_kw(kw, e),
                                   s, ns)) {
@@ -1360,7 +1377,7 @@ classify_probe_kw(struct panda_table *t, const struct probe *pr,
     return classify_locked(t, pr, p, pkt, now, count_bytes, stateful);
 }
 
-static inline uint8_t
+static uint8_t
 classify_probe(struct panda_table *t, const struct probe *pr,
                const struct panda_policy *p, const struct panda_pkt *pkt,
                panda_msec_t now, bool count_bytes, bool *stateful)
@@ -1370,6 +1387,40 @@ classify_probe(struct panda_table *t, const struct probe *pr,
                                  stateful);
     }
     return classify_probe_kw(t, pr, 9, p, pkt, now, count_bytes, stateful);
+}
+
+/* The first try of classify_probe_kw() for an IPv4 packet, inline in the
+ * batch loop, when it is the per-packet case: the entry found, not busy,
+ * live, not idle past 'idle_ms' (the table's idle timeout, or TIME_MASK
+ * if it has none), a packet without SYN, FIN or RST, and the swap won.
+ * Returns true with '*level' if so; false, having changed nothing, for
+ * classify_probe() to do it all, out of line, so that the per-packet case
+ * is straight code without the retries and the mutex's paths. */
+PANDA_INLINE bool
+classify_probe_fast4(const struct probe *pr, const struct panda_policy *p,
+                     const struct panda_pkt *pkt, panda_msec_t now,
+                     bool count_bytes, panda_msec_t idle_ms, uint8_t *level)
+{
+    uint32_t claims = shard_claims(pr->shard);
+    panda_msec_t age;
+    uint32_t *e;
+    uint64_t s, ns;
+
+    if (probe_find(pr, 3, &e, &s) != FOUND) {
+        return false;
+    }
+    age = entry_age(3, e, s, now);
+    if (age > idle_ms || !(s & ST_LIVE)
+        || pkt->tcp_flags & (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)) {
+        return false;
+    }
+    ns = state_step(p, pkt, s, age, now, count_bytes, level);
+    if (ns != s
+        && !state_install(pr->shard, claims, slot_state_kw(3, e), s, ns)) {
+        return false;
+    }
+    __atomic_store_n(e + 3, (uint32_t) now, __ATOMIC_RELAXED);
+    return true;
 }
 
 /* Prepares 'pr' for 'pkt': NULL sub-table if the packet needs none (not a
@@ -1434,6 +1485,8 @@ panda_table_classify_batch(struct panda_table *t,
      * whose IPv4 slots exist. */
     struct subtable *v4 = (t && panda_kind_has_counter(p->kind)
                            && subtable_ready(&t->v4) ? &t->v4 : NULL);
+    panda_msec_t idle_ms = (t && t->cfg.idle_timeout_ms
+                            ? t->cfg.idle_timeout_ms : TIME_MASK);
     size_t base, i;
     unsigned int j;
 
@@ -1464,9 +1517,10 @@ panda_table_classify_batch(struct panda_table *t,
             bool stateful;
             uint8_t level;
 
-            if (PANDA_LIKELY(pr[i].st == v4 && v4)) {
-                level = classify_probe_kw(t, &pr[i], 3, p, &pk[i], now,
-                                          count_bytes, &stateful);
+            if (PANDA_LIKELY(pr[i].st == v4 && v4)
+                && classify_probe_fast4(&pr[i], p, &pk[i], now, count_bytes,
+                                        idle_ms, &level)) {
+                stateful = true;
             } else if (pr[i].st) {
                 level = classify_probe(t, &pr[i], p, &pk[i], now,
                                        count_bytes, &stateful);
