@@ -494,8 +494,15 @@ probe_init(struct panda_table *t, struct subtable *st, struct probe *pr)
     }
 }
 
-/* Prefetches the two buckets of 'pr': 96 bytes each for IPv4 (two cache
- * lines, or one of them), 192 for IPv6 (three or four). */
+/* Prefetches the two buckets of 'pr', a line every CACHE_LINE bytes from
+ * the bucket's start.  That covers every line a bucket touches because
+ * buckets start at multiples of 32 bytes from the line-aligned slots
+ * (subtable_alloc()): an IPv4 bucket (96 bytes) starts at 0 or 32 bytes
+ * into a line and ends in the next, an IPv6 bucket (192 bytes) fills three
+ * lines. */
+_Static_assert(PANDA_WAYS * ENTRY_SIZE(3) == 96
+               && PANDA_WAYS * ENTRY_SIZE(9) == 3 * CACHE_LINE,
+               "bucket sizes that probe_prefetch_kw() covers");
 PANDA_INLINE void
 probe_prefetch_kw(const struct probe *pr, unsigned int kw)
 {
@@ -507,7 +514,6 @@ probe_prefetch_kw(const struct probe *pr, unsigned int kw)
         for (off = 0; off < span; off += CACHE_LINE) {
             __builtin_prefetch(pr->bucket[b] + off);
         }
-        __builtin_prefetch(pr->bucket[b] + span - 1);
     }
 }
 
