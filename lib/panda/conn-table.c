@@ -1558,10 +1558,19 @@ panda_table_classify(struct panda_table *t, const struct panda_policy *p,
     uint8_t level;
 
     if (probe_prepare(t, p, pkt, now, &pr, &level)) {
-        level = classify_probe(t, &pr, p, pkt, now,
-                               __atomic_load_n(&t->flow_hist,
-                                               __ATOMIC_RELAXED) != NULL,
-                               &stateful);
+        bool count_bytes = __atomic_load_n(&t->flow_hist,
+                                           __ATOMIC_RELAXED) != NULL;
+
+        if (pr.st == &t->v4
+            && classify_probe_fast4(&pr, p, pkt, now, count_bytes,
+                                    t->cfg.idle_timeout_ms
+                                    ? t->cfg.idle_timeout_ms : TIME_MASK,
+                                    &level)) {
+            stateful = true;
+        } else {
+            level = classify_probe(t, &pr, p, pkt, now, count_bytes,
+                                   &stateful);
+        }
     }
     verdict_fill(p, level, stateful, v);
     if (t) {
