@@ -1399,34 +1399,63 @@ classify_probe(struct panda_table *t, const struct probe *pr,
  * batch loop, when it is the per-packet case: the entry found, not busy,
  * live, not idle past 'idle_ms' (the table's idle timeout, or TIME_MASK
  * if it has none), a packet without SYN, FIN or RST, and the swap won.
- * Returns true with '*level' if so; false, having changed nothing, for
- * classify_probe() to do it all, out of line, so that the per-packet case
- * is straight code without the retries and the mutex's paths. */
-PANDA_INLINE bool
+ * Returns FOUND with '*level' if so; MISSING, having changed nothing, if
+ * there is no entry (or a busy one), for classify_locked() to insert it;
+ * CHANGED, having changed nothing, for anything else, for
+ * classify_probe() to do it all.  Both out of line, so that the
+ * per-packet case is straight code without the retries and the mutex's
+ * paths. */
+PANDA_INLINE enum find_result
 classify_probe_fast4(const struct probe *pr, const struct panda_policy *p,
                      const struct panda_pkt *pkt, panda_msec_t now,
                      bool count_bytes, panda_msec_t idle_ms, uint8_t *level)
 {
     uint32_t claims = shard_claims(pr->shard);
+    enum find_result r;
     panda_msec_t age;
     uint32_t *e;
     uint64_t s, ns;
 
-    if (probe_find(pr, 3, &e, &s) != FOUND) {
-        return false;
+    r = probe_find(pr, 3, &e, &s);
+    if (r != FOUND) {
+        return r;
     }
     age = entry_age(3, e, s, now);
     if (age > idle_ms || !(s & ST_LIVE)
         || pkt->tcp_flags & (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)) {
-        return false;
+        return CHANGED;
     }
     ns = state_step(p, pkt, s, age, now, count_bytes, level);
     if (ns != s
         && !state_install(pr->shard, claims, slot_state_kw(3, e), s, ns)) {
-        return false;
+        return CHANGED;
     }
     __atomic_store_n(e + 3, (uint32_t) now, __ATOMIC_RELAXED);
-    return true;
+    return FOUND;
+}
+
+/* Classifies the IPv4 packet whose probe 'pr' is ready: the inline try,
+ * then, if it declined, the general path. */
+PANDA_INLINE uint8_t
+classify_probe4(struct panda_table *t, const struct probe *pr,
+                const struct panda_policy *p, const struct panda_pkt *pkt,
+                panda_msec_t now, bool count_bytes, panda_msec_t idle_ms,
+                bool *stateful)
+{
+    uint8_t level;
+
+    switch (classify_probe_fast4(pr, p, pkt, now, count_bytes, idle_ms,
+                                 &level)) {
+    case FOUND:
+        *stateful = true;
+        return level;
+    case MISSING:
+        /* What classify_probe_kw() would do after the same look. */
+        return classify_locked(t, pr, p, pkt, now, count_bytes, stateful);
+    case CHANGED:
+    default:
+        return classify_probe(t, pr, p, pkt, now, count_bytes, stateful);
+    }
 }
 
 /* Prepares 'pr' for 'pkt': NULL sub-table if the packet needs none (not a
@@ -1523,10 +1552,9 @@ panda_table_classify_batch(struct panda_table *t,
             bool stateful;
             uint8_t level;
 
-            if (PANDA_LIKELY(pr[i].st == v4 && v4)
-                && classify_probe_fast4(&pr[i], p, &pk[i], now, count_bytes,
-                                        idle_ms, &level)) {
-                stateful = true;
+            if (PANDA_LIKELY(pr[i].st == v4 && v4)) {
+                level = classify_probe4(t, &pr[i], p, &pk[i], now,
+                                        count_bytes, idle_ms, &stateful);
             } else if (pr[i].st) {
                 level = classify_probe(t, &pr[i], p, &pk[i], now,
                                        count_bytes, &stateful);
@@ -1561,12 +1589,11 @@ panda_table_classify(struct panda_table *t, const struct panda_policy *p,
         bool count_bytes = __atomic_load_n(&t->flow_hist,
                                            __ATOMIC_RELAXED) != NULL;
 
-        if (pr.st == &t->v4
-            && classify_probe_fast4(&pr, p, pkt, now, count_bytes,
+        if (pr.st == &t->v4) {
+            level = classify_probe4(t, &pr, p, pkt, now, count_bytes,
                                     t->cfg.idle_timeout_ms
                                     ? t->cfg.idle_timeout_ms : TIME_MASK,
-                                    &level)) {
-            stateful = true;
+                                    &stateful);
         } else {
             level = classify_probe(t, &pr, p, pkt, now, count_bytes,
                                    &stateful);
