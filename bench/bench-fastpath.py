@@ -86,7 +86,12 @@ action, batches of 32: bench/bench-panda-action.c), panda_table_classify()
 (the table path: tools/panda-bench, one packet per call, and 32 per call
 as the datapath calls it where it has --batch) and dp_sched_exchange()
 (an unshaped scheduler's classify, enqueue and dequeue, or its
-cut-through: bench/bench-sched-glue.c).
+cut-through: bench/bench-sched-glue.c).  Each is everything executed
+inside the function (callgrind --toggle-collect), the code inlined into it
+from headers included; results before
+docs/results/2026-11-27-fastpath-instructions/ counted the function's own
+source file only (callgrind_annotate's inclusive count), which left that
+code out.
 
 The machine is shared: absolute cycles move with its load; every run
 records the load average, and the ratios within one ABBA run are what to
@@ -731,19 +736,12 @@ def load_bench_module(name):
     return mod
 
 
-def callgrind_fn(cmd, fn_re, tmp, env=None):
-    """Inclusive instructions of the function matching 'fn_re' in one run
-    of 'cmd' under callgrind."""
-    out = os.path.join(tmp, "callgrind.out")
-    subprocess.run(["valgrind", "--tool=callgrind",
-                    "--callgrind-out-file=" + out] + cmd,
-                   check=True, capture_output=True, env=env)
-    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", out],
-                         check=True, capture_output=True, text=True).stdout
-    for line in ann.splitlines():
-        if re.search(fn_re, line):
-            return int(line.split()[0].replace(",", ""))
-    raise RuntimeError("no %s in callgrind's output of %s" % (fn_re, cmd))
+def callgrind_fn(cmd, fn, tmp, env=None):
+    """Instructions executed inside function 'fn' in one run of 'cmd'
+    under callgrind, the code inlined into it included
+    (bench-forwarding.py's callgrind_instructions())."""
+    return load_bench_module("bench-forwarding").callgrind_instructions(
+        cmd, fn, tmp, env)
 
 
 # tools/panda-bench.c's connection counts (its 'sizes').
@@ -772,8 +770,7 @@ def instructions(args):
             for flows in (1, 1000, 20000):
                 ir = callgrind_fn([glue, str(FRAME[size]), str(flows),
                                    str(iters)],
-                                  r"dpif-netdev-sched\.c:dp_sched_exchange "
-                                  r"\[", tmp)
+                                  "dp_sched_exchange", tmp)
                 # Warm-up and 3 timed runs through the scheduler, of
                 # 'iters' batches of 32 each (bench-sched-glue.c).
                 res["sched"].append({"size": size, "flows": flows,
@@ -790,7 +787,7 @@ def instructions(args):
             rows = [c for c in PANDA_BENCH_ROWS if c <= conns]
             ir = callgrind_fn([bench, "--max-conns", str(conns), "--packets",
                                str(packets)],
-                              r"conn-table\.c:panda_table_classify \[", tmp)
+                              "panda_table_classify", tmp)
             res["table"].append({"max_conns": conns, "packets": packets,
                                  "batch": 1, "instructions_per_pkt":
                                  ir / (2 * sum(c + packets for c in rows))})
@@ -800,8 +797,7 @@ def instructions(args):
             # only (the population is single calls).
             ir = callgrind_fn([bench, "--max-conns", str(conns), "--packets",
                                str(packets), "--batch", "32"],
-                              r"conn-table\.c:panda_table_classify_batch "
-                              r"\[", tmp)
+                              "panda_table_classify_batch", tmp)
             res["table"].append({"max_conns": conns, "packets": packets,
                                  "batch": 32, "instructions_per_pkt":
                                  ir / (2 * len(rows) * packets)})

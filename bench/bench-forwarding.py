@@ -254,26 +254,35 @@ def pmd_stats(sb):
     return sections.get("pmd") or sections.get("main", {})
 
 
+def callgrind_instructions(cmd, fn, tmp, env=None):
+    """Instructions executed inside function 'fn' (and whatever it calls)
+    in one run of 'cmd' under callgrind.  Collected with --toggle-collect
+    rather than read from callgrind_annotate's inclusive count of the
+    function's own file, which leaves out the code inlined into it from
+    headers (callgrind names that code by the header's file)."""
+    out = os.path.join(tmp, "callgrind.out")
+    subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=" + fn,
+                    "--callgrind-out-file=" + out] + cmd,
+                   check=True, capture_output=True, env=env)
+    with open(out) as f:
+        for line in f:
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+    raise RuntimeError("no totals in callgrind's output of %s" % cmd)
+
+
 def action_instructions(exe, frame, conns, tmp, iters=2000,
                         histograms=None):
     """Instructions per packet of dp_panda_execute() (inclusive), from one
     bench-panda-action run under callgrind."""
-    out = os.path.join(tmp, "callgrind.out")
     env = dict(os.environ)
     if histograms is not None:
         env["PANDA_HISTOGRAMS"] = histograms
-    subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file="
-                    + out, exe, str(frame), str(conns), str(iters)],
-                   check=True, capture_output=True, env=env)
-    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", out],
-                         check=True, capture_output=True, text=True).stdout
-    for line in ann.splitlines():
-        if re.search(r"dpif-netdev-panda\.c:dp_panda_execute \[", line):
-            ir = int(line.split()[0].replace(",", ""))
-            # Batches of 32 with the action: the warm-up (conns / 32 +
-            # 1000) and two timed runs of 'iters' (bench-panda-action.c).
-            return ir / ((conns // 32 + 1000 + 2 * iters) * 32)
-    raise RuntimeError("no dp_panda_execute in callgrind's output")
+    ir = callgrind_instructions([exe, str(frame), str(conns), str(iters)],
+                                "dp_panda_execute", tmp, env)
+    # Batches of 32 with the action: the warm-up (conns / 32 + 1000) and
+    # two timed runs of 'iters' (bench-panda-action.c).
+    return ir / ((conns // 32 + 1000 + 2 * iters) * 32)
 
 
 def set_flows(sb, actions):
