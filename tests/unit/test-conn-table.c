@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <string.h>
@@ -1017,7 +1018,9 @@ struct churn_arg {
     struct panda_table *t;
     const struct panda_policy *p;
     int n;
-    volatile bool *stop;
+    /* Atomic, not volatile: the two threads share it, and a plain flag
+     * is a data race that ThreadSanitizer reports. */
+    atomic_bool *stop;
     pthread_barrier_t *start;
 };
 
@@ -1036,7 +1039,7 @@ churn_steady(void *arg_)
             send_pkt(arg->t, arg->p, &k, 1000, 0);
         }
     }
-    *arg->stop = true;
+    atomic_store(arg->stop, true);
     return NULL;
 }
 
@@ -1048,7 +1051,7 @@ churn_new(void *arg_)
     int i;
 
     pthread_barrier_wait(arg->start);
-    while (!*arg->stop) {
+    while (!atomic_load(arg->stop)) {
         for (i = 0; i < CHURN_NEW; i++) {
             struct panda_pkt k = tcp4("10.9.0.1", port + i, "10.0.0.2", 2,
                                       0, 0);
@@ -1071,7 +1074,7 @@ test_concurrent_churn(void **state)
 {
     struct panda_policy p = policy("id=1,kind=pias");
     struct panda_table *t = table(64, 0);
-    volatile bool stop = false;
+    atomic_bool stop = false;
     const int n = UNDER_ASAN ? 100000 : 400000;
     pthread_barrier_t start;
     struct churn_arg arg = { t, &p, n, &stop, &start };
