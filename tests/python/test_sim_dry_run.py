@@ -104,3 +104,21 @@ def test_committed_points_keep_their_names():
     base = pts.Point()
     assert pts.Point(dctcp_alpha_init=0.0).name() != base.name()
     assert pts.Point(flow_list="0 1000\n").name() != base.name()
+
+
+def test_reproduce_fish_collects_with_a_memcached_pair():
+    """FISH's points carry no memcached-like connection; their collection
+    must (panda-model fits Panda's T to its FLT samples, and without them
+    the collection gives every scheme of the part no policy).  The other
+    parts' collections keep their own pairs."""
+    from pandalab.sim import cli
+
+    args = cli.parser().parse_args(["reproduce", "--parts", "pias,fish",
+                                    "--schemes", "pias,panda"])
+    todo = cli.reproduce_points(args)
+    fish = [p for p in todo if not p.rpc_pairs]
+    assert fish and all(cli.reproduce_group(p).rpc_pairs == 1 for p in fish)
+    assert all(cli.reproduce_group(p).scheme == "fifo" for p in todo)
+    others = [p for p in todo if p.rpc_pairs]
+    assert others and all(cli.reproduce_group(p).rpc_pairs == p.rpc_pairs
+                          for p in others)
