@@ -590,6 +590,15 @@ panda_table_age(panda_msec_t now, panda_msec_t last_seen)
     return age36(now, last_seen);
 }
 
+/* The longest age 't' lets an entry reach before it expires: its idle
+ * timeout, or an age no entry exceeds (age36()'s range) if it has none,
+ * so that the per-packet check is one comparison ('t' may be NULL). */
+static inline panda_msec_t
+table_idle_limit(const struct panda_table *t)
+{
+    return t && t->cfg.idle_timeout_ms ? t->cfg.idle_timeout_ms : TIME_MASK;
+}
+
 /* True if an entry last seen at 'seen' has been silent for longer than
  * 'timeout' (0: never). */
 static inline bool
@@ -1356,7 +1365,7 @@ classify_probe_kw(struct panda_table *t, const struct probe *pr,
             break;
         }
         age = entry_age(kw, e, s, now);
-        if (t->cfg.idle_timeout_ms && age > t->cfg.idle_timeout_ms) {
+        if (age > table_idle_limit(t)) {
             break;              /* Expired: under the mutex. */
         }
         if (PANDA_LIKELY(s & ST_LIVE
@@ -1520,8 +1529,7 @@ panda_table_classify_batch(struct panda_table *t,
      * whose IPv4 slots exist. */
     struct subtable *v4 = (t && panda_kind_has_counter(p->kind)
                            && subtable_ready(&t->v4) ? &t->v4 : NULL);
-    panda_msec_t idle_ms = (t && t->cfg.idle_timeout_ms
-                            ? t->cfg.idle_timeout_ms : TIME_MASK);
+    panda_msec_t idle_ms = table_idle_limit(t);
     size_t base, i;
     unsigned int j;
 
@@ -1591,9 +1599,7 @@ panda_table_classify(struct panda_table *t, const struct panda_policy *p,
 
         if (pr.st == &t->v4) {
             level = classify_probe4(t, &pr, p, pkt, now, count_bytes,
-                                    t->cfg.idle_timeout_ms
-                                    ? t->cfg.idle_timeout_ms : TIME_MASK,
-                                    &stateful);
+                                    table_idle_limit(t), &stateful);
         } else {
             level = classify_probe(t, &pr, p, pkt, now, count_bytes,
                                    &stateful);

@@ -93,8 +93,6 @@ panda_frame_buf_load(const struct panda_frame_buf *b, uint32_t off,
 #endif
 
 #define PANDA_FRAME_MAX_EXT 8       /* IPv6 extension headers followed. */
-#define PANDA_FRAME_GENEVE_PORT PANDA_GENEVE_PORT
-#define PANDA_FRAME_VXLAN_PORT PANDA_VXLAN_PORT
 
 _Static_assert((PANDA_MAX_KEYWORD & (PANDA_MAX_KEYWORD - 1)) == 0,
                "panda_frame_load_data() masks with PANDA_MAX_KEYWORD - 1");
@@ -339,11 +337,11 @@ panda_frame_parse_ip(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t type,
     return 6;
 }
 
-/* The length of the Geneve or VXLAN header at 'off' of a UDP datagram to
- * port 'dport' with 'size' payload bytes, if it says an Ethernet frame
- * follows, else 0. */
+/* The length of the header of 'tunnel' (one enum panda_tunnel bit) at
+ * 'off' of a UDP datagram with 'size' payload bytes, if it says an
+ * Ethernet frame follows, else 0. */
 PANDA_FRAME_FN uint32_t
-panda_frame_tunnel_hlen(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t dport,
+panda_frame_tunnel_hlen(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t tunnel,
                         uint32_t size)
 {
     uint8_t b[8];
@@ -352,7 +350,7 @@ panda_frame_tunnel_hlen(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t dport,
     if (size < 8 || PANDA_FRAME_LOAD(ctx, off, b, 8)) {
         return 0;
     }
-    if (dport == PANDA_FRAME_GENEVE_PORT) {
+    if (tunnel == PANDA_TUNNEL_GENEVE) {
         /* Version 0, protocol "transparent Ethernet bridging". */
         if (b[0] >> 6 || panda_frame_be16(b + 2) != 0x6558) {
             return 0;
@@ -360,7 +358,7 @@ panda_frame_tunnel_hlen(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t dport,
         hlen = 8 + (uint32_t) (b[0] & 0x3f) * 4;
         return hlen <= size ? hlen : 0;
     }
-    if (dport == PANDA_FRAME_VXLAN_PORT) {
+    if (tunnel == PANDA_TUNNEL_VXLAN) {
         uint32_t flags = panda_frame_be32(b);
 
         /* The I flag set, not VXLAN-GPE. */
@@ -381,18 +379,18 @@ PANDA_INLINE uint8_t
 panda_frame_parse(PANDA_FRAME_CTX ctx, struct panda_frame *f,
                   struct panda_frame *inner, uint8_t tunnels)
 {
-    uint32_t off, hlen, udp_payload;
-    uint16_t type = 0, dport;
+    uint32_t off, hlen, udp_payload, tunnel;
+    uint16_t type = 0;
     uint8_t family;
 
     __builtin_memset(f, 0, sizeof *f);
     off = panda_frame_parse_eth(ctx, 0, &type);
     family = off ? panda_frame_parse_ip(ctx, off, type, f) : 0;
-    dport = panda_frame_be16((const uint8_t *) &f->pkt.dport);
-    if (family && f->pkt.proto == 17 && f->payload_off
-        && panda_policy_tunnel(tunnels, dport)) {
+    tunnel = panda_policy_tunnel(
+        tunnels, panda_frame_be16((const uint8_t *) &f->pkt.dport));
+    if (family && f->pkt.proto == 17 && f->payload_off && tunnel) {
         udp_payload = f->payload_off;
-        hlen = panda_frame_tunnel_hlen(ctx, udp_payload, dport,
+        hlen = panda_frame_tunnel_hlen(ctx, udp_payload, tunnel,
                                        f->pkt.payload);
         if (hlen && f->pkt.payload - hlen >= 14) {
             __builtin_memset(inner, 0, sizeof *inner);

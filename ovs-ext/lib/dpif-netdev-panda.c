@@ -1535,9 +1535,6 @@ dp_panda_set_dscp(void *nh, int family, uint8_t dscp, ovs_be16 *l4_csum)
  * and a valid header (Ethernet payload); a tunnel configured with another
  * dst_port is classified by its outer header. */
 
-#define DP_PANDA_GENEVE_PORT PANDA_GENEVE_PORT
-#define DP_PANDA_VXLAN_PORT PANDA_VXLAN_PORT
-
 /* Where the level of a packet is written. */
 struct dp_panda_marks {
     void *nh;                   /* IP header classified, NULL if none. */
@@ -1554,9 +1551,8 @@ static size_t
 dp_panda_tunnel_hlen(uint8_t tunnels, ovs_be16 dport, const void *p,
                      size_t size)
 {
-    if (!panda_policy_tunnel(tunnels, ntohs(dport))) {
-        return 0;
-    } else if (dport == htons(DP_PANDA_GENEVE_PORT)) {
+    switch (panda_policy_tunnel(tunnels, ntohs(dport))) {
+    case PANDA_TUNNEL_GENEVE: {
         const struct genevehdr *gnh = p;
         size_t hlen;
 
@@ -1566,7 +1562,8 @@ dp_panda_tunnel_hlen(uint8_t tunnels, ovs_be16 dport, const void *p,
         }
         hlen = sizeof *gnh + gnh->opt_len * 4;
         return hlen <= size ? hlen : 0;
-    } else if (dport == htons(DP_PANDA_VXLAN_PORT)) {
+    }
+    case PANDA_TUNNEL_VXLAN: {
         const struct vxlanhdr *vxh = p;
         uint32_t flags;
 
@@ -1577,7 +1574,9 @@ dp_panda_tunnel_hlen(uint8_t tunnels, ovs_be16 dport, const void *p,
         return (flags & VXLAN_FLAGS) && !(flags & VXLAN_HF_GPE)
                ? sizeof *vxh : 0;
     }
-    return 0;
+    default:
+        return 0;               /* Not a declared tunnel: UDP. */
+    }
 }
 
 /* dp_panda_extract_marks() of the common packet, one the datapath parsed

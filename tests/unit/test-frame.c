@@ -336,7 +336,7 @@ test_geneve(void **state)
     (void) state;
     eth(&fb, 0x0800);
     ipv4(&fb, 0x02, 17, 8 + 16 + inner_len, 0, 0);
-    udp(&fb, 33333, PANDA_FRAME_GENEVE_PORT, 16 + inner_len);
+    udp(&fb, 33333, PANDA_GENEVE_PORT, 16 + inner_len);
     put8(&fb, 2);               /* Version 0, 2 words of options. */
     put8(&fb, 0);
     put16(&fb, 0x6558);
@@ -378,7 +378,7 @@ test_vxlan(void **state)
     (void) state;
     eth(&fb, 0x86dd);
     ipv6(&fb, 0, 17, 8 + 8 + inner_len);
-    udp(&fb, 33333, PANDA_FRAME_VXLAN_PORT, 8 + inner_len);
+    udp(&fb, 33333, PANDA_VXLAN_PORT, 8 + inner_len);
     put32(&fb, 0x08000000);
     put32(&fb, 42 << 8);
     eth(&fb, 0x86dd);
@@ -404,8 +404,8 @@ test_vxlan(void **state)
 static void
 test_undeclared_tunnels(void **state)
 {
-    static const uint16_t ports[] = { PANDA_FRAME_GENEVE_PORT,
-                                      PANDA_FRAME_VXLAN_PORT };
+    static const uint16_t ports[] = { PANDA_GENEVE_PORT,
+                                      PANDA_VXLAN_PORT };
     static const uint8_t declared[] = { PANDA_TUNNEL_GENEVE,
                                         PANDA_TUNNEL_VXLAN };
     uint16_t inner_len = 14 + 20 + 20 + 4;
@@ -419,7 +419,7 @@ test_undeclared_tunnels(void **state)
         eth(&fb, 0x0800);
         ipv4(&fb, 0, 17, 8 + 8 + inner_len, 0, 0);
         udp(&fb, 33333, ports[i], 8 + inner_len);
-        if (ports[i] == PANDA_FRAME_GENEVE_PORT) {
+        if (ports[i] == PANDA_GENEVE_PORT) {
             put32(&fb, 0x00006558);     /* Version 0, no options, TEB. */
             put32(&fb, 0);
         } else {
