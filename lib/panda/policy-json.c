@@ -248,14 +248,9 @@ read_tunnels(struct reader *r, const struct json_key *k, json_t *v)
     r->p.tunnels = 0;
     for (i = 0; i < json_array_size(v); i++) {
         const char *name = json_string_value(json_array_get(v, i));
-        unsigned int bit;
+        unsigned int bit = panda_policy_tunnel_by_name(name);
 
-        for (bit = 1; name && bit & PANDA_TUNNELS_ALL; bit <<= 1) {
-            if (!strcmp(name, panda_policy_tunnel_name(bit))) {
-                break;
-            }
-        }
-        if (!name || !(bit & PANDA_TUNNELS_ALL)) {
+        if (!bit) {
             char *s = dump(json_array_get(v, i));
 
             fail(r, "%s: %s is not geneve or vxlan", k->name, s);

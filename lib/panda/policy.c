@@ -53,6 +53,19 @@ panda_policy_tunnel_name(unsigned int tunnel)
     return NULL;
 }
 
+unsigned int
+panda_policy_tunnel_by_name(const char *name)
+{
+    size_t i;
+
+    for (i = 0; name && i < N_TUNNELS; i++) {
+        if (!strcmp(name, tunnel_names[i])) {
+            return 1u << i;
+        }
+    }
+    return 0;
+}
+
 /* The rule type that a rule kind takes (0 for the others). */
 static enum panda_rule_type
 kind_rule_type(enum panda_kind kind)
@@ -402,17 +415,15 @@ parse_weight_item(struct panda_policy *p, int i, const char *item)
 static char *
 parse_tunnel_item(struct panda_policy *p, int i, const char *item)
 {
-    unsigned int bit;
+    unsigned int bit = panda_policy_tunnel_by_name(item);
 
     (void) i;
-    for (bit = 1; bit & PANDA_TUNNELS_ALL; bit <<= 1) {
-        if (!strcmp(item, panda_policy_tunnel_name(bit))) {
-            if (p->tunnels & bit) {
-                return panda_asprintf("tunnels: %s given twice", item);
-            }
-            p->tunnels |= bit;
-            return NULL;
+    if (bit) {
+        if (p->tunnels & bit) {
+            return panda_asprintf("tunnels: %s given twice", item);
         }
+        p->tunnels |= bit;
+        return NULL;
     }
     if (strchr(item, ':')) {
         /* The wire body has no room for ports (panda/wire.h). */

@@ -344,6 +344,9 @@ panda_policy_tunnel(uint8_t tunnels, uint16_t dport)
 /* "geneve" or "vxlan" for one enum panda_tunnel bit, NULL for another. */
 const char *panda_policy_tunnel_name(unsigned int tunnel);
 
+/* The enum panda_tunnel bit named 'name' ("geneve", "vxlan"), or 0. */
+unsigned int panda_policy_tunnel_by_name(const char *name);
+
 /* "panda", "pias", "app", "match", "length" or "compose". */
 const char *panda_policy_kind_name(enum panda_kind);
 
