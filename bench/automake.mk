@@ -15,6 +15,7 @@ EXTRA_DIST += \
 	bench/bench-level.c \
 	bench/bench-level.sh \
 	bench/bench-forwarding.results.txt \
+	bench/bench-htb-top.py \
 	bench/bench-panda-action.c \
 	bench/bench-sched-forwarding.py \
 	bench/bench-sched-glue.c \

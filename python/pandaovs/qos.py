@@ -10,9 +10,10 @@ types:
       level, port ECN threshold, starvation guard, shaping to the link
       rate.  Works on every port type of the userspace datapath.
   htb                    kernel linux-htb (ovs-patches/qos.series): queue i
-      is tc class 1:i+1 with HTB priority i, a small guaranteed rate (so
-      that no level starves completely) and the whole link rate as its
-      ceiling; one FIFO per level, no marking.
+      is tc class 1:i+1 with HTB priority i, the whole link rate as its
+      ceiling and a guaranteed rate: a small one for each lower level (so
+      that none starves completely), the rest of the link for level 0 (so
+      that it stays strictly first); one FIFO per level, no marking.
 
 By default the queues leave the DSCP alone: the panda action writes each
 level's DSCP itself, and a Queue's DSCP would make OVS overwrite it with the
@@ -175,10 +176,24 @@ def sched_settings(args):
     return out
 
 
-def htb_min_rate(rate, levels, min_share):
-    """Each queue's guaranteed rate (bit/s): 'min_share' of the link split
-    evenly, at least one full frame per second."""
-    return max(int(rate * min_share) // levels, 8 * HTB_MIN_BURST_BYTES)
+def htb_min_rates(rate, levels, min_share):
+    """Each queue's guaranteed rate (bit/s), queue 0 first: 'min_share' of
+    the link split evenly over the lower queues 1..K-1 (at least one full
+    frame per second each), and the rest of the link to queue 0.
+
+    Why queue 0 gets the rest: HTB sends a class's packets at once while
+    the class is within its guarantee; beyond it the class borrows from
+    the parent, waiting for tokens that backlogged lower classes use up
+    too, and a top level that borrows waits far longer than a frame
+    (tools/README-panda-qos.md has the figures).  Guaranteed the rest of
+    the link, level 0 borrows only beyond that; the lower queues keep
+    their guarantee, and the sum stays the link rate, so the link is not
+    oversubscribed."""
+    if levels == 1:
+        return [rate]
+    low = max(int(rate * min_share) // (levels - 1), 8 * HTB_MIN_BURST_BYTES)
+    return [max(rate - low * (levels - 1), 8 * HTB_MIN_BURST_BYTES)] \
+        + [low] * (levels - 1)
 
 
 def htb_default_burst(rate):
@@ -214,13 +229,13 @@ def tc_htb_plan(dev, rate, levels, min_share=0.1, burst=None, mtu=1500):
     a host whose queues are not OVS's (the BPF classifier on a plain
     interface): root qdisc 1: with default class 1:1, root class 1:fffe at
     the link rate, queue i = class 1:i+1 under it with HTB priority i, the
-    guaranteed rate of htb_min_rate(), the link rate as ceiling and the
+    guaranteed rate of htb_min_rates(), the link rate as ceiling and the
     same burst for both buckets, quantum at least the MTU (as
     netdev-linux's htb_setup_class__() makes them)."""
     if not 1 <= levels <= MAX_LEVELS:
         raise UsageError("%d levels: must be 1..%d" % (levels, MAX_LEVELS))
     burst = htb_default_burst(rate) if burst is None else burst
-    min_rate = htb_min_rate(rate, levels, min_share)
+    min_rates = htb_min_rates(rate, levels, min_share)
     burst_b = max(burst // 8, mtu + 64)
     cmds = [["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb",
              "default", "1"],
@@ -229,19 +244,22 @@ def tc_htb_plan(dev, rate, levels, min_share=0.1, burst=None, mtu=1500):
              "burst", "%db" % burst_b, "cburst", "%db" % burst_b]]
     for i in range(levels):
         c = ["class", "replace", "dev", dev, "parent", "1:fffe", "classid",
-             "1:%x" % (i + 1), "htb", "rate", "%dbit" % min_rate, "ceil",
-             "%dbit" % rate, "burst", "%db" % burst_b, "cburst",
+             "1:%x" % (i + 1), "htb", "rate", "%dbit" % min_rates[i],
+             "ceil", "%dbit" % rate, "burst", "%db" % burst_b, "cburst",
              "%db" % burst_b, "prio", str(i)]
-        if min_rate // 8 // 10 < mtu:       # r2q 10: quantum below an MTU.
-            c += ["quantum", str(mtu)]
+        # The quantum only shares borrowed rate among classes of one
+        # priority, which these are not; r2q 10 would make it below an
+        # MTU for a small guarantee and above htb's 200000-byte cap for
+        # queue 0's, and the kernel warns about both.
+        c += ["quantum", str(mtu)]
         cmds.append(c)
     return cmds
 
 
 def plan_htb(port, rate, levels, dscp, min_share, burst):
     """Returns the ovs-vsctl arguments that create the linux-htb QoS for
-    'port', and each queue's guaranteed rate."""
-    min_rate = htb_min_rate(rate, levels, min_share)
+    'port', and each queue's guaranteed rate (htb_min_rates())."""
+    min_rates = htb_min_rates(rate, levels, min_share)
     args = ["--", "set", "Port", port, "qos=@qos",
             "--", "--id=@qos", "create", "QoS", "type=linux-htb",
             "other_config:max-rate=%d" % rate,
@@ -250,13 +268,13 @@ def plan_htb(port, rate, levels, dscp, min_share, burst):
     for i in range(levels):
         args += ["--", "--id=@q%d" % i, "create", "Queue",
                  "other_config:priority=%d" % i,
-                 "other_config:min-rate=%d" % min_rate,
+                 "other_config:min-rate=%d" % min_rates[i],
                  "other_config:max-rate=%d" % rate,
                  "other_config:burst=%d" % burst,
                  "external_ids:%s=%s" % (TAG, port)]
         if dscp is not None:
             args.append("dscp=%d" % dscp[i])
-    return args, min_rate
+    return args, min_rates
 
 
 def plan_sched(port, rate, levels, dscp, settings):
@@ -489,9 +507,10 @@ def parser():
                    "(repeatable)")
     h = a.add_argument_group("htb")
     h.add_argument("--min-share", type=float,
-                   help="fraction of the rate guaranteed to all levels "
-                   "together, split evenly (default 0.1); the rest goes "
-                   "strictly by priority")
+                   help="fraction of the rate guaranteed to the lower "
+                   "levels 1..K-1 together, split evenly (default 0.1); "
+                   "level 0 is guaranteed the rest, so that no lower "
+                   "level's guarantee passes ahead of it")
     h.add_argument("--burst", metavar="SIZE",
                    help="HTB burst per queue, in bytes (e.g. 15000, 15K, "
                    "64Ki; default: 1 ms at the link rate, at least 2 "
@@ -550,7 +569,7 @@ def add(vsctl, args):
             raise UsageError("--min-share %s: must be between 0 and 1"
                              % min_share)
         burst = htb_burst_bits(args.burst, args.burst_bits, rate)
-        create, min_rate = plan_htb(args.port, rate, args.levels, dscp,
+        create, min_rates = plan_htb(args.port, rate, args.levels, dscp,
                                     min_share, burst)
 
     # The port must exist; a QoS we made before is replaced.
@@ -572,7 +591,7 @@ def add(vsctl, args):
         for i in range(args.levels):
             print("  queue %d -> tc class 1:%d  priority %d  min-rate %d  "
                   "max-rate %d  burst %s%s" % (
-                      i, i + 1, i, min_rate, rate,
+                      i, i + 1, i, min_rates[i], rate,
                       "%d bytes" % (burst // 8) if burst % 8 == 0
                       else "%d bits" % burst,
                       "" if dscp is None else "  dscp %d" % dscp[i]))

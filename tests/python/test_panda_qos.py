@@ -55,10 +55,13 @@ def test_parse_dscp():
 
 
 def test_plan_queues_priorities_and_dscp():
-    args, min_rate = pq.plan_htb("p1", 50 * 10**6, 4, [1, 2, 3, 4], 0.1,
-                                 20000)
-    assert min_rate == 50 * 10**6 // 10 // 4
+    args, min_rates = pq.plan_htb("p1", 50 * 10**6, 4, [1, 2, 3, 4], 0.1,
+                                  20000)
+    assert min_rates == pq.htb_min_rates(50 * 10**6, 4, 0.1)
     text = " ".join(args)
+    for i, r in enumerate(min_rates):
+        assert ("--id=@q%d create Queue other_config:priority=%d "
+                "other_config:min-rate=%d" % (i, i, r)) in text
     assert "set Port p1 qos=@qos" in text
     assert "type=linux-htb other_config:max-rate=50000000" in text
     for i in range(4):
@@ -68,6 +71,36 @@ def test_plan_queues_priorities_and_dscp():
         assert "dscp=%d" % (i + 1) in text
     args, _ = pq.plan_htb("p1", 10**9, 2, None, 0.1, 20000)
     assert not any(a.startswith("dscp=") for a in args)
+
+
+def test_htb_min_rates_keep_level_0_first():
+    # The lower levels share min_share evenly; level 0 is guaranteed the
+    # rest, so the guarantees add up to the link and none of a lower
+    # level's can pass ahead of level 0 (HTB serves classes within their
+    # guarantee before borrowing ones).
+    rate = 50 * 10**6
+    rates = pq.htb_min_rates(rate, 8, 0.1)
+    assert rates[1:] == [rate // 10 // 7] * 7
+    assert rates[0] == rate - 7 * (rate // 10 // 7)
+    assert sum(rates) == rate
+    assert rates[0] > sum(rates[1:])
+    assert pq.htb_min_rates(rate, 1, 0.1) == [rate]
+    # A tiny share still guarantees each lower level a frame per second.
+    frame_bits = 8 * pq.HTB_MIN_BURST_BYTES
+    assert pq.htb_min_rates(10**6, 8, 0.001)[1:] == [frame_bits] * 7
+
+
+def test_tc_htb_plan_rates_and_quantum():
+    cmds = pq.tc_htb_plan("eth1", 10**9, 4, 0.1)
+    leaves = [c for c in cmds
+              if "parent" in c and c[c.index("parent") + 1] == "1:fffe"]
+    assert len(leaves) == 4
+    for i, c in enumerate(leaves):
+        assert c[c.index("classid") + 1] == "1:%x" % (i + 1)
+        assert c[c.index("prio") + 1] == str(i)
+        assert (c[c.index("rate") + 1]
+                == "%dbit" % pq.htb_min_rates(10**9, 4, 0.1)[i])
+        assert c[c.index("quantum") + 1] == "1500"
 
 
 def test_plan_sched_records():

@@ -53,6 +53,7 @@ PY_PROGRAMS = [
     ("bench-catch-up.py", "bench/bench-catch-up.py"),
     ("bench-testbed-egress.py", "bench/bench-testbed-egress.py"),
     ("bench-bpf-forwarding.py", "bench/bench-bpf-forwarding.py"),
+    ("bench-htb-top.py", "bench/bench-htb-top.py"),
 ]
 
 

@@ -225,8 +225,8 @@ class QosConfig:
                     "per_flow": False, "guard_permille": 0,
                     "ecn_threshold_bytes": None,
                     "note": "panda-qos --type htb: min-rate 10% of the "
-                            "link split over the levels, one FIFO each; "
-                            "no ECN marking"}
+                            "link split over the lower levels, the rest "
+                            "to level 0, one FIFO each; no ECN marking"}
         return {"type": "panda-sched", "rate_bps": self.rate_bps,
                 "levels": self.levels,
                 "other_config": dict(self.sched_settings(scheme))}
