@@ -40,7 +40,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import signal
 import socket
 import statistics
@@ -112,20 +111,10 @@ def pct(xs, p):
 
 
 def class_counters(ns, dev):
-    """tc -s class show -> {classid: (sent packets, lended, borrowed)}."""
-    out, cur = {}, None
-    for line in sh("tc", "-s", "class", "show", "dev", dev, ns=ns).split("\n"):
-        m = re.match(r"class htb (\S+) ", line)
-        if m:
-            cur = m.group(1)
-            continue
-        m = re.match(r"\s*Sent \d+ bytes (\d+) pkt", line)
-        if m and cur:
-            out[cur] = [int(m.group(1)), 0, 0]
-        m = re.match(r"\s*lended: (\d+) borrowed: (\d+)", line)
-        if m and cur in out:
-            out[cur][1:] = [int(m.group(1)), int(m.group(2))]
-    return out
+    """{classid: [sent packets, lended, borrowed]} of 'dev''s classes."""
+    return {k: [v["packets"], v.get("lended", 0), v.get("borrowed", 0)]
+            for k, v in qos.parse_tc_classes(
+                sh("tc", "-s", "class", "show", "dev", dev, ns=ns)).items()}
 
 
 def setup_classes(ns, dev, rate, levels, mode):

@@ -204,7 +204,9 @@ def htb_default_burst(rate):
 
 def parse_tc_classes(text):
     """'tc -s class show' output -> {classid: {"bytes", "packets",
-    "dropped"}}, plus "backlog" (packets) when tc prints it."""
+    "dropped"}}, plus "backlog" (packets) and, for htb, "lended" (packets
+    sent within the class's own rate) and "borrowed" when tc prints
+    them."""
     out = {}
     cur = None
     for line in text.splitlines():
@@ -220,6 +222,11 @@ def parse_tc_classes(text):
         m = re.match(r"\s*backlog \S+ (\d+)p", line)
         if m and cur in out:
             out[cur]["backlog"] = int(m.group(1))
+            continue
+        m = re.match(r"\s*lended: (\d+) borrowed: (\d+)", line)
+        if m and cur in out:
+            out[cur]["lended"] = int(m.group(1))
+            out[cur]["borrowed"] = int(m.group(2))
     return out
 
 

@@ -169,12 +169,17 @@ def test_parse_tc_classes_and_delta():
  Sent 1000 bytes 10 pkt (dropped 1, overlimits 0 requeues 0)
 class htb 1:2 parent 1:fffe prio 1 rate 625Kbit ceil 50Mbit
  Sent 3000 bytes 2 pkt (dropped 0, overlimits 0 requeues 0)
+ backlog 0b 0p requeues 0
+ lended: 2 borrowed: 0 giants: 0
 """
     cls = parse_tc_classes(text)
     assert cls["1:1"] == {"bytes": 1000, "packets": 10, "dropped": 1}
+    assert cls["1:2"] == {"bytes": 3000, "packets": 2, "dropped": 0,
+                          "backlog": 0, "lended": 2, "borrowed": 0}
     d = class_delta({"1:1": {"bytes": 400, "packets": 4, "dropped": 0}}, cls)
     assert d["1:1"] == {"bytes": 600, "packets": 6, "dropped": 1}
-    assert d["1:2"]["packets"] == 2
+    assert d["1:2"] == {"bytes": 3000, "packets": 2, "dropped": 0,
+                        "lended": 2, "borrowed": 0}
 
 
 def _pcap(path, frames):

@@ -201,7 +201,8 @@ def class_delta(before, after):
     for cls, a in sorted(after.items()):
         b = before.get(cls, {"bytes": 0, "packets": 0, "dropped": 0})
         out[cls] = {k: a[k] - b.get(k, 0)
-                    for k in ("bytes", "packets", "dropped") if k in a}
+                    for k in ("bytes", "packets", "dropped", "lended",
+                              "borrowed") if k in a}
     return out
 
 
