@@ -81,7 +81,7 @@ HostApp::SendFlow(uint32_t id)
         m_world->book->Append(ConnKey{m_addr, dst, f.sport, kFlowPort}, f.size);
     }
     m_tx[PeekPointer(s)] = TxFlow{id, f.size};
-    m_world->Watch(s);
+    m_world->WatchFlow(s, id);
     s->SetConnectCallback(MakeCallback(&HostApp::OnConnected, this),
                           MakeCallback(&HostApp::OnConnectFailed, this));
     s->SetSendCallback(MakeCallback(&HostApp::OnTxSpace, this));

@@ -250,6 +250,7 @@ ParseConfig(int argc, char** argv)
     uint32_t leaves = 9, hostsPerLeaf = 16, spines = 4;
     std::string cc;
     double alphaInit = -1;
+    double timeTraceMs = 0;
 
     ns3::CommandLine cmd(__FILE__);
     cmd.Usage("panda-sim: one ns-3 simulation point (a topology, a scheme, a workload).\n"
@@ -290,6 +291,10 @@ ParseConfig(int argc, char** argv)
     cmd.AddValue("rpc-pairs", "memcached-like client/server pairs (1 dumbbell, 0 leaf-spine)", rpcPairs);
     cmd.AddValue("rpc-cdf", "value-size CDF of the RPC responses", c.rpcCdf);
     cmd.AddValue("rpc-rate", "requests/s per pair, Poisson; 0 = closed loop", c.rpcRate);
+    cmd.AddValue("rpc-level",
+                 "put the RPC connections (both directions) at this level whatever the policy "
+                 "says; -1 (default) = the policy's level (schemes that mark by a policy)",
+                 c.rpcLevel);
     cmd.AddValue("rpc-requests", "end the run after this many answered requests (0: when the flows end)", c.rpcRequests);
     cmd.AddValue("incast-rate", "incast queries per second (Poisson), 0 = none", c.incastRate);
     cmd.AddValue("incast-queries", "incast queries (default 100 with --incast-rate)", c.incastQueries);
@@ -304,6 +309,11 @@ ParseConfig(int argc, char** argv)
                  "write levels.csv: per host and connection, the packets and payload bytes marked "
                  "at each level (schemes that mark by policy)",
                  c.levelTrace);
+    cmd.AddValue("time-trace-ms",
+                 "every this many ms, write each host port's backlog and traffic per level "
+                 "(ports-time.csv) and each running flow's progress and TCP state "
+                 "(flows-time.csv); 0 = off",
+                 timeTraceMs);
     cmd.AddValue("print-routes", "print every node's routes", c.printRoutes);
     cmd.Parse(argc, argv);
 
@@ -452,6 +462,17 @@ ParseConfig(int argc, char** argv)
         Require(c.rpcRate >= 0, "--rpc-rate: 0 (closed loop) or positive");
     }
     Require(c.rpcRequests == 0 || c.rpcPairs > 0, "--rpc-requests needs --rpc-pairs");
+    if (c.rpcLevel != -1)
+    {
+        /* The upper bound is the policy's levels, checked where the policy
+         * is parsed (main.cc); 7 is the most any policy has. */
+        Require(c.rpcLevel >= 0 && c.rpcLevel <= 7,
+                "--rpc-level: 0..7 (a level of the policy), or -1 for the policy's");
+        Require(c.scheme->marking == Marking::Policy,
+                std::string("--rpc-level: scheme ") + c.scheme->name +
+                    " does not mark by a policy (no level to pin)");
+        Require(c.rpcPairs > 0, "--rpc-level needs --rpc-pairs");
+    }
     Require(c.rpcPairs <= hosts * (hosts - 1), "--rpc-pairs: more than the host pairs");
     if (c.incastRate > 0)
     {
@@ -464,6 +485,11 @@ ParseConfig(int argc, char** argv)
         }
     }
     Require(!c.outDir.empty(), "--out is required");
+    Require(timeTraceMs >= 0 && timeTraceMs <= c.maxTime * 1e3,
+            "--time-trace-ms: 0 (off) up to --max-time");
+    Require(timeTraceMs == 0 || timeTraceMs >= 0.1,
+            "--time-trace-ms: at least 0.1 (a sample per 0.1 ms of simulated time)");
+    c.timeTraceNs = (uint64_t)std::llround(timeTraceMs * 1e6);
     Require(!c.levelTrace || c.scheme->marking == Marking::Policy,
             std::string("--level-trace: scheme ") + c.scheme->name +
                 " does not mark by a policy (no levels to trace)");

@@ -117,6 +117,10 @@ struct RunConfig
     uint32_t rpcPairs = 0;
     std::string rpcCdf;          /* Value sizes. */
     double rpcRate = 0;          /* Requests/s per pair (Poisson); 0 = closed loop. */
+    int rpcLevel = -1;           /* The RPC connections' level whatever the
+                                  * policy says (both directions), -1 = the
+                                  * policy's: an experiment that moves only
+                                  * the memcached connection. */
     uint32_t rpcRequests = 0;    /* Stop after this many answered requests
                                   * (all pairs); 0 = run by the flows. */
 
@@ -132,6 +136,8 @@ struct RunConfig
     std::string outDir;
     bool collect = false;        /* Write flt.hist/fht.hist for panda-model. */
     bool levelTrace = false;     /* Write levels.csv: each connection's levels. */
+    uint64_t timeTraceNs = 0;    /* Write ports-time.csv and flows-time.csv
+                                  * every this often; 0 = off. */
     bool printRoutes = false;
 };
 

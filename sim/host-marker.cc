@@ -27,6 +27,15 @@ HostMarker::SetPolicy(const MarkPolicy* policy, uint32_t capacity)
 }
 
 void
+HostMarker::PinPort(uint16_t port, unsigned level)
+{
+    m_pin = true;
+    m_pinPort = port;
+    m_pinVerdict.level = (uint8_t)level;
+    m_pinVerdict.dscp = m_policy->Dscp(level);
+}
+
+void
 HostMarker::SetOracle(MessageBook* book)
 {
     m_book = book;
@@ -121,6 +130,10 @@ HostMarker::Send(ns3::Ptr<ns3::Packet> p,
         seg.payload = payload;
         uint32_t nowMs = (uint32_t)ns3::Simulator::Now().GetMilliSeconds();
         MarkVerdict v = m_table->Classify(*m_policy, seg, nowMs);
+        if (m_pin && (seg.sport == m_pinPort || seg.dport == m_pinPort))
+        {
+            v = m_pinVerdict;
+        }
         if (m_traceLevels)
         {
             ConnKey k{seg.src, seg.dst, seg.sport, seg.dport};

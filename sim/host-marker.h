@@ -48,6 +48,14 @@ class HostMarker : public ns3::Object
     /* Panda/PIAS marking under 'policy' with a table of 'capacity'
      * connections.  Throws std::runtime_error on a bad table size. */
     void SetPolicy(const MarkPolicy* policy, uint32_t capacity);
+    /* Puts every segment to or from TCP port 'port' (both directions of
+     * the RPC connections) at 'level' of the policy, whatever their
+     * counter says (--rpc-level: moves the memcached connection and
+     * nothing else).  The table still classifies them, so their counters
+     * (run.json) stay the policy's; the table's per-level packet totals
+     * count the policy's level, levels.csv the one they were sent at.
+     * 'level' must be below the policy's levels. */
+    void PinPort(uint16_t port, unsigned level);
     /* Oracle ranks from 'book'. */
     void SetOracle(MessageBook* book);
     /* Records the sizes of outgoing segments into 'c' (either mode). */
@@ -77,6 +85,9 @@ class HostMarker : public ns3::Object
               ns3::Ptr<ns3::Ipv4Route> route);
 
     const MarkPolicy* m_policy = nullptr;
+    bool m_pin = false;
+    uint16_t m_pinPort = 0;
+    MarkVerdict m_pinVerdict{};
     std::unique_ptr<ConnTable> m_table;
     MessageBook* m_book = nullptr;
     SizeCollector* m_collector = nullptr;

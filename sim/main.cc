@@ -67,6 +67,116 @@ ConfigureTcp(const RunConfig& c)
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::On));
 }
 
+/* --time-trace-ms: every period, the host ports' per-level backlog and
+ * counters (ports-time.csv) and each flow's progress and TCP state
+ * (flows-time.csv: the flows running now, and those that finished since
+ * the last sample, once, with their final state).  What a run's totals
+ * cannot show: which level held the backlog while a flow stalled, and
+ * whether the flow was waiting, timing out or backing off from marks. */
+class TimeTrace
+{
+  public:
+    TimeTrace(const RunConfig& c,
+              const PortQueueFactory& q,
+              const World& w,
+              const Network& n,
+              const std::vector<Ptr<HostMarker>>& m,
+              const MarkPolicy* p)
+        : m_cfg(c),
+          m_queues(q),
+          m_world(w),
+          m_net(n),
+          m_markers(m),
+          m_policy(p)
+    {
+        m_ports = Open("ports-time.csv");
+        m_flows = Open("flows-time.csv");
+        fputs("t_ns,id,size,received,level,cwnd,ssthresh,rto_ms,losses,recoveries,cwrs\n",
+              m_flows);
+        Simulator::Schedule(NanoSeconds(c.timeTraceNs), &TimeTrace::Sample, this, true);
+    }
+    /* Takes a last sample when the run ended between two (the last
+     * flow's finish stops it), closes the files; throws
+     * std::runtime_error on a write error. */
+    void Finish()
+    {
+        if (Simulator::Now().GetNanoSeconds() > m_last)
+        {
+            Sample(false);
+        }
+        bool ok = fclose(m_ports) == 0;
+        ok = fclose(m_flows) == 0 && ok;
+        m_ports = m_flows = nullptr;
+        if (!ok)
+        {
+            throw std::runtime_error(m_cfg.outDir + ": ports-time.csv/flows-time.csv: write error");
+        }
+    }
+    ~TimeTrace()
+    {
+        if (m_ports)
+        {
+            fclose(m_ports);
+            fclose(m_flows);
+        }
+    }
+
+  private:
+    FILE* Open(const char* name)
+    {
+        std::string path = m_cfg.outDir + "/" + name;
+        FILE* f = fopen(path.c_str(), "w");
+        if (!f)
+        {
+            throw std::runtime_error(path + ": cannot create");
+        }
+        return f;
+    }
+
+    void Sample(bool again)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        m_queues.WriteHostPortSample(m_ports, now, m_first);
+        m_first = false;
+        for (const FlowRecord& f : m_world.rec.flows)
+        {
+            if (f.finishNs >= 0 && f.finishNs <= m_last)
+            {
+                continue;
+            }
+            int level = -1;
+            int64_t counter;
+            TcpSegmentFacts seg{m_net.hostAddr[f.src].Get(), m_net.hostAddr[f.dst].Get(), f.sport,
+                                kFlowPort, 0, 0};
+            if (m_policy && f.sport && m_markers[f.src]->Table()->Lookup(seg, &counter))
+            {
+                level = (int)m_policy->LevelOf(counter);
+            }
+            auto it = m_world.flowTcp.find(f.id);
+            World::FlowTcp t = it == m_world.flowTcp.end() ? World::FlowTcp{} : it->second;
+            fprintf(m_flows, "%lld,%u,%llu,%llu,%d,%u,%u,%.3f,%u,%u,%u\n", (long long)now, f.id,
+                    (unsigned long long)f.size, (unsigned long long)f.received, level, t.cwnd,
+                    t.ssthresh, t.rtoNs / 1e6, t.losses, t.recoveries, t.cwrs);
+        }
+        m_last = now;
+        if (again)
+        {
+            Simulator::Schedule(NanoSeconds(m_cfg.timeTraceNs), &TimeTrace::Sample, this, true);
+        }
+    }
+
+    const RunConfig& m_cfg;
+    const PortQueueFactory& m_queues;
+    const World& m_world;
+    const Network& m_net;
+    const std::vector<Ptr<HostMarker>>& m_markers;
+    const MarkPolicy* m_policy;
+    FILE* m_ports = nullptr;
+    FILE* m_flows = nullptr;
+    bool m_first = true;
+    int64_t m_last = -1;
+};
+
 std::string
 TopologyName(Topology t)
 {
@@ -108,9 +218,11 @@ WriteRunJson(const RunConfig& c,
         .Str("cdf", c.cdf)
         .Str("flow_list", c.flowListFile)
         .Bool("level_trace", c.levelTrace)
+        .Num("time_trace_ms", c.timeTraceNs / 1e6)
         .UInt("rpc_pairs", c.rpcPairs)
         .Str("rpc_cdf", c.rpcCdf)
         .Num("rpc_rate", c.rpcRate)
+        .Int("rpc_level", c.rpcLevel)
         .Num("incast_rate", c.incastRate)
         .UInt("incast_queries", c.incastQueries)
         .UInt("incast_fanin", c.incastFanin)
@@ -228,7 +340,11 @@ WriteRunJson(const RunConfig& c,
             w.Begin().UInt("pair", rc.pair);
             if (markers[rc.server]->Table()->Lookup(seg, &counter))
             {
-                w.Int("counter", counter).UInt("level", policy->LevelOf(counter));
+                /* "level": where its packets went (--rpc-level pins it);
+                 * "policy_level": where its counter puts it. */
+                w.Int("counter", counter)
+                    .UInt("level", c.rpcLevel >= 0 ? (unsigned)c.rpcLevel : policy->LevelOf(counter))
+                    .UInt("policy_level", policy->LevelOf(counter));
             }
             else
             {
@@ -267,6 +383,12 @@ Run(int argc, char** argv)
                               cfg.scheme->policyKind + " policy, --policy is a " +
                               (policy->IsPias() ? "pias" : "panda") + " one");
         }
+        if (cfg.rpcLevel >= (int)policy->Levels())
+        {
+            throw ConfigError("--rpc-level: " + std::to_string(cfg.rpcLevel) +
+                              " is not a level of the policy (0.." +
+                              std::to_string(policy->Levels() - 1) + ")");
+        }
     }
     PortQueueFactory queues(cfg, policy.get());
     std::filesystem::create_directories(cfg.outDir);
@@ -284,6 +406,7 @@ Run(int argc, char** argv)
     MessageBook book;
     SizeCollector collector(kRpcPort, kFlowPort);
     World world(net);
+    world.traceFlows = cfg.timeTraceNs > 0;
     std::vector<Ptr<HostMarker>> markers;
     if (cfg.scheme->marking != Marking::None || cfg.collect)
     {
@@ -293,6 +416,10 @@ Run(int argc, char** argv)
             if (cfg.scheme->marking == Marking::Policy)
             {
                 m->SetPolicy(policy.get(), cfg.tableCapacity);
+                if (cfg.rpcLevel >= 0)
+                {
+                    m->PinPort(kRpcPort, (unsigned)cfg.rpcLevel);
+                }
                 if (cfg.levelTrace)
                 {
                     m->TraceLevels();
@@ -326,6 +453,11 @@ Run(int argc, char** argv)
     }
     Workload wl(cfg, world, apps);
     wl.Start();
+    std::unique_ptr<TimeTrace> trace;
+    if (cfg.timeTraceNs > 0)
+    {
+        trace = std::make_unique<TimeTrace>(cfg, queues, world, net, markers, policy.get());
+    }
 
     Simulator::Stop(Seconds(cfg.maxTime));
     auto t0 = std::chrono::steady_clock::now();
@@ -335,6 +467,10 @@ Run(int argc, char** argv)
     uint64_t events = Simulator::GetEventCount();
 
     WriteRecords(cfg.outDir, world.rec);
+    if (trace)
+    {
+        trace->Finish();
+    }
     if (cfg.collect)
     {
         collector.Write(cfg.outDir);

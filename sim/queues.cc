@@ -167,6 +167,49 @@ PortQueueFactory::Install(const Port& port)
     NS_ABORT_MSG_UNLESS(qd, "no queue disc for the scheme");
     port.dev->GetNode()->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(port.dev, qd);
     m_installed.emplace_back(port.role, qd);
+    m_installedNode.push_back(port.dev->GetNode()->GetId());
+}
+
+void
+PortQueueFactory::WriteHostPortSample(FILE* out, int64_t nowNs, bool header) const
+{
+    if (header)
+    {
+        fputs("t_ns,host,level,backlog_bytes,enqueued_packets,sent_bytes,drop_limit,"
+              "drop_push_out,mark_ecn\n",
+              out);
+    }
+    for (size_t i = 0; i < m_installed.size(); i++)
+    {
+        const auto& [role, qd] = m_installed[i];
+        if (role != PortRole::HostUp)
+        {
+            continue;
+        }
+        uint32_t node = m_installedNode[i];
+#ifdef HAVE_PANDA_SCHED
+        if (m_cfg.scheme->queue == QueueKind::Sched)
+        {
+            std::vector<SchedLevelCounters> lv;
+            DynamicCast<PandaSchedQueueDisc>(qd)->AddCounters(lv);
+            for (size_t l = 0; l < lv.size(); l++)
+            {
+                const SchedLevelCounters& c = lv[l];
+                fprintf(out, "%lld,%u,%zu,%llu,%llu,%llu,%llu,%llu,%llu\n", (long long)nowNs, node,
+                        l, (unsigned long long)c.backlogBytes,
+                        (unsigned long long)c.enqueuedPackets, (unsigned long long)c.sentBytes,
+                        (unsigned long long)c.dropLimit, (unsigned long long)c.dropPushOut,
+                        (unsigned long long)c.markEcn);
+            }
+            continue;
+        }
+#endif
+        const QueueDisc::Stats& st = qd->GetStats();
+        fprintf(out, "%lld,%u,-1,%u,%llu,%llu,%llu,0,%llu\n", (long long)nowNs, node,
+                qd->GetNBytes(), (unsigned long long)st.nTotalEnqueuedPackets,
+                (unsigned long long)st.nTotalSentBytes, (unsigned long long)st.nTotalDroppedPackets,
+                (unsigned long long)st.nTotalMarkedPackets);
+    }
 }
 
 void

@@ -16,6 +16,7 @@
 #include "ns3/queue-disc.h"
 
 #include <array>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,11 +49,22 @@ class PortQueueFactory
      * over ports, or null) into 'w'. */
     void WriteJson(JsonWriter& w) const;
 
+    /* One CSV row per host NIC port and level (--time-trace-ms,
+     * ports-time.csv): "t_ns,host,level,backlog_bytes,enqueued_packets,
+     * sent_bytes,drop_limit,drop_push_out,mark_ecn", the backlog now and
+     * the counters so far.  Queue discs other than the scheduler core
+     * have no levels: one row with level -1, their backlog and the
+     * counters ns-3 keeps (drop_limit: all its drops).  The header first
+     * if 'header'.  'host' is the port's node id, which is the host index
+     * (network.cc creates the hosts first). */
+    void WriteHostPortSample(FILE* out, int64_t nowNs, bool header) const;
+
   private:
     const RunConfig& m_cfg;
     std::array<uint8_t, 64> m_levelOfDscp{};
     std::shared_ptr<const SchedConfig> m_sched;
     std::vector<std::pair<PortRole, ns3::Ptr<ns3::QueueDisc>>> m_installed;
+    std::vector<uint32_t> m_installedNode; /* Node id of each, same order. */
 };
 
 } // namespace pandasim

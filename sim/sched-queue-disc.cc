@@ -282,6 +282,8 @@ PandaSchedQueueDisc::AddCounters(std::vector<pandasim::SchedLevelCounters>& sum)
         c.dropCodel += l.drop_codel;
         c.markCodel += l.mark_codel;
         c.newFlows += l.new_flows;
+        c.backlogBytes += l.backlog_bytes;
+        c.backlogPackets += l.backlog_packets;
     }
 }
 

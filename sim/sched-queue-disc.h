@@ -64,6 +64,7 @@ struct SchedLevelCounters
     uint64_t dropLimit = 0, dropWred = 0, dropPushOut = 0, markEcn = 0, markWred = 0;
     uint64_t sharedQueuePackets = 0;
     uint64_t dropCodel = 0, markCodel = 0, newFlows = 0; /* fq-codel levels. */
+    uint64_t backlogBytes = 0, backlogPackets = 0;       /* Held now. */
 };
 
 } // namespace pandasim

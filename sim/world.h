@@ -10,6 +10,7 @@
 #include "oracle.h"
 #include "records.h"
 
+#include "ns3/nstime.h"
 #include "ns3/socket.h"
 #include "ns3/tcp-socket-state.h"
 
@@ -84,7 +85,56 @@ struct World
         s->TraceConnectWithoutContext("CongState", ns3::MakeCallback(&World::OnCongState, this));
     }
 
+    /* One flow sender's TCP state, kept only with --time-trace-ms
+     * (flows-time.csv): the window and RTO now, and how often it entered
+     * loss (an RTO), recovery (three duplicate ACKs) and CWR (an ECN echo:
+     * DCTCP's reduction). */
+    struct FlowTcp
+    {
+        uint32_t cwnd = 0, ssthresh = 0;
+        int64_t rtoNs = 0;
+        uint32_t losses = 0, recoveries = 0, cwrs = 0;
+    };
+    bool traceFlows = false;
+    std::unordered_map<uint32_t, FlowTcp> flowTcp; /* Flow id -> state. */
+    /* Watch() for a flow's sender, and its FlowTcp when traceFlows. */
+    void WatchFlow(ns3::Ptr<ns3::Socket> s, uint32_t id)
+    {
+        Watch(s);
+        if (!traceFlows)
+        {
+            return;
+        }
+        FlowTcp* t = &flowTcp[id]; /* Map nodes do not move. */
+        s->TraceConnectWithoutContext("CongState", ns3::MakeBoundCallback(&FlowCongState, t));
+        s->TraceConnectWithoutContext("CongestionWindow", ns3::MakeBoundCallback(&FlowCwnd, t));
+        s->TraceConnectWithoutContext("SlowStartThreshold",
+                                      ns3::MakeBoundCallback(&FlowSsthresh, t));
+        s->TraceConnectWithoutContext("RTO", ns3::MakeBoundCallback(&FlowRto, t));
+    }
+
   private:
+    static void FlowCongState(FlowTcp* t,
+                              ns3::TcpSocketState::TcpCongState_t,
+                              ns3::TcpSocketState::TcpCongState_t now)
+    {
+        t->losses += now == ns3::TcpSocketState::CA_LOSS;
+        t->recoveries += now == ns3::TcpSocketState::CA_RECOVERY;
+        t->cwrs += now == ns3::TcpSocketState::CA_CWR;
+    }
+    static void FlowCwnd(FlowTcp* t, uint32_t, uint32_t now)
+    {
+        t->cwnd = now;
+    }
+    static void FlowSsthresh(FlowTcp* t, uint32_t, uint32_t now)
+    {
+        t->ssthresh = now;
+    }
+    static void FlowRto(FlowTcp* t, ns3::Time, ns3::Time now)
+    {
+        t->rtoNs = now.GetNanoSeconds();
+    }
+
     void OnCongState(ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t now)
     {
         if (now == ns3::TcpSocketState::CA_LOSS)
