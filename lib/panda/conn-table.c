@@ -1338,55 +1338,96 @@ entry_age(unsigned int kw, uint32_t *e, uint64_t s, panda_msec_t now)
                       | __atomic_load_n(e + kw, __ATOMIC_RELAXED));
 }
 
+/* What one lock-free try of a TCP packet found (classify_try_kw()). */
+enum try_result {
+    TRY_DONE,       /* The per-packet case, applied: '*level' is set. */
+    TRY_LOCKED,     /* No entry, a busy one, or one idle past the timeout:
+                     * only the shard's mutex can tell or fix it. */
+    TRY_AGAIN,      /* The slot changed under the try: look again. */
+    TRY_EVENTS,     /* The entry, not changed: the packet is a SYN, FIN or
+                     * RST, or the entry ended, for entry_apply_kw(). */
+};
+
+/* One lock-free try of a TCP packet whose probe 'pr' ('kw' key words) is
+ * ready, when its entry is there, not busy, not idle past 'idle_ms'
+ * (table_idle_limit()), and the packet changes nothing but the state
+ * word's counter, bytes, packets and time: it is applied with one
+ * compare-and-swap.  The general path (classify_probe_kw()) and the batch
+ * loop's inline case (classify_probe4()) share it, so the per-packet case
+ * is written once; each decides what follows a try that declined.  On
+ * TRY_EVENTS, '*ep', '*sp' and '*claimsp' are the entry, its state and the
+ * shard's claim count read before the look, for entry_apply_kw(). */
+PANDA_INLINE enum try_result
+classify_try_kw(const struct probe *pr, unsigned int kw,
+                const struct panda_policy *p, const struct panda_pkt *pkt,
+                panda_msec_t now, bool count_bytes, panda_msec_t idle_ms,
+                uint8_t *level, uint32_t **ep, uint64_t *sp,
+                uint32_t *claimsp)
+{
+    uint32_t claims = shard_claims(pr->shard);
+    enum find_result r;
+    panda_msec_t age;
+    uint32_t *e;
+    uint64_t s, ns;
+
+    r = probe_find(pr, kw, &e, &s);
+    if (r != FOUND) {
+        return r == CHANGED ? TRY_AGAIN : TRY_LOCKED;
+    }
+    age = entry_age(kw, e, s, now);
+    if (age > idle_ms) {
+        return TRY_LOCKED;      /* Expired: under the mutex. */
+    }
+    if (!(s & ST_LIVE)
+        || pkt->tcp_flags & (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)) {
+        *ep = e;
+        *sp = s;
+        *claimsp = claims;
+        return TRY_EVENTS;
+    }
+    ns = state_step(p, pkt, s, age, now, count_bytes, level);
+    if (ns != s
+        && !state_install(pr->shard, claims, slot_state_kw(kw, e), s, ns)) {
+        return TRY_AGAIN;
+    }
+    __atomic_store_n(e + kw, (uint32_t) now, __ATOMIC_RELAXED);
+    return TRY_DONE;
+}
+
 /* Classifies a TCP packet whose probe 'pr' is ready: without a lock if its
- * entry is there and not busy (the per-packet case), else under the
- * shard's mutex. */
+ * entry is there and not busy, else under the shard's mutex. */
 static uint8_t
 classify_probe_kw(struct panda_table *t, const struct probe *pr,
                   unsigned int kw, const struct panda_policy *p,
                   const struct panda_pkt *pkt, panda_msec_t now,
                   bool count_bytes, bool *stateful)
 {
+    panda_msec_t idle_ms = table_idle_limit(t);
     unsigned int tries;
-    uint8_t level;
 
     for (tries = 0; tries < LOCKLESS_TRIES; tries++) {
-        uint32_t claims = shard_claims(pr->shard);
-        panda_msec_t age;
+        uint32_t claims;
+        uint8_t level;
         uint32_t *e;
         uint64_t s;
 
-        enum find_result r = probe_find(pr, kw, &e, &s);
-
-        if (r != FOUND) {
-            if (r == CHANGED) {
-                continue;
+        switch (classify_try_kw(pr, kw, p, pkt, now, count_bytes, idle_ms,
+                                &level, &e, &s, &claims)) {
+        case TRY_DONE:
+            *stateful = true;
+            return level;
+        case TRY_LOCKED:
+            return classify_locked(t, pr, p, pkt, now, count_bytes,
+                                   stateful);
+        case TRY_AGAIN:
+            break;
+        case TRY_EVENTS:
+            if (entry_apply_kw(t, pr, kw, e, s, claims, p, pkt, now,
+                               count_bytes, &level)) {
+                *stateful = true;
+                return level;
             }
             break;
-        }
-        age = entry_age(kw, e, s, now);
-        if (age > table_idle_limit(t)) {
-            break;              /* Expired: under the mutex. */
-        }
-        if (PANDA_LIKELY(s & ST_LIVE
-                         && !(pkt->tcp_flags & (PANDA_TCP_SYN | PANDA_TCP_FIN
-                                                | PANDA_TCP_RST)))) {
-            uint64_t ns = state_step(p, pkt, s, age, now, count_bytes,
-                                     &level);
-
-            if (ns != s
-                && !state_install(pr->shard, claims, slot_state_kw(kw, e),
-                                  s, ns)) {
-                continue;
-            }
-            __atomic_store_n(e + kw, (uint32_t) now, __ATOMIC_RELAXED);
-            *stateful = true;
-            return level;
-        }
-        if (entry_apply_kw(t, pr, kw, e, s, claims, p, pkt, now,
-                           count_bytes, &level)) {
-            *stateful = true;
-            return level;
         }
     }
     return classify_locked(t, pr, p, pkt, now, count_bytes, stateful);
@@ -1404,64 +1445,32 @@ classify_probe(struct panda_table *t, const struct probe *pr,
     return classify_probe_kw(t, pr, 9, p, pkt, now, count_bytes, stateful);
 }
 
-/* The first try of classify_probe_kw() for an IPv4 packet, inline in the
- * batch loop, when it is the per-packet case: the entry found, not busy,
- * live, not idle past 'idle_ms' (the table's idle timeout, or TIME_MASK
- * if it has none), a packet without SYN, FIN or RST, and the swap won.
- * Returns FOUND with '*level' if so; MISSING, having changed nothing, if
- * there is no entry (or a busy one), for classify_locked() to insert it;
- * CHANGED, having changed nothing, for anything else, for
- * classify_probe() to do it all.  Both out of line, so that the
- * per-packet case is straight code without the retries and the mutex's
- * paths. */
-PANDA_INLINE enum find_result
-classify_probe_fast4(const struct probe *pr, const struct panda_policy *p,
-                     const struct panda_pkt *pkt, panda_msec_t now,
-                     bool count_bytes, panda_msec_t idle_ms, uint8_t *level)
-{
-    uint32_t claims = shard_claims(pr->shard);
-    enum find_result r;
-    panda_msec_t age;
-    uint32_t *e;
-    uint64_t s, ns;
-
-    r = probe_find(pr, 3, &e, &s);
-    if (r != FOUND) {
-        return r;
-    }
-    age = entry_age(3, e, s, now);
-    if (age > idle_ms || !(s & ST_LIVE)
-        || pkt->tcp_flags & (PANDA_TCP_SYN | PANDA_TCP_FIN | PANDA_TCP_RST)) {
-        return CHANGED;
-    }
-    ns = state_step(p, pkt, s, age, now, count_bytes, level);
-    if (ns != s
-        && !state_install(pr->shard, claims, slot_state_kw(3, e), s, ns)) {
-        return CHANGED;
-    }
-    __atomic_store_n(e + 3, (uint32_t) now, __ATOMIC_RELAXED);
-    return FOUND;
-}
-
-/* Classifies the IPv4 packet whose probe 'pr' is ready: the inline try,
- * then, if it declined, the general path. */
+/* Classifies the IPv4 packet whose probe 'pr' is ready: the first try
+ * inline in the batch loop ('idle_ms' computed once per batch), and
+ * whatever follows a try that declined out of line (classify_locked(), or
+ * classify_probe() from the start), so that the per-packet case is
+ * straight code without the retries and the mutex's paths. */
 PANDA_INLINE uint8_t
 classify_probe4(struct panda_table *t, const struct probe *pr,
                 const struct panda_policy *p, const struct panda_pkt *pkt,
                 panda_msec_t now, bool count_bytes, panda_msec_t idle_ms,
                 bool *stateful)
 {
+    uint32_t claims;
     uint8_t level;
+    uint32_t *e;
+    uint64_t s;
 
-    switch (classify_probe_fast4(pr, p, pkt, now, count_bytes, idle_ms,
-                                 &level)) {
-    case FOUND:
+    switch (classify_try_kw(pr, 3, p, pkt, now, count_bytes, idle_ms,
+                            &level, &e, &s, &claims)) {
+    case TRY_DONE:
         *stateful = true;
         return level;
-    case MISSING:
-        /* What classify_probe_kw() would do after the same look. */
+    case TRY_LOCKED:
+        /* What classify_probe_kw() would do after the same try. */
         return classify_locked(t, pr, p, pkt, now, count_bytes, stateful);
-    case CHANGED:
+    case TRY_AGAIN:
+    case TRY_EVENTS:
     default:
         return classify_probe(t, pr, p, pkt, now, count_bytes, stateful);
     }
