@@ -1789,12 +1789,23 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
         if (hist && v->stateful && pkts[k].payload) {
             panda_sizehist_run_add(hist, &run, v->level, pkts[k].payload);
         }
-        if (OVS_UNLIKELY(stateless) && t) {
-            atomic_add_relaxed(&t->rule_packets[v->level], 1, &orig);
-        }
     }
     if (hist) {
         panda_sizehist_run_end(&run);
+    }
+    if (OVS_UNLIKELY(stateless) && t) {
+        /* Counted per batch: one atomic addition per level, not one per
+         * packet, on counters that every thread of the id writes. */
+        unsigned int per_level[PANDA_MAX_LEVELS] = { 0 };
+
+        for (size_t k = 0; k < n; k++) {
+            per_level[verdicts[k].level]++;
+        }
+        for (size_t j = 0; j < PANDA_MAX_LEVELS; j++) {
+            if (per_level[j]) {
+                atomic_add_relaxed(&t->rule_packets[j], per_level[j], &orig);
+            }
+        }
     }
 
     COVERAGE_ADD(panda_packet, n);
