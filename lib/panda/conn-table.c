@@ -449,19 +449,25 @@ pkt_key(struct panda_table *t, const struct panda_pkt *pkt, uint32_t *key)
 /* The shard and the two candidate buckets of 'key' ('kw' words) in
  * 'st'. */
 PANDA_INLINE void
+place_hash(uint64_t h, struct shard *shards, unsigned int shard_bits,
+           uint32_t n_buckets, struct shard **shard, uint32_t b[2])
+{
+    /* Two shifts, so that 0 shard bits shift by 32, not 64. */
+    *shard = &shards[h >> 32 >> (32 - shard_bits)];
+    b[0] = fastrange32((uint32_t) h, n_buckets);
+    b[1] = fastrange32((uint32_t) (h >> 24) * 0x9e3779b1u, n_buckets);
+    if (b[1] == b[0] && n_buckets > 1) {
+        b[1] = b[0] + 1 < n_buckets ? b[0] + 1 : 0;
+    }
+}
+
+PANDA_INLINE void
 probe_place_kw(const struct panda_table *t, const struct subtable *st,
                unsigned int kw, const uint32_t *key, struct shard **shard,
                uint32_t b[2])
 {
-    uint64_t h = hash_key(key, kw, t->seed);
-
-    /* Two shifts, so that 0 shard bits shift by 32, not 64. */
-    *shard = &st->shards[h >> 32 >> (32 - t->shard_bits)];
-    b[0] = fastrange32((uint32_t) h, st->n_buckets);
-    b[1] = fastrange32((uint32_t) (h >> 24) * 0x9e3779b1u, st->n_buckets);
-    if (b[1] == b[0] && st->n_buckets > 1) {
-        b[1] = b[0] + 1 < st->n_buckets ? b[0] + 1 : 0;
-    }
+    place_hash(hash_key(key, kw, t->seed), st->shards, t->shard_bits,
+               st->n_buckets, shard, b);
 }
 
 static void
@@ -1539,6 +1545,11 @@ panda_table_classify_batch(struct panda_table *t,
     struct subtable *v4 = (t && panda_kind_has_counter(p->kind)
                            && subtable_ready(&t->v4) ? &t->v4 : NULL);
     panda_msec_t idle_ms = table_idle_limit(t);
+    /* probe_init_kw()'s inputs for the common packet, read once. */
+    uint64_t seed = t ? t->seed : 0;
+    unsigned int shard_bits = t ? t->shard_bits : 0;
+    struct shard *shards = v4 ? v4->shards : NULL;
+    uint32_t n_buckets = v4 ? v4->n_buckets : 0;
     size_t base, i;
     unsigned int j;
 
@@ -1557,7 +1568,13 @@ panda_table_classify_batch(struct panda_table *t,
                 pr[i].key[0] = pk[i].src.v4;
                 pr[i].key[1] = pk[i].dst.v4;
                 pr[i].key[2] = (uint32_t) pk[i].sport << 16 | pk[i].dport;
-                probe_init_kw(t, v4, 3, &pr[i]);
+                pr[i].st = v4;
+                place_hash(hash_key(pr[i].key, 3, seed), shards, shard_bits,
+                           n_buckets, &pr[i].shard, pr[i].b);
+                pr[i].bucket[0] = (uint8_t *) slot_at_kw(pr[i].shard, 3,
+                                                         pr[i].b[0], 0);
+                pr[i].bucket[1] = (uint8_t *) slot_at_kw(pr[i].shard, 3,
+                                                         pr[i].b[1], 0);
                 probe_prefetch_kw(&pr[i], 3);
             } else if (probe_prepare(t, p, &pk[i], now, &pr[i], &level)) {
                 probe_prefetch(&pr[i]);
