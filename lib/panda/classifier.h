@@ -205,10 +205,11 @@ PANDA_INLINE uint8_t
 panda_cls_level(const struct panda_policy *p, int64_t *counter,
                 const struct panda_pkt *pkt)
 {
-    int rule = p->n_rules ? panda_cls_rules(p, pkt) : -1;
     uint8_t level;
+    int rule;
 
     if (!panda_kind_has_counter(p->kind)) {
+        rule = panda_cls_rules(p, pkt);
         return rule >= 0 ? (uint8_t) rule : p->default_level;
     }
     if (pkt->proto != PANDA_IPPROTO_TCP) {
@@ -231,7 +232,16 @@ panda_cls_level(const struct panda_policy *p, int64_t *counter,
             level = p->untracked_level;
         }
     }
-    return rule >= 0 ? (uint8_t) rule : level;
+    /* Rules look at the packet alone, so a compose policy's may come after
+     * the counter's update; a counter kind without rules (the common
+     * policy) then returns the counter's level without a merge. */
+    if (p->n_rules) {
+        rule = panda_cls_rules(p, pkt);
+        if (rule >= 0) {
+            level = (uint8_t) rule;
+        }
+    }
+    return level;
 }
 
 #ifdef __cplusplus
