@@ -1700,6 +1700,46 @@ dp_panda_mark(const struct dp_panda_marks *marks, int family, uint8_t dscp)
     }
 }
 
+/* Marks the 'n' packets 'packets' ('pkts', 'marks') with their 'verdicts'
+ * and counts their payloads in 'hist' (if nonnull).  'all_plain' says that
+ * every packet is one that dp_panda_extract_tcp4() took (an IPv4 header
+ * outside any tunnel), the common batch, which then writes each header
+ * inline without looking at its marks' tunnel and family. */
+static inline ALWAYS_INLINE void
+dp_panda_mark_batch(struct dp_packet **packets, const struct panda_pkt *pkts,
+                    const struct dp_panda_marks *marks,
+                    const struct panda_table_verdict *verdicts, size_t n,
+                    struct panda_sizehist *hist, bool all_plain)
+{
+    struct panda_sizehist_run run;
+
+    panda_sizehist_run_init(&run);
+    for (size_t k = 0; k < n; k++) {
+        const struct panda_table_verdict *v = &verdicts[k];
+
+        if (all_plain
+            || OVS_LIKELY(!marks[k].outer_nh && pkts[k].family == 4)) {
+            struct ip_header *ip = marks[k].nh;
+            uint8_t tos = panda_pkt_tos_set_dscp(ip->ip_tos, v->dscp);
+
+            if (tos != ip->ip_tos) {
+                ip->ip_csum = recalc_csum16(ip->ip_csum, htons(ip->ip_tos),
+                                            htons(tos));
+                ip->ip_tos = tos;
+            }
+        } else {
+            dp_panda_mark(&marks[k], pkts[k].family, v->dscp);
+        }
+        packets[k]->md.skb_priority = v->queue;
+        if (hist && v->stateful && pkts[k].payload) {
+            panda_sizehist_run_add(hist, &run, v->level, pkts[k].payload);
+        }
+    }
+    if (hist) {
+        panda_sizehist_run_end(&run);
+    }
+}
+
 void
 dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
                  const struct nlattr *action, long long int now_ms)
@@ -1713,8 +1753,9 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
     struct dp_panda_table *t = NULL;
     struct panda_table *table = NULL;
     struct panda_sizehist *hist = NULL;
-    struct panda_sizehist_run run;
     struct dp_packet *packet;
+    size_t n_plain = 0;         /* Packets that dp_panda_extract_tcp4()
+                                 * took. */
     size_t n = 0;
     unsigned long long int orig;
     bool histograms, stateless;
@@ -1759,9 +1800,11 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
         /* The common packet inline, the rest (IPv6, tunnels, fragments,
          * packets the datapath did not parse) by the general path. */
-        if (OVS_LIKELY(dp_panda_extract_tcp4(packet, &pkts[n], &marks[n]))
-            || dp_panda_extract_marks(packet, &pkts[n], &marks[n],
-                                      policy->tunnels)) {
+        if (OVS_LIKELY(dp_panda_extract_tcp4(packet, &pkts[n], &marks[n]))) {
+            packets[n++] = packet;
+            n_plain++;
+        } else if (dp_panda_extract_marks(packet, &pkts[n], &marks[n],
+                                          policy->tunnels)) {
             packets[n++] = packet;
         }
     }
@@ -1769,29 +1812,14 @@ dp_panda_execute(struct dp_panda *dp, struct dp_packet_batch *batch,
      * without a table: the whole batch in one call, which hashes and
      * prefetches every lookup before the first. */
     panda_table_classify_batch(table, policy, pkts, n, now_ms, verdicts);
-    panda_sizehist_run_init(&run);
-    for (size_t k = 0; k < n; k++) {
-        const struct panda_table_verdict *v = &verdicts[k];
-
-        if (OVS_LIKELY(!marks[k].outer_nh && pkts[k].family == 4)) {
-            struct ip_header *ip = marks[k].nh;
-            uint8_t tos = panda_pkt_tos_set_dscp(ip->ip_tos, v->dscp);
-
-            if (tos != ip->ip_tos) {
-                ip->ip_csum = recalc_csum16(ip->ip_csum, htons(ip->ip_tos),
-                                            htons(tos));
-                ip->ip_tos = tos;
-            }
-        } else {
-            dp_panda_mark(&marks[k], pkts[k].family, v->dscp);
-        }
-        packets[k]->md.skb_priority = v->queue;
-        if (hist && v->stateful && pkts[k].payload) {
-            panda_sizehist_run_add(hist, &run, v->level, pkts[k].payload);
-        }
-    }
-    if (hist) {
-        panda_sizehist_run_end(&run);
+    /* The common batches (every packet plain IPv4, histograms on or off)
+     * get copies of the loop with those tests decided once per batch. */
+    if (OVS_LIKELY(n_plain == n) && hist) {
+        dp_panda_mark_batch(packets, pkts, marks, verdicts, n, hist, true);
+    } else if (OVS_LIKELY(n_plain == n)) {
+        dp_panda_mark_batch(packets, pkts, marks, verdicts, n, NULL, true);
+    } else {
+        dp_panda_mark_batch(packets, pkts, marks, verdicts, n, hist, false);
     }
     if (OVS_UNLIKELY(stateless) && t) {
         /* Counted per batch: one atomic addition per level, not one per
