@@ -44,6 +44,7 @@ HostApp::StartApplication()
     m_flowListen = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
     m_flowListen->Bind(InetSocketAddress(Ipv4Address::GetAny(), kFlowPort));
     m_flowListen->Listen();
+    m_world->WatchListener(m_flowListen);
     m_flowListen->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
                                     MakeCallback(&HostApp::OnFlowAccept, this));
     /* Every host is a possible RPC server (a listening socket is cheap). */

@@ -91,7 +91,7 @@ class TimeTrace
     {
         m_ports = Open("ports-time.csv");
         m_flows = Open("flows-time.csv");
-        fputs("t_ns,id,size,received,level,cwnd,ssthresh,rto_ms,losses,recoveries,cwrs\n",
+        fputs("t_ns,id,size,received,level,cwnd,ssthresh,rto_ms,losses,recoveries,cwrs,ecn_state\n",
               m_flows);
         Simulator::Schedule(NanoSeconds(c.timeTraceNs), &TimeTrace::Sample, this, true);
     }
@@ -154,9 +154,9 @@ class TimeTrace
             }
             auto it = m_world.flowTcp.find(f.id);
             World::FlowTcp t = it == m_world.flowTcp.end() ? World::FlowTcp{} : it->second;
-            fprintf(m_flows, "%lld,%u,%llu,%llu,%d,%u,%u,%.3f,%u,%u,%u\n", (long long)now, f.id,
+            fprintf(m_flows, "%lld,%u,%llu,%llu,%d,%u,%u,%.3f,%u,%u,%u,%d\n", (long long)now, f.id,
                     (unsigned long long)f.size, (unsigned long long)f.received, level, t.cwnd,
-                    t.ssthresh, t.rtoNs / 1e6, t.losses, t.recoveries, t.cwrs);
+                    t.ssthresh, t.rtoNs / 1e6, t.losses, t.recoveries, t.cwrs, t.ecn);
         }
         m_last = now;
         if (again)
@@ -294,6 +294,9 @@ WriteRunJson(const RunConfig& c,
         .UInt("sockets_watched", world.sockets)
         .UInt("rto", world.rtoCount)
         .UInt("fast_recovery", world.recoveryCount)
+        .UInt("flow_listener_ecn_changes", world.listenerEcnChanges)
+        .Int("flow_listener_ecn_first_change_ns", world.listenerEcnFirstNs)
+        .Int("flow_listener_ecn_state", world.listenerEcnState)
         .End();
 
     queues.WriteJson(w);

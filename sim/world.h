@@ -11,6 +11,7 @@
 #include "records.h"
 
 #include "ns3/nstime.h"
+#include "ns3/simulator.h"
 #include "ns3/socket.h"
 #include "ns3/tcp-socket-state.h"
 
@@ -86,16 +87,30 @@ struct World
     }
 
     /* One flow sender's TCP state, kept only with --time-trace-ms
-     * (flows-time.csv): the window and RTO now, and how often it entered
-     * loss (an RTO), recovery (three duplicate ACKs) and CWR (an ECN echo:
-     * DCTCP's reduction). */
+     * (flows-time.csv): the window, RTO and ECN state now, and how often
+     * it entered loss (an RTO), recovery (three duplicate ACKs) and CWR
+     * (an ECN echo: DCTCP's reduction). */
     struct FlowTcp
     {
         uint32_t cwnd = 0, ssthresh = 0;
         int64_t rtoNs = 0;
         uint32_t losses = 0, recoveries = 0, cwrs = 0;
+        int ecn = -1; /* ns-3's EcnState (0: ECN off on this connection). */
     };
     bool traceFlows = false;
+
+    /* ECN state changes of the flow sinks' listening sockets (run.json):
+     * a listener takes no data, but ns-3 forks every accepted connection
+     * from it, state included, so a change there reaches every later
+     * flow's receiver. */
+    uint64_t listenerEcnChanges = 0;
+    int64_t listenerEcnFirstNs = -1;
+    int listenerEcnState = -1;
+    void WatchListener(ns3::Ptr<ns3::Socket> s)
+    {
+        s->TraceConnectWithoutContext("EcnState",
+                                      ns3::MakeCallback(&World::OnListenerEcn, this));
+    }
     std::unordered_map<uint32_t, FlowTcp> flowTcp; /* Flow id -> state. */
     /* Watch() for a flow's sender, and its FlowTcp when traceFlows. */
     void WatchFlow(ns3::Ptr<ns3::Socket> s, uint32_t id)
@@ -111,9 +126,19 @@ struct World
         s->TraceConnectWithoutContext("SlowStartThreshold",
                                       ns3::MakeBoundCallback(&FlowSsthresh, t));
         s->TraceConnectWithoutContext("RTO", ns3::MakeBoundCallback(&FlowRto, t));
+        s->TraceConnectWithoutContext("EcnState", ns3::MakeBoundCallback(&FlowEcn, t));
     }
 
   private:
+    void OnListenerEcn(ns3::TcpSocketState::EcnState_t, ns3::TcpSocketState::EcnState_t now)
+    {
+        listenerEcnChanges++;
+        if (listenerEcnFirstNs < 0)
+        {
+            listenerEcnFirstNs = ns3::Simulator::Now().GetNanoSeconds();
+        }
+        listenerEcnState = (int)now;
+    }
     static void FlowCongState(FlowTcp* t,
                               ns3::TcpSocketState::TcpCongState_t,
                               ns3::TcpSocketState::TcpCongState_t now)
@@ -133,6 +158,12 @@ struct World
     static void FlowRto(FlowTcp* t, ns3::Time, ns3::Time now)
     {
         t->rtoNs = now.GetNanoSeconds();
+    }
+    static void FlowEcn(FlowTcp* t,
+                        ns3::TcpSocketState::EcnState_t,
+                        ns3::TcpSocketState::EcnState_t now)
+    {
+        t->ecn = (int)now;
     }
 
     void OnCongState(ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t now)

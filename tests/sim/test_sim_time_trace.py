@@ -78,6 +78,10 @@ def test_dctcp_pias_levels_and_marks(panda_sim, tmp_path):
     assert max(int(r["cwnd"]) for r in big) > 10 * 1448
     end = last_rows(t["flows-time"])
     assert int(end["0"]["cwrs"]) > 0
+    # ECN negotiated (ns-3's EcnState: 0 is off), and the sinks'
+    # listener, which takes no data, never changed its ECN state.
+    assert all(r["ecn_state"] not in ("0", "-1") for r in big)
+    assert run["tcp"]["flow_listener_ecn_changes"] == 0
     assert sum(int(r["losses"]) for r in end.values()) == run["tcp"]["rto"]
     assert sum(int(r["recoveries"]) for r in end.values()) \
         == run["tcp"]["fast_recovery"]
