@@ -297,6 +297,7 @@ WriteRunJson(const RunConfig& c,
         .UInt("flow_listener_ecn_changes", world.listenerEcnChanges)
         .Int("flow_listener_ecn_first_change_ns", world.listenerEcnFirstNs)
         .Int("flow_listener_ecn_state", world.listenerEcnState)
+        .Int("flow_listener_ce_seq", world.listenerCeSeq)
         .End();
 
     queues.WriteJson(w);

@@ -106,10 +106,16 @@ struct World
     uint64_t listenerEcnChanges = 0;
     int64_t listenerEcnFirstNs = -1;
     int listenerEcnState = -1;
+    /* The sequence number of the last CE-marked segment the listener took
+     * (ns-3's m_ecnCESeq, which forks inherit: a receiver treats CE as
+     * new only above it), -1 if none. */
+    int64_t listenerCeSeq = -1;
     void WatchListener(ns3::Ptr<ns3::Socket> s)
     {
         s->TraceConnectWithoutContext("EcnState",
                                       ns3::MakeCallback(&World::OnListenerEcn, this));
+        s->TraceConnectWithoutContext("EcnCeSeq",
+                                      ns3::MakeCallback(&World::OnListenerCeSeq, this));
     }
     std::unordered_map<uint32_t, FlowTcp> flowTcp; /* Flow id -> state. */
     /* Watch() for a flow's sender, and its FlowTcp when traceFlows. */
@@ -130,6 +136,10 @@ struct World
     }
 
   private:
+    void OnListenerCeSeq(ns3::SequenceNumber32, ns3::SequenceNumber32 now)
+    {
+        listenerCeSeq = now.GetValue();
+    }
     void OnListenerEcn(ns3::TcpSocketState::EcnState_t, ns3::TcpSocketState::EcnState_t now)
     {
         listenerEcnChanges++;
