@@ -8,7 +8,7 @@ entered CWR (never cut their window for an ECN echo), and large_rtos, the
 RTOs of the window's large flows; listener_ecn_changes and
 listener_first_change_s, the ECN state changes of the flow sinks'
 listening socket and the sequence number of the last CE-marked segment
-it took (run.json, panda-sim from adb85e7 on; -1: none).  The
+it took (run.json, panda-sim from 735c289 on; -1: none).  The
 window is the seeds20 run's: flows started 3-23 s into the run (the FCT
 window of sim/run.py workloads), run to 33 s.
 Usage: extract.py OUT_DIR [DEST_DIR]  (OUT_DIR as run.sh's $OUT)"""
