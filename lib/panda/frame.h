@@ -92,6 +92,14 @@ panda_frame_buf_load(const struct panda_frame_buf *b, uint32_t off,
 #define PANDA_FRAME_FN PANDA_INLINE
 #endif
 
+/* The frame's length in bytes.  An includer whose handle's 'len' is not
+ * the whole frame's defines it: a packet socket's fanout program sees the
+ * skb with 'len' counted from the network header, the Ethernet header
+ * already pulled (bpf/panda-rxsplit.bpf.c). */
+#ifndef PANDA_FRAME_LEN
+#define PANDA_FRAME_LEN(CTX) ((CTX)->len)
+#endif
+
 #define PANDA_FRAME_MAX_EXT 8       /* IPv6 extension headers followed. */
 
 _Static_assert((PANDA_MAX_KEYWORD & (PANDA_MAX_KEYWORD - 1)) == 0,
@@ -158,6 +166,27 @@ panda_frame_parse_eth(PANDA_FRAME_CTX ctx, uint32_t off, uint16_t *type)
     return off;
 }
 
+/* True if a frame that is not IP, of EtherType 'type' (after up to two
+ * VLAN tags; below 0x600, an 802.3 length) to Ethernet address 'dst', is
+ * link control: ARP and RARP (a host that cannot resolve its neighbours
+ * loses all its traffic), the slow protocols (LACP: a bond that misses
+ * them takes its links down), LLDP, and STP's BPDUs (802.3 frames to the
+ * bridge group address 01:80:c2:00:00:00).  A few small frames per second
+ * per link, which must not wait behind an overload.  Every receive
+ * priority asks this one function: OVS's ingress priority
+ * (dpif-netdev-panda-ingress.c) and the kernel split of a port's receive
+ * (bpf/panda-rxsplit.bpf.c). */
+PANDA_INLINE bool
+panda_frame_is_link_control(uint16_t type, const uint8_t dst[6])
+{
+    if (type == 0x0806 || type == 0x8035 || type == 0x8809
+        || type == 0x88cc) {
+        return true;
+    }
+    return (type < 0x600 && dst[0] == 0x01 && dst[1] == 0x80
+            && dst[2] == 0xc2 && !dst[3] && !dst[4] && !dst[5]);
+}
+
 /* Copies the first bytes of the payload at 'off' (of 'f->pkt.payload'
  * bytes, not all of them necessarily in the frame) into 'f''s buffer. */
 PANDA_INLINE void
@@ -166,11 +195,11 @@ panda_frame_load_data(PANDA_FRAME_CTX ctx, uint32_t off,
 {
     uint32_t n = f->pkt.payload;
 
-    if (off >= ctx->len) {
+    if (off >= PANDA_FRAME_LEN(ctx)) {
         return;
     }
-    if (n > ctx->len - off) {
-        n = ctx->len - off;
+    if (n > PANDA_FRAME_LEN(ctx) - off) {
+        n = PANDA_FRAME_LEN(ctx) - off;
     }
     if (n > PANDA_MAX_KEYWORD) {
         n = PANDA_MAX_KEYWORD;
@@ -178,7 +207,7 @@ panda_frame_load_data(PANDA_FRAME_CTX ctx, uint32_t off,
     if (!n) {
         return;
     }
-    if (ctx->len - off >= PANDA_MAX_KEYWORD) {
+    if (PANDA_FRAME_LEN(ctx) - off >= PANDA_MAX_KEYWORD) {
         /* A whole buffer's worth, a length known at compile time (cheaper
          * for a BPF program to read); the bytes past the payload are
          * never looked at. */
@@ -267,8 +296,8 @@ panda_frame_parse_ip(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t type,
         }
         hlen = (uint32_t) (b[0] & 0xf) * 4;
         tot_len = panda_frame_be16(b + 2);
-        if (!tot_len && off < ctx->len) {
-            tot_len = ctx->len - off;           /* BIG TCP. */
+        if (!tot_len && off < PANDA_FRAME_LEN(ctx)) {
+            tot_len = PANDA_FRAME_LEN(ctx) - off;           /* BIG TCP. */
         }
         if (hlen < 20 || tot_len < hlen) {
             return 0;
@@ -294,8 +323,8 @@ panda_frame_parse_ip(PANDA_FRAME_CTX ctx, uint32_t off, uint32_t type,
         return 0;
     }
     l4_len = panda_frame_be16(b + 4);
-    if (!l4_len && off + 40 < ctx->len) {
-        l4_len = ctx->len - off - 40;           /* BIG TCP. */
+    if (!l4_len && off + 40 < PANDA_FRAME_LEN(ctx)) {
+        l4_len = PANDA_FRAME_LEN(ctx) - off - 40;           /* BIG TCP. */
     }
     f->pkt.family = 6;
     f->tos = (uint8_t) ((b[0] & 0xf) << 4 | b[1] >> 4);

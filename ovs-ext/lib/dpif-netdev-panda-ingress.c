@@ -19,6 +19,7 @@
 #include "dpif-netdev-panda-ingress.h"
 
 #include <panda/classifier.h>
+#include <panda/frame.h>
 #include <panda/packet.h>
 #include <panda/policy.h>
 #include <stdlib.h>
@@ -28,9 +29,6 @@
 #include "flow.h"
 #include "packets.h"
 #include "util.h"
-
-/* LLDP's Ethertype (IEEE 802.1AB), which packets.h does not name. */
-#define DP_PANDA_ETH_TYPE_LLDP 0x88cc
 
 struct dp_panda_ingress {
     struct panda_policy policy;
@@ -79,13 +77,11 @@ dp_panda_ingress_text(const struct dp_panda_ingress *in)
 }
 
 /* True if 'packet', which is not an IP packet the panda action can read,
- * is link control: ARP and RARP (a host that cannot resolve its neighbours
- * loses all its traffic), the slow protocols (LACP: a bond that misses
- * them takes its links down), LLDP, and STP's BPDUs (802.3 frames to the
- * bridge group address).  A few small frames per second per link, which
- * must not wait behind an overload.  Any other frame that is not IP,
- * malformed IP included, is low: a flood of it must not pass ahead of the
- * traffic the policy ranks high. */
+ * is link control (ARP, the slow protocols, LLDP, STP BPDUs), which is high
+ * on purpose: lib/panda's panda_frame_is_link_control() decides, the one
+ * decision the kernel split of a port's receive takes too.  Any other frame
+ * that is not IP, malformed IP included, is low: a flood of it must not
+ * pass ahead of the traffic the policy ranks high. */
 static bool
 dp_panda_ingress_is_link_control(struct dp_packet *packet)
 {
@@ -98,12 +94,14 @@ dp_panda_ingress_is_link_control(struct dp_packet *packet)
     }
     eth = dp_packet_data(packet);
     parse_tcp_flags(packet, &dl_type, NULL, NULL);
-    return (dl_type == htons(ETH_TYPE_ARP)
-            || dl_type == htons(ETH_TYPE_RARP)
-            || dl_type == htons(ETH_TYPE_LACP)
-            || dl_type == htons(DP_PANDA_ETH_TYPE_LLDP)
-            || (dl_type == htons(FLOW_DL_TYPE_NONE)
-                && eth_addr_equals(eth->eth_dst, eth_addr_stp)));
+    /* An 802.3 frame's dl_type is FLOW_DL_TYPE_NONE, below 0x600. */
+    return panda_frame_is_link_control(ntohs(dl_type), eth->eth_dst.ea);
+}
+
+const struct panda_policy *
+dp_panda_ingress_policy(const struct dp_panda_ingress *in)
+{
+    return &in->policy;
 }
 
 bool

@@ -32,6 +32,7 @@
 
 struct dp_packet;
 struct dp_panda_ingress;
+struct panda_policy;
 
 /* Parses 'text' into a new ingress priority.  Returns NULL with a
  * malloc()ed message naming the problem in '*errp' if it is not a valid
@@ -40,6 +41,12 @@ struct dp_panda_ingress *dp_panda_ingress_create(const char *text,
                                                  char **errp);
 void dp_panda_ingress_destroy(struct dp_panda_ingress *);
 const char *dp_panda_ingress_text(const struct dp_panda_ingress *);
+
+/* The policy as lib/panda parsed it, valid as long as 'ingress' is: what
+ * the kernel split of a system port's receive classifies with
+ * (netdev_linux_set_rx_split()). */
+const struct panda_policy *dp_panda_ingress_policy(
+    const struct dp_panda_ingress *);
 
 /* True if 'packet' has high priority under 'ingress': an IP packet that a
  * rule puts at level 0 (or the default level is 0), or, of the frames that

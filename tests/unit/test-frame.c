@@ -469,6 +469,30 @@ test_truncated_capture(void **state)
     assert_int_equal(f.pkt.data_len, 10);
 }
 
+/* Link control is high on every receive path: ARP, RARP, the slow
+ * protocols, LLDP, and 802.3 frames to the STP group address; other
+ * frames that are not IP, and 802.3 frames to other addresses, are not. */
+static void
+test_link_control(void **state)
+{
+    static const uint8_t stp[6] = { 0x01, 0x80, 0xc2, 0, 0, 0 };
+    static const uint8_t lldp[6] = { 0x01, 0x80, 0xc2, 0, 0, 0x0e };
+    static const uint8_t host[6] = { 0x50, 0x54, 0, 0, 0, 2 };
+
+    (void) state;
+    assert_true(panda_frame_is_link_control(0x0806, host));
+    assert_true(panda_frame_is_link_control(0x8035, host));
+    assert_true(panda_frame_is_link_control(0x8809, stp));
+    assert_true(panda_frame_is_link_control(0x88cc, lldp));
+    assert_true(panda_frame_is_link_control(38, stp));
+    assert_false(panda_frame_is_link_control(38, lldp));
+    assert_false(panda_frame_is_link_control(38, host));
+    assert_false(panda_frame_is_link_control(0x88b5, host));
+    assert_false(panda_frame_is_link_control(0x88b5, stp));
+    assert_false(panda_frame_is_link_control(0x0800, host));
+    assert_false(panda_frame_is_link_control(0x86dd, stp));
+}
+
 int
 main(void)
 {
@@ -483,6 +507,7 @@ main(void)
         cmocka_unit_test(test_vxlan),
         cmocka_unit_test(test_undeclared_tunnels),
         cmocka_unit_test(test_truncated_capture),
+        cmocka_unit_test(test_link_control),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
