@@ -8,7 +8,8 @@ EXTRA_DIST += \
 	$(BPF_PROG_SRCS) \
 	$(BPF_PROG_INCS) \
 	bpf/panda-cls.bpf.c \
-	bpf/panda-cls.h
+	bpf/panda-cls.h \
+	bpf/panda-rxsplit.bpf.c
 
 # One source per program, bpf/NAME.bpf.c -> bpf/NAME.bpf.o; a new program
 # adds itself here (and its shared headers to BPF_PROG_INCS).
@@ -77,4 +78,30 @@ bpf_panda_bpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bpf -I$(srcdir)/bpf \
 bpf_panda_bpf_LDADD = lib/panda/libpanda-json.a $(CLI_LIBADD) \
 	$(LIBBPF_LIBS) $(PCAP_LIBS) $(JANSSON_LIBS)
 bpf/panda_bpf-panda-bpf.$(OBJEXT): bpf/panda-cls.skel.h
+endif
+
+# panda_rxsplit, the kernel split of a port's receive (a packet socket
+# fanout program): lib/panda's frame parser and classification compiled for
+# BPF like panda_cls (no vmlinux.h: a socket program reads only struct
+# __sk_buff and the packet), embedded as a libbpf skeleton in libpanda.a's
+# panda/rxsplit.h, which Open vSwitch's netdev-linux calls.
+BPF_RXSPLIT_HDRS = \
+	lib/panda/classifier.h \
+	lib/panda/frame.h \
+	lib/panda/packet.h \
+	lib/panda/policy.h \
+	lib/panda/rxsplit.h
+
+if HAVE_BPF
+CLEANFILES += bpf/panda-rxsplit.bpf.o bpf/panda-rxsplit.skel.h
+
+bpf/panda-rxsplit.bpf.o: bpf/panda-rxsplit.bpf.c $(BPF_RXSPLIT_HDRS)
+	$(AM_V_CC)$(MKDIR_P) bpf && $(BPF_CLANG) -target bpf -O2 -g -Wall \
+	    -Wextra -Wno-unused-parameter -ffreestanding -I$(srcdir)/lib \
+	    $(LIBBPF_CFLAGS) $(BPF_SYS_INCLUDES) \
+	    -c $(srcdir)/bpf/panda-rxsplit.bpf.c -o $@
+
+bpf/panda-rxsplit.skel.h: bpf/panda-rxsplit.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton bpf/panda-rxsplit.bpf.o \
+	    name panda_rxsplit_bpf > $@.tmp && mv -f $@.tmp $@
 endif

@@ -23,6 +23,8 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/policy.h \
 	lib/panda/rng.c \
 	lib/panda/rng.h \
+	lib/panda/rxsplit.c \
+	lib/panda/rxsplit.h \
 	lib/panda/samples.c \
 	lib/panda/samples.h \
 	lib/panda/scheduler.c \
@@ -36,6 +38,17 @@ lib_panda_libpanda_a_SOURCES = \
 	lib/panda/wire.h
 
 PANDA_LIBADD = lib/panda/libpanda.a $(LIBS)
+
+# panda/rxsplit.h embeds bpf/panda-rxsplit.bpf.o as a libbpf skeleton where
+# the build has BPF programs, and says why not elsewhere.  Only a program
+# that calls it (Open vSwitch, which links libbpf) pulls it from the
+# archive, so the others need no libbpf.
+lib_panda_libpanda_a_CPPFLAGS = $(AM_CPPFLAGS)
+if HAVE_BPF
+lib_panda_libpanda_a_CPPFLAGS += -DPANDA_RXSPLIT_BPF=1 -I$(builddir)/bpf \
+	$(LIBBPF_CFLAGS)
+lib/panda/libpanda_a-rxsplit.$(OBJEXT): bpf/panda-rxsplit.skel.h
+endif
 
 # The JSON forms of a policy (panda/policy-json.h): jansson, for the tools
 # and the shared library only; the datapath links libpanda.a without it.

@@ -77,6 +77,16 @@ tests_unit_test_wire_SOURCES = tests/unit/test-wire.c \
 	tests/unit/policy-util.h
 tests_unit_test_wire_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_wire_LDADD = $(UNIT_LDADD)
+
+# The receive split's program, run with BPF_PROG_TEST_RUN: where the build
+# has BPF programs (libpanda then embeds it, and needs libbpf).
+if HAVE_BPF
+check_PROGRAMS += tests/unit/test-rxsplit
+TESTS += tests/unit/test-rxsplit
+tests_unit_test_rxsplit_SOURCES = tests/unit/test-rxsplit.c
+tests_unit_test_rxsplit_CFLAGS = $(UNIT_CFLAGS) $(LIBBPF_CFLAGS)
+tests_unit_test_rxsplit_LDADD = $(UNIT_LDADD) $(LIBBPF_LIBS)
+endif
 else
 check-local:
 	@echo "cmocka not found: run ./install-deps.sh" >&2; exit 1
