@@ -249,7 +249,7 @@ class Lab:
     discovery shows up in queue counters."""
 
     def __init__(self, build=None, hosts=(), mtu=1500, static_arp=False,
-                 keep_dir=False, ports=PortConfig()):
+                 keep_dir=False, ports=PortConfig(), ns_prefix="po"):
         self.build = paths.BuildTree(build)
         self.host_specs = list(hosts)
         self.mtu = mtu
@@ -259,6 +259,7 @@ class Lab:
         self.ports = ports
         self.static_arp = static_arp
         self.keep_dir = keep_dir
+        self.ns_prefix = ns_prefix  # Of its namespaces' names (sandbox).
         self.sb = None
         self.hugepages = None       # DPDK ports: the reservation made here
         self.dpdk_dirs = []         # and DPDK's runtime dirs, to remove
@@ -269,7 +270,8 @@ class Lab:
 
     # -- lifecycle ----------------------------------------------------------
     def start(self):
-        self.sb = OvsSandbox(self.build.root, keep_dir=self.keep_dir)
+        self.sb = OvsSandbox(self.build.root, keep_dir=self.keep_dir,
+                             ns_prefix=self.ns_prefix)
         try:
             if self.ports.type == "dpdk":
                 self._reserve_dpdk()

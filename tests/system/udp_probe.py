@@ -5,8 +5,8 @@ per queue and DSCP, which the load generator (TCP flows and memcached) does
 not measure.
 
     udp HOST PORT --count N [--pps R] [--size B | --payload-hex H]
-                                     N UDP datagrams at R per second (of
-                                     B bytes, or the bytes H)
+                  [--tos T]          N UDP datagrams at R per second (of
+                                     B bytes, or the bytes H; TOS byte T)
     udprecv --ports P1,P2.. [--duration S]
                                      counts datagrams per port and DSCP;
                                      prints {"listening"} when bound, then
@@ -27,6 +27,8 @@ def cmd_udp(args):
     """Sends --count datagrams (0: until SIGINT), paced at --pps if given;
     prints how many it sent."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if args.tos:
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, args.tos)
     payload = (bytes.fromhex(args.payload_hex) if args.payload_hex
                else b"q" * args.size)
     gap = 1.0 / args.pps if args.pps else 0
@@ -95,6 +97,8 @@ def main(argv=None):
     p.add_argument("--size", type=int, default=64)
     p.add_argument("--payload-hex", default="",
                    help="the datagrams' bytes, in hex (instead of --size)")
+    p.add_argument("--tos", type=lambda v: int(v, 0), default=0,
+                   help="the datagrams' TOS byte (DSCP << 2)")
     p = sub.add_parser("udprecv")
     p.add_argument("--ports", required=True)
     p.add_argument("--expect", type=int, default=0,

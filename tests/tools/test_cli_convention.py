@@ -47,6 +47,7 @@ PY_PROGRAMS = [
     ("bench-controller.py", "bench/bench-controller.py"),
     ("bench-qos.py", "bench/bench-qos.py"),
     ("bench-ingress.py", "bench/bench-ingress.py"),
+    ("bench-ingress-split.py", "bench/bench-ingress-split.py"),
     ("bench-flood.py", "bench/bench-flood.py"),
     ("bench-forwarding.py", "bench/bench-forwarding.py"),
     ("bench-sched-forwarding.py", "bench/bench-sched-forwarding.py"),
