@@ -29,8 +29,13 @@ bpf/vmlinux.h:
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && \
 	mv -f $@.tmp $@
 
-BPF_CFLAGS = -target bpf -O2 -g -Wall -Wextra -Wno-unused-parameter \
-	-I$(builddir)/bpf -I$(srcdir)/bpf $(LIBBPF_CFLAGS)
+# Every BPF object's flags; the programs compiled from lib/panda's headers
+# add BPF_LIB_CFLAGS (no libc: freestanding, the system's asm headers).
+BPF_CFLAGS_COMMON = -target bpf -O2 -g -Wall -Wextra -Wno-unused-parameter \
+	$(LIBBPF_CFLAGS)
+BPF_LIB_CFLAGS = $(BPF_CFLAGS_COMMON) -ffreestanding -I$(srcdir)/lib \
+	$(BPF_SYS_INCLUDES)
+BPF_CFLAGS = $(BPF_CFLAGS_COMMON) -I$(builddir)/bpf -I$(srcdir)/bpf
 bpf/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(BPF_PROG_INCS)
 	$(AM_V_CC)$(MKDIR_P) bpf && $(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -60,10 +65,8 @@ if HAVE_BPF
 CLEANFILES += bpf/panda-cls.bpf.o bpf/panda-cls.skel.h
 
 bpf/panda-cls.bpf.o: bpf/panda-cls.bpf.c $(BPF_CLS_HDRS)
-	$(AM_V_CC)$(MKDIR_P) bpf && $(BPF_CLANG) -target bpf -O2 -g -Wall \
-	    -Wextra -Wno-unused-parameter -ffreestanding -I$(srcdir)/lib \
-	    -I$(srcdir)/bpf $(LIBBPF_CFLAGS) $(BPF_SYS_INCLUDES) \
-	    -c $(srcdir)/bpf/panda-cls.bpf.c -o $@
+	$(AM_V_CC)$(MKDIR_P) bpf && $(BPF_CLANG) $(BPF_LIB_CFLAGS) \
+	    -I$(srcdir)/bpf -c $(srcdir)/bpf/panda-cls.bpf.c -o $@
 
 bpf/panda-cls.skel.h: bpf/panda-cls.bpf.o
 	$(AM_V_GEN)$(BPFTOOL) gen skeleton bpf/panda-cls.bpf.o name panda_cls \
@@ -96,9 +99,7 @@ if HAVE_BPF
 CLEANFILES += bpf/panda-rxsplit.bpf.o bpf/panda-rxsplit.skel.h
 
 bpf/panda-rxsplit.bpf.o: bpf/panda-rxsplit.bpf.c $(BPF_RXSPLIT_HDRS)
-	$(AM_V_CC)$(MKDIR_P) bpf && $(BPF_CLANG) -target bpf -O2 -g -Wall \
-	    -Wextra -Wno-unused-parameter -ffreestanding -I$(srcdir)/lib \
-	    $(LIBBPF_CFLAGS) $(BPF_SYS_INCLUDES) \
+	$(AM_V_CC)$(MKDIR_P) bpf && $(BPF_CLANG) $(BPF_LIB_CFLAGS) \
 	    -c $(srcdir)/bpf/panda-rxsplit.bpf.c -o $@
 
 bpf/panda-rxsplit.skel.h: bpf/panda-rxsplit.bpf.o
