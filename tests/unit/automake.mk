@@ -40,7 +40,8 @@ tests_unit_test_policy_json_SOURCES = tests/unit/test-policy-json.c
 tests_unit_test_policy_json_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_policy_json_LDADD = lib/panda/libpanda-json.a $(UNIT_LDADD) \
 	$(JANSSON_LIBS)
-tests_unit_test_frame_SOURCES = tests/unit/test-frame.c
+tests_unit_test_frame_SOURCES = tests/unit/test-frame.c \
+	tests/unit/frame-builder.h
 tests_unit_test_frame_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_frame_LDADD = $(UNIT_LDADD)
 tests_unit_test_sizehist_SOURCES = tests/unit/test-sizehist.c
@@ -83,7 +84,8 @@ tests_unit_test_wire_LDADD = $(UNIT_LDADD)
 if HAVE_BPF
 check_PROGRAMS += tests/unit/test-rxsplit
 TESTS += tests/unit/test-rxsplit
-tests_unit_test_rxsplit_SOURCES = tests/unit/test-rxsplit.c
+tests_unit_test_rxsplit_SOURCES = tests/unit/test-rxsplit.c \
+	tests/unit/frame-builder.h
 tests_unit_test_rxsplit_CFLAGS = $(UNIT_CFLAGS) $(LIBBPF_CFLAGS)
 tests_unit_test_rxsplit_LDADD = $(UNIT_LDADD) $(LIBBPF_LIBS)
 endif

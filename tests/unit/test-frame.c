@@ -12,45 +12,7 @@
 
 #include <panda/frame.h>
 
-/* A frame under construction. */
-struct fb {
-    uint8_t b[512];
-    uint32_t len;
-};
-
-static void
-put(struct fb *f, const void *p, uint32_t n)
-{
-    memcpy(f->b + f->len, p, n);
-    f->len += n;
-}
-
-static void
-put8(struct fb *f, uint8_t v)
-{
-    put(f, &v, 1);
-}
-
-static void
-put16(struct fb *f, uint16_t v)
-{
-    v = htons(v);
-    put(f, &v, 2);
-}
-
-static void
-put32(struct fb *f, uint32_t v)
-{
-    v = htonl(v);
-    put(f, &v, 4);
-}
-
-static void
-put_zeros(struct fb *f, uint32_t n)
-{
-    memset(f->b + f->len, 0, n);
-    f->len += n;
-}
+#include "frame-builder.h"
 
 static void
 eth(struct fb *f, uint16_t type)

@@ -25,24 +25,7 @@
 #include <panda/policy.h>
 #include <panda/rxsplit.h>
 
-struct fb {
-    uint8_t b[256];
-    uint32_t len;
-};
-
-static void
-put(struct fb *f, const void *p, uint32_t n)
-{
-    memcpy(f->b + f->len, p, n);
-    f->len += n;
-}
-
-static void
-put16(struct fb *f, uint16_t v)
-{
-    v = htons(v);
-    put(f, &v, 2);
-}
+#include "frame-builder.h"
 
 static void
 eth(struct fb *f, const uint8_t dst[6], uint16_t type)
@@ -74,8 +57,7 @@ ipv4(struct fb *f, uint8_t tos, uint8_t proto, uint16_t payload)
         t[5] = (uint8_t) (8 + payload);
     }
     put(f, t, l4);
-    memset(f->b + f->len, 0, payload);
-    f->len += payload;
+    put_zeros(f, payload);
 }
 
 static const uint8_t HOST[6] = { 0x50, 0x54, 0, 0, 0, 2 };
