@@ -3,7 +3,9 @@
  *   bench-sched-glue FRAME_BYTES FLOWS ITERATIONS [THREADS]
  *
  * Runs batches of 32 TCP packets, cycling through FLOWS 5-tuples spread
- * over 4 levels, through a panda-sched scheduler with dp_sched_exchange()
+ * over 4 levels (environment SCHED_GLUE_LEVELS=N: over N levels; 1 puts
+ * every packet at level 0, as one rule's output does), through a
+ * panda-sched scheduler with dp_sched_exchange()
  * (lib/dpif-netdev-sched.c of the patched OVS), as the datapath's output
  * flush does: the packets are classified (level, DSCP, ECN, flow hash from
  * the datapath's RSS hash) and enqueued, and up to a batch dequeued, under
@@ -57,6 +59,9 @@
 #define RING (2 * POOL)           /* With two threads on one scheduler,
                                    * one may get all packets back. */
 
+/* The levels the flows are spread over. */
+static uint32_t n_levels = 4;
+
 static double
 clock_s(clockid_t clock)
 {
@@ -96,7 +101,7 @@ set_flow(struct dp_packet *p, uint32_t conn)
     struct tcp_header *tcp = dp_packet_l4(p);
 
     tcp->tcp_src = htons(1024 + conn % 60000);
-    p->md.skb_priority = conn % 4;
+    p->md.skb_priority = conn % n_levels;
     dp_packet_set_rss_hash(p, hash_2words(conn, 0));
 }
 
@@ -253,6 +258,13 @@ main(int argc, char *argv[])
         ovs_mutex_init(&w[i].inbox_mutex);
     }
     threads = argc > 4 ? atoi(argv[4]) : 1;
+    if (getenv("SCHED_GLUE_LEVELS")) {
+        n_levels = strtoul(getenv("SCHED_GLUE_LEVELS"), NULL, 10);
+        if (n_levels < 1 || n_levels > 8) {
+            fprintf(stderr, "SCHED_GLUE_LEVELS: 1 to 8\n");
+            return 2;
+        }
+    }
 
     /* Warm up, then alternate, best of 3 for each. */
     w[0].sched = a;
