@@ -2903,14 +2903,28 @@ panda_sched_is_empty(const struct panda_sched *s)
     return !s->backlog_packets;
 }
 
-bool
+/* Counts 'packets' packets of 'bytes' bytes at level 'lv' as enqueued and
+ * sent. */
+static void
+pass_count(struct sched_level *lv, uint32_t packets, uint64_t bytes)
+{
+    lv->st.enqueued_packets += packets;
+    lv->st.enqueued_bytes += bytes;
+    lv->st.sent_packets += packets;
+    lv->st.sent_bytes += bytes;
+}
+
+enum panda_sched_pass
 panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
                  size_t n, uint64_t now_ns, uint8_t *order)
 {
     uint32_t count[PANDA_SCHED_MAX_LEVELS] = { 0 };
+    uint64_t level_bytes[PANDA_SCHED_MAX_LEVELS] = { 0 };
     uint32_t start[PANDA_SCHED_MAX_LEVELS];
+    enum panda_sched_pass result = PANDA_SCHED_PASS_IN_ORDER;
+    unsigned int level, prev;
     uint64_t bytes = 0;
-    unsigned int level;
+    uint8_t first, diff = 0;
     size_t i;
 
     /* The whole batch must fit the buffer less the guard's reserve (a
@@ -2918,15 +2932,14 @@ panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
     if (s->cfg.rate_bps || s->backlog_packets || s->cfg.n_wred
         || s->cfg.wred_ewma_shift || n > PANDA_SCHED_PASS_MAX
         || n > s->top_limit_packets) {
-        return false;
+        return PANDA_SCHED_PASS_REFUSED;
     }
+
+    /* The bytes, and whether every packet has the first one's level: the
+     * common batch (one input's packets through one rule) needs no more. */
+    first = n ? pkts[0].level : 0;
     for (i = 0; i < n; i++) {
-        level = pkts[i].level < s->n_levels ? pkts[i].level
-                                            : s->n_levels - 1u;
-        if (s->levels[level].codel) {
-            return false;
-        }
-        count[level]++;
+        diff |= pkts[i].level ^ first;
         bytes += pkts[i].len;
     }
     /* Enqueued one by one, the last packet would find all the others in
@@ -2938,25 +2951,48 @@ panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
         || (s->budget && atomic_load_explicit(&s->budget->held,
                                               memory_order_relaxed) + n
                          > s->budget->max)) {
-        return false;
+        return PANDA_SCHED_PASS_REFUSED;
     }
 
-    /* A counting sort by level, stable. */
-    for (level = 0, i = 0; level < s->n_levels; level++) {
-        start[level] = i;
-        i += count[level];
-    }
-    for (i = 0; i < n; i++) {
-        const struct panda_sched_pkt *pkt = &pkts[i];
-        struct sched_level *lv;
-
-        level = pkt->level < s->n_levels ? pkt->level : s->n_levels - 1u;
-        lv = &s->levels[level];
-        order[start[level]++] = (uint8_t) i;
-        lv->st.enqueued_packets++;
-        lv->st.enqueued_bytes += pkt->len;
-        lv->st.sent_packets++;
-        lv->st.sent_bytes += pkt->len;
+    if (!diff) {
+        level = first < s->n_levels ? first : s->n_levels - 1u;
+        if (s->levels[level].codel) {
+            return PANDA_SCHED_PASS_REFUSED;
+        }
+        pass_count(&s->levels[level], n, bytes);
+    } else {
+        prev = 0;
+        for (i = 0; i < n; i++) {
+            level = pkts[i].level < s->n_levels ? pkts[i].level
+                                                : s->n_levels - 1u;
+            if (level < prev) {
+                result = PANDA_SCHED_PASS_SORTED;
+            }
+            prev = level;
+            count[level]++;
+            level_bytes[level] += pkts[i].len;
+        }
+        for (level = 0; level < s->n_levels; level++) {
+            if (count[level] && s->levels[level].codel) {
+                return PANDA_SCHED_PASS_REFUSED;
+            }
+        }
+        for (level = 0, i = 0; level < s->n_levels; level++) {
+            start[level] = i;
+            i += count[level];
+            if (count[level]) {
+                pass_count(&s->levels[level], count[level],
+                           level_bytes[level]);
+            }
+        }
+        if (result == PANDA_SCHED_PASS_SORTED) {
+            /* A counting sort by level, stable. */
+            for (i = 0; i < n; i++) {
+                level = pkts[i].level < s->n_levels ? pkts[i].level
+                                                    : s->n_levels - 1u;
+                order[start[level]++] = (uint8_t) i;
+            }
+        }
     }
     if (bytes > s->max_backlog_bytes) {
         s->max_backlog_bytes = bytes;
@@ -2966,7 +3002,7 @@ panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
      * as in dequeue). */
     s->guard_credit = 0;
     s->idle_since_ns = now_ns;
-    return true;
+    return result;
 }
 
 /* ------------------------------------------------------------------------

@@ -493,19 +493,31 @@ size_t panda_sched_dequeue_burst(struct panda_sched *s, uint64_t now_ns,
  * that pass straight through -- no ECN threshold that the batch's bytes
  * exceed, no WRED rule or average, no fq-codel level among the batch's,
  * room for the whole batch in the buffer and the budget (the starvation
- * guard shares a backlog, and there is none) -- counts the 'n' packets (at most PANDA_SCHED_PASS_MAX) as enqueued and
- * sent at their levels, writes into 'order' the indices of 'pkts' in the
- * order they leave and returns true; otherwise returns false and changes
- * nothing, and the caller enqueues and dequeues them.  The order is strict
- * priority (level 0 first), arrival order within a level, where
- * enqueue-then-dequeue would serve a level's flows by DRR: the two differ
- * only in how the flows of one level interleave inside one batch, which
- * leaves in one send.  What it saves: the per-flow queue, the packet node
- * and the DRR step of every packet, so that an unshaped port costs about a
- * sort of the batch by level. */
+ * guard shares a backlog, and there is none) -- counts the 'n' packets (at
+ * most PANDA_SCHED_PASS_MAX) as enqueued and sent at their levels and
+ * returns how they leave: PANDA_SCHED_PASS_IN_ORDER if in the order of
+ * 'pkts' (their levels never decrease, e.g. all are of one level; 'order'
+ * is not written), PANDA_SCHED_PASS_SORTED after writing into 'order' the
+ * indices of 'pkts' in the order they leave.  Otherwise returns
+ * PANDA_SCHED_PASS_REFUSED (false) and changes nothing, and the caller
+ * enqueues and dequeues them.  The order is strict priority (level 0
+ * first), arrival order within a level, where enqueue-then-dequeue would
+ * serve a level's flows by DRR: the two differ only in how the flows of
+ * one level interleave inside one batch, which leaves in one send.  What it
+ * saves: the per-flow queue, the packet node and the DRR step of every
+ * packet, so that an unshaped port costs about a sort of the batch by
+ * level, and a batch of one level a look at each packet's level and
+ * length; the counters are updated once per level of the batch. */
 #define PANDA_SCHED_PASS_MAX 64
-bool panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
-                      size_t n, uint64_t now_ns, uint8_t *order);
+enum panda_sched_pass {
+    PANDA_SCHED_PASS_REFUSED,       /* Enqueue and dequeue them. */
+    PANDA_SCHED_PASS_IN_ORDER,      /* They leave as given. */
+    PANDA_SCHED_PASS_SORTED,        /* They leave in 'order'. */
+};
+enum panda_sched_pass panda_sched_pass(struct panda_sched *s,
+                                       const struct panda_sched_pkt *pkts,
+                                       size_t n, uint64_t now_ns,
+                                       uint8_t *order);
 
 /* When the next packet may leave: 'now_ns' if one may leave now,
  * UINT64_MAX if the scheduler is empty, else the (exact, ns) time the

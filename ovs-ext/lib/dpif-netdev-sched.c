@@ -308,7 +308,8 @@ dp_sched_offer(struct panda_sched *core, struct dp_packet *packet, int mtu,
 /* The cut-through of panda_sched_pass() for 'batch', sent on a port of
  * MTU 'mtu' at 'now_ns': if the scheduler takes it (unshaped, empty,
  * nothing configured that could act on it) and no other thread has the
- * turn to send, sorts 'batch' by level, takes the turn and returns true.
+ * turn to send, puts 'batch' in the order it leaves, takes the turn and
+ * returns true.
  * Only the level and the length of each packet are read, not its IP
  * header or flow hash, which only a held packet needs. */
 static bool
@@ -321,6 +322,7 @@ dp_sched_pass(struct dp_sched *sched, struct dp_packet_batch *batch,
     uint8_t order[PANDA_SCHED_PASS_MAX];
     struct dp_packet *packet;
     size_t n = dp_packet_batch_size(batch);
+    enum panda_sched_pass pass;
     bool sending;
 
     atomic_read_explicit(&sched->sending, &sending, memory_order_acquire);
@@ -333,14 +335,17 @@ dp_sched_pass(struct dp_sched *sched, struct dp_packet_batch *batch,
                        ? dp_sched_wire_len(packet, mtu)
                        : dp_packet_size(packet));
     }
-    if (!panda_sched_pass(sched->core, pkts, n, now_ns, order)) {
+    pass = panda_sched_pass(sched->core, pkts, n, now_ns, order);
+    if (pass == PANDA_SCHED_PASS_REFUSED) {
         return false;
     }
     atomic_store_relaxed(&sched->sending, true);
-    for (size_t i = 0; i < n; i++) {
-        sorted[i] = batch->packets[order[i]];
+    if (pass == PANDA_SCHED_PASS_SORTED) {
+        for (size_t i = 0; i < n; i++) {
+            sorted[i] = batch->packets[order[i]];
+        }
+        memcpy(batch->packets, sorted, n * sizeof *sorted);
     }
-    memcpy(batch->packets, sorted, n * sizeof *sorted);
     return true;
 }
 

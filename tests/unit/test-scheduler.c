@@ -2897,6 +2897,109 @@ test_pass_matches_enqueue_dequeue(void **state)
     panda_sched_destroy(twin);
 }
 
+/* A batch whose levels never decrease (one level, the common case; or
+ * levels beyond the last, which count as the lowest) leaves as given:
+ * panda_sched_pass() says so and leaves 'order' alone, and counts the
+ * packets at their levels as enqueueing and dequeueing them does.  A batch
+ * whose levels decrease anywhere is sorted.  An fq-codel level refuses a
+ * batch of its own packets, and only those. */
+static void
+test_pass_in_order(void **state)
+{
+    static const struct {
+        const char *levels;         /* One digit per packet, repeated. */
+        size_t split;               /* Packets before 'levels2'. */
+        const char *levels2;
+        enum panda_sched_pass expect;
+    } cases[] = {
+        { "0", 32, "", PANDA_SCHED_PASS_IN_ORDER },
+        { "2", 32, "", PANDA_SCHED_PASS_IN_ORDER },
+        { "9", 32, "", PANDA_SCHED_PASS_IN_ORDER },     /* Level 3. */
+        { "0", 10, "2", PANDA_SCHED_PASS_IN_ORDER },
+        { "1", 20, "37", PANDA_SCHED_PASS_IN_ORDER },   /* 3 and 7 are 3. */
+        { "1", 31, "0", PANDA_SCHED_PASS_SORTED },
+        { "0", 16, "73", PANDA_SCHED_PASS_IN_ORDER },
+        { "3", 1, "0", PANDA_SCHED_PASS_SORTED },
+    };
+    size_t c, i;
+
+    (void) state;
+    for (c = 0; c < sizeof cases / sizeof *cases; c++) {
+        struct panda_sched *s = sched("levels=4");
+        struct panda_sched *twin = sched("levels=4");
+        struct panda_sched_pkt pkts[32];
+        struct panda_sched_stats a, b;
+        uint8_t order[32];
+
+        for (i = 0; i < 32; i++) {
+            const char *l = i < cases[c].split ? cases[c].levels
+                                               : cases[c].levels2;
+
+            pkts[i] = (struct panda_sched_pkt) {
+                .len = 60 + (uint32_t) i, .flow_hash = (uint32_t) i % 3,
+                .level = (uint8_t) (l[i % strlen(l)] - '0'),
+            };
+        }
+        memset(order, 0xff, sizeof order);
+        assert_int_equal(panda_sched_pass(s, pkts, 32, MS, order),
+                         cases[c].expect);
+        for (i = 0; i < 32; i++) {
+            if (cases[c].expect == PANDA_SCHED_PASS_IN_ORDER) {
+                assert_int_equal(order[i], 0xff);
+            }
+            assert_int_equal(panda_sched_enqueue(twin, &pkts[i],
+                                                 handle(i, 0), MS),
+                             PANDA_SCHED_QUEUED);
+        }
+        for (i = 0; i < 32; i++) {
+            size_t out = (cases[c].expect == PANDA_SCHED_PASS_IN_ORDER
+                          ? i : order[i]);
+            void *h = panda_sched_dequeue(twin, MS, NULL);
+            uint8_t want, got;
+
+            assert_non_null(h);
+            want = pkts[flow_of(h)].level < 4 ? pkts[flow_of(h)].level : 3;
+            got = pkts[out].level < 4 ? pkts[out].level : 3;
+            assert_int_equal(got, want);
+        }
+        a = stats(s);
+        b = stats(twin);
+        for (i = 0; i < 4; i++) {
+            assert_int_equal(a.level[i].enqueued_packets,
+                             b.level[i].enqueued_packets);
+            assert_int_equal(a.level[i].enqueued_bytes,
+                             b.level[i].enqueued_bytes);
+            assert_int_equal(a.level[i].sent_packets,
+                             b.level[i].sent_packets);
+            assert_int_equal(a.level[i].sent_bytes, b.level[i].sent_bytes);
+        }
+        assert_int_equal(a.max_backlog_bytes, b.max_backlog_bytes);
+        panda_sched_destroy(s);
+        panda_sched_destroy(twin);
+    }
+
+    /* fq-codel at level 2: a batch of level 2 alone, or with it, is
+     * refused and counts nothing; one of level 0 passes. */
+    {
+        struct panda_sched *s = sched("levels=4,2.fq-codel=true");
+        struct panda_sched_pkt pkts[32];
+        uint8_t order[32];
+
+        pass_batch(pkts, 32, "2", 100, 5, 0);
+        assert_int_equal(panda_sched_pass(s, pkts, 32, 0, order),
+                         PANDA_SCHED_PASS_REFUSED);
+        pass_batch(pkts, 32, "0122", 100, 5, 0);
+        assert_int_equal(panda_sched_pass(s, pkts, 32, 0, order),
+                         PANDA_SCHED_PASS_REFUSED);
+        assert_int_equal(stats(s).level[0].enqueued_packets, 0);
+        pass_batch(pkts, 32, "0", 100, 5, 0);
+        assert_int_equal(panda_sched_pass(s, pkts, 32, 0, order),
+                         PANDA_SCHED_PASS_IN_ORDER);
+        assert_int_equal(stats(s).level[0].sent_packets, 32);
+        panda_sched_destroy(s);
+    }
+}
+
 /* Whatever could act on a packet that passes through makes the scheduler
  * refuse the batch, changing nothing: a shaper, packets held, an ECN
  * threshold the batch exceeds, WRED, an fq-codel level, a buffer or budget
@@ -3018,6 +3121,7 @@ main(void)
         cmocka_unit_test(test_fq_codel_random),
         cmocka_unit_test(test_pass_matches_enqueue_dequeue),
         cmocka_unit_test(test_pass_refused),
+        cmocka_unit_test(test_pass_in_order),
     };
 
     return cmocka_run_group_tests_name("scheduler", tests, NULL, NULL);
