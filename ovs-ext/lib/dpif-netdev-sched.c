@@ -305,22 +305,21 @@ dp_sched_offer(struct panda_sched *core, struct dp_packet *packet, int mtu,
     return v;
 }
 
-/* The cut-through of panda_sched_pass() for 'batch', sent on a port of
- * MTU 'mtu' at 'now_ns': if the scheduler takes it (unshaped, empty,
- * nothing configured that could act on it) and no other thread has the
- * turn to send, puts 'batch' in the order it leaves, takes the turn and
- * returns true.
- * Only the level and the length of each packet are read, not its IP
- * header or flow hash, which only a held packet needs. */
+/* A batch always fits the cut-through. */
+BUILD_ASSERT_DECL(NETDEV_MAX_BURST <= PANDA_SCHED_PASS_MAX);
+
+/* The cut-through of panda_sched_pass() for 'batch', whose packets' levels
+ * and lengths are in 'pkts', at 'now_ns': if the scheduler takes it
+ * (unshaped, empty, nothing configured that could act on it) and no other
+ * thread has the turn to send, puts 'batch' in the order it leaves, takes
+ * the turn and returns true. */
 static bool
 dp_sched_pass(struct dp_sched *sched, struct dp_packet_batch *batch,
-              int mtu, uint64_t now_ns)
+              const struct panda_sched_pkt *pkts, uint64_t now_ns)
     OVS_REQUIRES(sched->mutex)
 {
-    struct panda_sched_pkt pkts[PANDA_SCHED_PASS_MAX];
     struct dp_packet *sorted[PANDA_SCHED_PASS_MAX];
     uint8_t order[PANDA_SCHED_PASS_MAX];
-    struct dp_packet *packet;
     size_t n = dp_packet_batch_size(batch);
     enum panda_sched_pass pass;
     bool sending;
@@ -328,12 +327,6 @@ dp_sched_pass(struct dp_sched *sched, struct dp_packet_batch *batch,
     atomic_read_explicit(&sched->sending, &sending, memory_order_acquire);
     if (sending) {
         return false;
-    }
-    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
-        pkts[i].level = MIN(packet->md.skb_priority, UINT8_MAX);
-        pkts[i].len = (OVS_UNLIKELY(dp_packet_hwol_is_tso(packet))
-                       ? dp_sched_wire_len(packet, mtu)
-                       : dp_packet_size(packet));
     }
     pass = panda_sched_pass(sched->core, pkts, n, now_ns, order);
     if (pass == PANDA_SCHED_PASS_REFUSED) {
@@ -353,29 +346,37 @@ bool
 dp_sched_exchange(struct dp_sched *sched, struct dp_packet_batch *batch,
                   long long int now_us, bool *more)
 {
+    struct panda_sched_pkt pkts[NETDEV_MAX_BURST];
     struct dp_packet *dropped[NETDEV_MAX_BURST];
     unsigned int n_drops[PANDA_SCHED_DROP_WRED + 1] = { 0 };
     uint64_t now_ns = now_us * 1000;
     struct dp_packet *packet;
     size_t n_dropped = 0;
+    bool tso = false;
     int mtu = 0;
     bool turn;
 
-    /* The port's MTU sizes the segments of TSO packets; read it, outside
-     * the scheduler's mutex, only for batches that hold one. */
+    /* What the cut-through reads of each packet: its level and length,
+     * not its IP header or flow hash, which only a held packet needs. */
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
-        if (dp_packet_hwol_is_tso(packet)) {
-            if (netdev_get_mtu(sched->netdev, &mtu)) {
-                mtu = 0;
-            }
-            break;
+        pkts[i].level = MIN(packet->md.skb_priority, UINT8_MAX);
+        pkts[i].len = dp_packet_size(packet);
+        tso |= dp_packet_hwol_is_tso(packet);
+    }
+    if (OVS_UNLIKELY(tso)) {
+        /* The port's MTU sizes the segments of TSO packets; read it
+         * outside the scheduler's mutex. */
+        if (netdev_get_mtu(sched->netdev, &mtu)) {
+            mtu = 0;
+        }
+        DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+            pkts[i].len = dp_sched_wire_len(packet, mtu);
         }
     }
 
     ovs_mutex_lock(&sched->mutex);
-    if (OVS_LIKELY(dp_packet_batch_size(batch) <= PANDA_SCHED_PASS_MAX)
-        && dp_sched_pass(sched, batch, mtu, now_ns)) {
-        /* Cut-through: the batch leaves now, sorted by level. */
+    if (dp_sched_pass(sched, batch, pkts, now_ns)) {
+        /* Cut-through: the batch leaves now, in level order. */
         *more = false;
         ovs_mutex_unlock(&sched->mutex);
         return true;
