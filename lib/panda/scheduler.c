@@ -2914,86 +2914,31 @@ pass_count(struct sched_level *lv, uint32_t packets, uint64_t bytes)
     lv->st.sent_bytes += bytes;
 }
 
-enum panda_sched_pass
-panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
-                 size_t n, uint64_t now_ns, uint8_t *order)
+/* Whether 's' lets a batch of 'n' packets and 'bytes' bytes pass straight
+ * through, fq-codel levels aside (panda_sched_pass()). */
+static bool
+pass_admits(const struct panda_sched *s, size_t n, uint64_t bytes)
 {
-    uint32_t count[PANDA_SCHED_MAX_LEVELS] = { 0 };
-    uint64_t level_bytes[PANDA_SCHED_MAX_LEVELS] = { 0 };
-    uint32_t start[PANDA_SCHED_MAX_LEVELS];
-    enum panda_sched_pass result = PANDA_SCHED_PASS_IN_ORDER;
-    unsigned int level, prev;
-    uint64_t bytes = 0;
-    uint8_t first, diff = 0;
-    size_t i;
-
     /* The whole batch must fit the buffer less the guard's reserve (a
-     * conservative bound: it is the top level's room). */
-    if (s->cfg.rate_bps || s->backlog_packets || s->cfg.n_wred
-        || s->cfg.wred_ewma_shift || n > PANDA_SCHED_PASS_MAX
-        || n > s->top_limit_packets) {
-        return PANDA_SCHED_PASS_REFUSED;
-    }
+     * conservative bound: it is the top level's room).  Enqueued one by
+     * one, the last packet would find all the others in the buffer: the
+     * whole batch must fit, and stay at or below the ECN threshold (the
+     * packets are marked above it, not at it). */
+    return !(s->cfg.rate_bps || s->backlog_packets || s->cfg.n_wred
+             || s->cfg.wred_ewma_shift || n > PANDA_SCHED_PASS_MAX
+             || n > s->top_limit_packets || bytes > s->top_limit_bytes
+             || (s->cfg.ecn_threshold_bytes
+                 && bytes > s->cfg.ecn_threshold_bytes)
+             || (s->budget
+                 && atomic_load_explicit(&s->budget->held,
+                                         memory_order_relaxed) + n
+                    > s->budget->max));
+}
 
-    /* The bytes, and whether every packet has the first one's level: the
-     * common batch (one input's packets through one rule) needs no more. */
-    first = n ? pkts[0].level : 0;
-    for (i = 0; i < n; i++) {
-        diff |= pkts[i].level ^ first;
-        bytes += pkts[i].len;
-    }
-    /* Enqueued one by one, the last packet would find all the others in
-     * the buffer: the whole batch must fit, and stay at or below the ECN
-     * threshold (the packets are marked above it, not at it). */
-    if (bytes > s->top_limit_bytes
-        || (s->cfg.ecn_threshold_bytes
-            && bytes > s->cfg.ecn_threshold_bytes)
-        || (s->budget && atomic_load_explicit(&s->budget->held,
-                                              memory_order_relaxed) + n
-                         > s->budget->max)) {
-        return PANDA_SCHED_PASS_REFUSED;
-    }
-
-    if (!diff) {
-        level = first < s->n_levels ? first : s->n_levels - 1u;
-        if (s->levels[level].codel) {
-            return PANDA_SCHED_PASS_REFUSED;
-        }
-        pass_count(&s->levels[level], n, bytes);
-    } else {
-        prev = 0;
-        for (i = 0; i < n; i++) {
-            level = pkts[i].level < s->n_levels ? pkts[i].level
-                                                : s->n_levels - 1u;
-            if (level < prev) {
-                result = PANDA_SCHED_PASS_SORTED;
-            }
-            prev = level;
-            count[level]++;
-            level_bytes[level] += pkts[i].len;
-        }
-        for (level = 0; level < s->n_levels; level++) {
-            if (count[level] && s->levels[level].codel) {
-                return PANDA_SCHED_PASS_REFUSED;
-            }
-        }
-        for (level = 0, i = 0; level < s->n_levels; level++) {
-            start[level] = i;
-            i += count[level];
-            if (count[level]) {
-                pass_count(&s->levels[level], count[level],
-                           level_bytes[level]);
-            }
-        }
-        if (result == PANDA_SCHED_PASS_SORTED) {
-            /* A counting sort by level, stable. */
-            for (i = 0; i < n; i++) {
-                level = pkts[i].level < s->n_levels ? pkts[i].level
-                                                    : s->n_levels - 1u;
-                order[start[level]++] = (uint8_t) i;
-            }
-        }
-    }
+/* What a batch of 'bytes' bytes that passes leaves behind at 'now_ns'. */
+static void
+pass_done(struct panda_sched *s, uint64_t bytes, uint64_t now_ns)
+{
     if (bytes > s->max_backlog_bytes) {
         s->max_backlog_bytes = bytes;
     }
@@ -3002,7 +2947,70 @@ panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
      * as in dequeue). */
     s->guard_credit = 0;
     s->idle_since_ns = now_ns;
-    return result;
+}
+
+bool
+panda_sched_pass_level(struct panda_sched *s, unsigned int level, size_t n,
+                       uint64_t bytes, uint64_t now_ns)
+{
+    level = level < s->n_levels ? level : s->n_levels - 1u;
+    if (!pass_admits(s, n, bytes) || s->levels[level].codel) {
+        return false;
+    }
+    pass_count(&s->levels[level], n, bytes);
+    pass_done(s, bytes, now_ns);
+    return true;
+}
+
+enum panda_sched_pass
+panda_sched_pass(struct panda_sched *s, const struct panda_sched_pkt *pkts,
+                 size_t n, uint64_t now_ns, uint8_t *order)
+{
+    uint32_t count[PANDA_SCHED_MAX_LEVELS] = { 0 };
+    uint64_t level_bytes[PANDA_SCHED_MAX_LEVELS] = { 0 };
+    uint32_t start[PANDA_SCHED_MAX_LEVELS];
+    uint8_t levels[PANDA_SCHED_PASS_MAX];
+    unsigned int level, prev = 0;
+    uint64_t bytes = 0;
+    bool sorted = true;
+    size_t i;
+
+    if (n > PANDA_SCHED_PASS_MAX) {
+        return PANDA_SCHED_PASS_REFUSED;
+    }
+    for (i = 0; i < n; i++) {
+        level = pkts[i].level < s->n_levels ? pkts[i].level
+                                            : s->n_levels - 1u;
+        sorted &= level >= prev;
+        prev = level;
+        levels[i] = level;
+        count[level]++;
+        level_bytes[level] += pkts[i].len;
+        bytes += pkts[i].len;
+    }
+    if (!pass_admits(s, n, bytes)) {
+        return PANDA_SCHED_PASS_REFUSED;
+    }
+    for (level = 0; level < s->n_levels; level++) {
+        if (count[level] && s->levels[level].codel) {
+            return PANDA_SCHED_PASS_REFUSED;
+        }
+    }
+    for (level = 0, i = 0; level < s->n_levels; level++) {
+        start[level] = i;
+        i += count[level];
+        if (count[level]) {
+            pass_count(&s->levels[level], count[level], level_bytes[level]);
+        }
+    }
+    if (!sorted) {
+        /* A counting sort by level, stable. */
+        for (i = 0; i < n; i++) {
+            order[start[levels[i]]++] = (uint8_t) i;
+        }
+    }
+    pass_done(s, bytes, now_ns);
+    return sorted ? PANDA_SCHED_PASS_IN_ORDER : PANDA_SCHED_PASS_SORTED;
 }
 
 /* ------------------------------------------------------------------------

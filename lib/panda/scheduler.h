@@ -506,8 +506,8 @@ size_t panda_sched_dequeue_burst(struct panda_sched *s, uint64_t now_ns,
  * one level interleave inside one batch, which leaves in one send.  What it
  * saves: the per-flow queue, the packet node and the DRR step of every
  * packet, so that an unshaped port costs about a sort of the batch by
- * level, and a batch of one level a look at each packet's level and
- * length; the counters are updated once per level of the batch. */
+ * level (none if it is in order); the counters are updated once per level
+ * of the batch. */
 #define PANDA_SCHED_PASS_MAX 64
 enum panda_sched_pass {
     PANDA_SCHED_PASS_REFUSED,       /* Enqueue and dequeue them. */
@@ -518,6 +518,14 @@ enum panda_sched_pass panda_sched_pass(struct panda_sched *s,
                                        const struct panda_sched_pkt *pkts,
                                        size_t n, uint64_t now_ns,
                                        uint8_t *order);
+
+/* panda_sched_pass() for a batch of 'n' packets of 'bytes' bytes in all,
+ * every one of level 'level' (>= n_levels: the lowest), from a caller that
+ * has read their levels and lengths itself: the same test and the same
+ * counting, without a look at each packet.  Returns true if they pass
+ * (they leave as given), false if refused (nothing changed). */
+bool panda_sched_pass_level(struct panda_sched *s, unsigned int level,
+                            size_t n, uint64_t bytes, uint64_t now_ns);
 
 /* When the next packet may leave: 'now_ns' if one may leave now,
  * UINT64_MAX if the scheduler is empty, else the (exact, ns) time the

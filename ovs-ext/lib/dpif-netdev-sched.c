@@ -308,14 +308,16 @@ dp_sched_offer(struct panda_sched *core, struct dp_packet *packet, int mtu,
 /* A batch always fits the cut-through. */
 BUILD_ASSERT_DECL(NETDEV_MAX_BURST <= PANDA_SCHED_PASS_MAX);
 
-/* The cut-through of panda_sched_pass() for 'batch', whose packets' levels
- * and lengths are in 'pkts', at 'now_ns': if the scheduler takes it
- * (unshaped, empty, nothing configured that could act on it) and no other
- * thread has the turn to send, puts 'batch' in the order it leaves, takes
- * the turn and returns true. */
+/* The cut-through of panda_sched_pass() for 'batch' at 'now_ns': its
+ * packets' levels and lengths are in 'pkts', or, if null, all of them are
+ * of level 'level' and 'bytes' long in all.  If the scheduler takes the
+ * batch (unshaped, empty, nothing configured that could act on it) and no
+ * other thread has the turn to send, puts 'batch' in the order it leaves,
+ * takes the turn and returns true. */
 static bool
 dp_sched_pass(struct dp_sched *sched, struct dp_packet_batch *batch,
-              const struct panda_sched_pkt *pkts, uint64_t now_ns)
+              const struct panda_sched_pkt *pkts, unsigned int level,
+              uint64_t bytes, uint64_t now_ns)
     OVS_REQUIRES(sched->mutex)
 {
     struct dp_packet *sorted[PANDA_SCHED_PASS_MAX];
@@ -328,7 +330,12 @@ dp_sched_pass(struct dp_sched *sched, struct dp_packet_batch *batch,
     if (sending) {
         return false;
     }
-    pass = panda_sched_pass(sched->core, pkts, n, now_ns, order);
+    if (!pkts) {
+        pass = (panda_sched_pass_level(sched->core, level, n, bytes, now_ns)
+                ? PANDA_SCHED_PASS_IN_ORDER : PANDA_SCHED_PASS_REFUSED);
+    } else {
+        pass = panda_sched_pass(sched->core, pkts, n, now_ns, order);
+    }
     if (pass == PANDA_SCHED_PASS_REFUSED) {
         return false;
     }
@@ -352,15 +359,21 @@ dp_sched_exchange(struct dp_sched *sched, struct dp_packet_batch *batch,
     uint64_t now_ns = now_us * 1000;
     struct dp_packet *packet;
     size_t n_dropped = 0;
+    uint32_t first, diff = 0;
+    uint64_t bytes = 0;
     bool tso = false;
     int mtu = 0;
     bool turn;
 
     /* What the cut-through reads of each packet: its level and length,
-     * not its IP header or flow hash, which only a held packet needs. */
+     * not its IP header or flow hash, which only a held packet needs.  A
+     * batch of one level (the common one: one input's packets through one
+     * rule) needs only the sum of the lengths. */
+    first = (dp_packet_batch_is_empty(batch) ? 0
+             : batch->packets[0]->md.skb_priority);
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
-        pkts[i].level = MIN(packet->md.skb_priority, UINT8_MAX);
-        pkts[i].len = dp_packet_size(packet);
+        diff |= packet->md.skb_priority ^ first;
+        bytes += dp_packet_size(packet);
         tso |= dp_packet_hwol_is_tso(packet);
     }
     if (OVS_UNLIKELY(tso)) {
@@ -369,13 +382,23 @@ dp_sched_exchange(struct dp_sched *sched, struct dp_packet_batch *batch,
         if (netdev_get_mtu(sched->netdev, &mtu)) {
             mtu = 0;
         }
+        bytes = 0;
         DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
-            pkts[i].len = dp_sched_wire_len(packet, mtu);
+            bytes += dp_sched_wire_len(packet, mtu);
+        }
+    }
+    if (diff) {
+        DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+            pkts[i].level = MIN(packet->md.skb_priority, UINT8_MAX);
+            pkts[i].len = (OVS_UNLIKELY(tso)
+                           ? dp_sched_wire_len(packet, mtu)
+                           : dp_packet_size(packet));
         }
     }
 
     ovs_mutex_lock(&sched->mutex);
-    if (dp_sched_pass(sched, batch, pkts, now_ns)) {
+    if (dp_sched_pass(sched, batch, diff ? pkts : NULL, first, bytes,
+                      now_ns)) {
         /* Cut-through: the batch leaves now, in level order. */
         *more = false;
         ovs_mutex_unlock(&sched->mutex);

@@ -3000,6 +3000,60 @@ test_pass_in_order(void **state)
     }
 }
 
+/* panda_sched_pass_level() decides and counts a batch of one level as
+ * panda_sched_pass() does: the same verdicts, the same counters, levels
+ * beyond the last counted at the lowest. */
+static void
+test_pass_level(void **state)
+{
+    static const char *const configs[] = {
+        "levels=4", "levels=4,max-rate=1G", "levels=4,ecn-threshold=3000",
+        "levels=4,2.fq-codel=true", "levels=4,limit-packets=16",
+        "levels=4,limit-bytes=3000",
+    };
+    static const uint8_t levels[] = { 0, 2, 3, 9 };
+    size_t c, l, i;
+
+    (void) state;
+    for (c = 0; c < sizeof configs / sizeof *configs; c++) {
+        for (l = 0; l < sizeof levels; l++) {
+            struct panda_sched *a = sched(configs[c]);
+            struct panda_sched *b = sched(configs[c]);
+            struct panda_sched_pkt pkts[32];
+            struct panda_sched_stats sa, sb;
+            uint8_t order[32];
+            bool passed;
+
+            pass_batch(pkts, 32, "0", 100, 5, 1);
+            for (i = 0; i < 32; i++) {
+                pkts[i].level = levels[l];
+            }
+            passed = panda_sched_pass_level(a, levels[l], 32, 3200, MS);
+            assert_int_equal(panda_sched_pass(b, pkts, 32, MS, order),
+                             passed ? PANDA_SCHED_PASS_IN_ORDER
+                                    : PANDA_SCHED_PASS_REFUSED);
+            sa = stats(a);
+            sb = stats(b);
+            for (i = 0; i < 4; i++) {
+                assert_int_equal(sa.level[i].sent_packets,
+                                 sb.level[i].sent_packets);
+                assert_int_equal(sa.level[i].enqueued_bytes,
+                                 sb.level[i].enqueued_bytes);
+            }
+            /* Unshaped, no threshold below the batch, room: it passes,
+             * unless its level is fq-codel's. */
+            assert_true(passed == (c == 0 || (c == 3 && levels[l] != 2)));
+            if (passed) {
+                size_t lv = levels[l] < 4 ? levels[l] : 3;
+
+                assert_int_equal(sa.level[lv].sent_bytes, 3200);
+            }
+            panda_sched_destroy(a);
+            panda_sched_destroy(b);
+        }
+    }
+}
+
 /* Whatever could act on a packet that passes through makes the scheduler
  * refuse the batch, changing nothing: a shaper, packets held, an ECN
  * threshold the batch exceeds, WRED, an fq-codel level, a buffer or budget
@@ -3122,6 +3176,7 @@ main(void)
         cmocka_unit_test(test_pass_matches_enqueue_dequeue),
         cmocka_unit_test(test_pass_refused),
         cmocka_unit_test(test_pass_in_order),
+        cmocka_unit_test(test_pass_level),
     };
 
     return cmocka_run_group_tests_name("scheduler", tests, NULL, NULL);
