@@ -1,5 +1,7 @@
 #include "apps.h"
 
+#include "listen-socket.h"
+
 #include "ns3/inet-socket-address.h"
 #include "ns3/log.h"
 #include "ns3/packet.h"
@@ -41,14 +43,16 @@ HostApp::Setup(World* world, uint32_t host)
 void
 HostApp::StartApplication()
 {
-    m_flowListen = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    /* Listeners whose accepted connections do not inherit a CE sequence
+     * number from them (listen-socket.h). */
+    m_flowListen = CreateListenSocket(GetNode(), m_world->freshListenerEcn);
     m_flowListen->Bind(InetSocketAddress(Ipv4Address::GetAny(), kFlowPort));
     m_flowListen->Listen();
     m_world->WatchListener(m_flowListen);
     m_flowListen->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
                                     MakeCallback(&HostApp::OnFlowAccept, this));
     /* Every host is a possible RPC server (a listening socket is cheap). */
-    m_rpcListen = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    m_rpcListen = CreateListenSocket(GetNode(), m_world->freshListenerEcn);
     m_rpcListen->Bind(InetSocketAddress(Ipv4Address::GetAny(), kRpcPort));
     m_rpcListen->Listen();
     m_rpcListen->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),

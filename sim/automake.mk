@@ -20,6 +20,8 @@ SIM_SOURCES = \
 	sim/handle-queue.h \
 	sim/host-marker.cc \
 	sim/host-marker.h \
+	sim/listen-socket.cc \
+	sim/listen-socket.h \
 	sim/main.cc \
 	sim/network.cc \
 	sim/network.h \

@@ -315,8 +315,19 @@ ParseConfig(int argc, char** argv)
                  "(flows-time.csv); 0 = off",
                  timeTraceMs);
     cmd.AddValue("print-routes", "print every node's routes", c.printRoutes);
+    std::string listenerEcn = "fresh";
+    cmd.AddValue("listener-ecn",
+                 "fresh (default): an accepted connection starts with a new socket's CE "
+                 "sequence number; inherit: with its listener's, as ns-3's TCP does "
+                 "(reproduces runs made before the workaround, sim/README.md)",
+                 listenerEcn);
     cmd.Parse(argc, argv);
 
+    if (listenerEcn != "fresh" && listenerEcn != "inherit")
+    {
+        throw ConfigError("--listener-ecn: '" + listenerEcn + "' (fresh or inherit)");
+    }
+    c.freshListenerEcn = listenerEcn == "fresh";
     if (topology == "dumbbell")
     {
         c.topology = Topology::Dumbbell;

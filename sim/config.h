@@ -139,6 +139,10 @@ struct RunConfig
     uint64_t timeTraceNs = 0;    /* Write ports-time.csv and flows-time.csv
                                   * every this often; 0 = off. */
     bool printRoutes = false;
+    /* Accepted connections start with a new socket's CE sequence number
+     * (true), or inherit the listener's as ns-3 does (false: reproduces
+     * runs made before the workaround; listen-socket.h). */
+    bool freshListenerEcn = true;
 };
 
 /* Parses argv (ns-3 CommandLine syntax, --key=value), applies defaults and

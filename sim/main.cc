@@ -223,6 +223,7 @@ WriteRunJson(const RunConfig& c,
         .Str("rpc_cdf", c.rpcCdf)
         .Num("rpc_rate", c.rpcRate)
         .Int("rpc_level", c.rpcLevel)
+        .Str("listener_ecn", c.freshListenerEcn ? "fresh" : "inherit")
         .Num("incast_rate", c.incastRate)
         .UInt("incast_queries", c.incastQueries)
         .UInt("incast_fanin", c.incastFanin)
@@ -298,6 +299,9 @@ WriteRunJson(const RunConfig& c,
         .Int("flow_listener_ecn_first_change_ns", world.listenerEcnFirstNs)
         .Int("flow_listener_ecn_state", world.listenerEcnState)
         .Int("flow_listener_ce_seq", world.listenerCeSeq)
+        .UInt("flow_listener_forks", world.listenerForks)
+        .UInt("flow_listener_forks_stale_ce", world.listenerForksStaleCe)
+        .Int("flow_listener_fork_max_ce_seq", world.listenerForkMaxCeSeq)
         .End();
 
     queues.WriteJson(w);
@@ -411,6 +415,7 @@ Run(int argc, char** argv)
     SizeCollector collector(kRpcPort, kFlowPort);
     World world(net);
     world.traceFlows = cfg.timeTraceNs > 0;
+    world.freshListenerEcn = cfg.freshListenerEcn;
     std::vector<Ptr<HostMarker>> markers;
     if (cfg.scheme->marking != Marking::None || cfg.collect)
     {

@@ -15,6 +15,7 @@
 #include "ns3/socket.h"
 #include "ns3/tcp-socket-state.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -98,6 +99,9 @@ struct World
         int ecn = -1; /* ns-3's EcnState (0: ECN off on this connection). */
     };
     bool traceFlows = false;
+    /* The listeners' forks start without the listener's CE sequence
+     * number (--listener-ecn=fresh; listen-socket.h). */
+    bool freshListenerEcn = true;
 
     /* ECN state changes of the flow sinks' listening sockets (run.json):
      * a listener takes no data, but ns-3 forks every accepted connection
@@ -110,12 +114,20 @@ struct World
      * (ns-3's m_ecnCESeq, which forks inherit: a receiver treats CE as
      * new only above it), -1 if none. */
     int64_t listenerCeSeq = -1;
+    /* Connections the flow sinks' listener forked, and how many of them
+     * started with a CE sequence number above zero: a stale one from the
+     * listener, which --listener-ecn=fresh (ListenSocket) clears. */
+    uint64_t listenerForks = 0;
+    uint64_t listenerForksStaleCe = 0;
+    int64_t listenerForkMaxCeSeq = 0;
     void WatchListener(ns3::Ptr<ns3::Socket> s)
     {
         s->TraceConnectWithoutContext("EcnState",
                                       ns3::MakeCallback(&World::OnListenerEcn, this));
         s->TraceConnectWithoutContext("EcnCeSeq",
                                       ns3::MakeCallback(&World::OnListenerCeSeq, this));
+        s->TraceConnectWithoutContext("ForkCeSeq",
+                                      ns3::MakeCallback(&World::OnListenerFork, this));
     }
     std::unordered_map<uint32_t, FlowTcp> flowTcp; /* Flow id -> state. */
     /* Watch() for a flow's sender, and its FlowTcp when traceFlows. */
@@ -139,6 +151,15 @@ struct World
     void OnListenerCeSeq(ns3::SequenceNumber32, ns3::SequenceNumber32 now)
     {
         listenerCeSeq = now.GetValue();
+    }
+    void OnListenerFork(uint32_t ceSeq)
+    {
+        listenerForks++;
+        if (ceSeq != 0)
+        {
+            listenerForksStaleCe++;
+            listenerForkMaxCeSeq = std::max<int64_t>(listenerForkMaxCeSeq, ceSeq);
+        }
     }
     void OnListenerEcn(ns3::TcpSocketState::EcnState_t, ns3::TcpSocketState::EcnState_t now)
     {
