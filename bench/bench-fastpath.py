@@ -768,16 +768,23 @@ def instructions(args):
                                           "histograms": hist == "true",
                                           "instructions_per_pkt": ipp})
         iters = 2000
-        for size in ("64", "1500"):
-            for flows in (1, 1000, 20000):
-                ir = callgrind_fn([glue, str(FRAME[size]), str(flows),
-                                   str(iters)],
-                                  "dp_sched_exchange", tmp)
-                # Warm-up and 3 timed runs through the scheduler, of
-                # 'iters' batches of 32 each (bench-sched-glue.c).
-                res["sched"].append({"size": size, "flows": flows,
-                                     "instructions_per_pkt":
-                                     ir / (4 * iters * 32)})
+        # Levels per batch: 1 (every packet at level 0, as this script's
+        # panda-sched configurations send them: a batch the cut-through
+        # leaves as it is) and 4 mixed (one it sorts).
+        for levels in (1, 4):
+            for size in ("64", "1500"):
+                for flows in (1, 1000, 20000):
+                    ir = callgrind_fn([glue, str(FRAME[size]), str(flows),
+                                       str(iters)],
+                                      "dp_sched_exchange", tmp,
+                                      env=dict(os.environ,
+                                               SCHED_GLUE_LEVELS=str(levels)))
+                    # Warm-up and 3 timed runs through the scheduler, of
+                    # 'iters' batches of 32 each (bench-sched-glue.c).
+                    res["sched"].append({"size": size, "flows": flows,
+                                         "levels": levels,
+                                         "instructions_per_pkt":
+                                         ir / (4 * iters * 32)})
         bench = os.path.join(args.build, "tools", "panda-bench")
         batched = "--batch" in subprocess.run(
             [bench, "--help"], capture_output=True, text=True).stdout
@@ -820,10 +827,12 @@ def print_instructions(res):
         print("  N = %6d, batch %2d: %7.1f" % (
             r["max_conns"], r.get("batch", 1), r["instructions_per_pkt"]))
     print("dp_sched_exchange() per packet (unshaped panda-sched, 8 levels; "
-          "bench-sched-glue.c):")
+          "bench-sched-glue.c; the levels a batch mixes):")
     for r in res["sched"]:
-        print("  %5s B %6d flows %7.1f" % (r["size"], r["flows"],
-                                          r["instructions_per_pkt"]))
+        print("  %5s B %6d flows %d level%s %7.1f" % (
+            r["size"], r["flows"], r.get("levels", 4),
+            " " if r.get("levels", 4) == 1 else "s",
+            r["instructions_per_pkt"]))
 
 
 # -- the run ---------------------------------------------------------------
