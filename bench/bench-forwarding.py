@@ -74,7 +74,6 @@ a loaded 2-core VM; the ratio is what matters.
 
 import contextlib
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -90,8 +89,8 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
-from benchnet import (BENCH_C, SINK_MAC, build_blaster, cpu_ns,  # noqa
-                      rx_packets)
+from benchnet import (SINK_MAC, build_blaster, build_ovs_bench,  # noqa
+                      cpu_ns, rx_packets)
 from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
 from pandalab.lab import Lab, PortConfig, PortsUnavailable  # noqa: E402
@@ -107,37 +106,6 @@ PANDA = ("panda(id=1,threshold=1460,weights=1460:1/9000:2,"
 def build_action_bench(tmp, build):
     """Compiles bench/bench-panda-action.c against the OVS build tree."""
     return build_ovs_bench(tmp, build, "bench-panda-action")
-
-
-def build_ovs_bench(tmp, build, name):
-    """Compiles bench/NAME.c against the OVS build tree (libopenvswitch.a
-    and lib/panda); returns the executable's path."""
-    ovs = os.path.join(build, "ovs")
-    b, s = os.path.join(ovs, "build"), os.path.join(ovs, "src")
-    exe = os.path.join(tmp, name)
-    libs = os.path.join(b, "lib", ".libs")
-    la = open(os.path.join(b, "lib", "libopenvswitch.la")).read()
-    deps = la.split("dependency_libs='")[1].split("'")[0].split()
-    deps = [d.replace(".la", ".a").replace("/lib/lib", "/lib/.libs/lib")
-            if d.endswith(".la") else d for d in deps]
-    # An OVS built with DPDK: its headers include DPDK's (rte_config.h
-    # first, as OVS's own compile lines force).
-    with open(os.path.join(b, "config.h")) as f:
-        dpdk = "#define DPDK_NETDEV" in f.read()
-    dpdk_cflags = subprocess.run(
-        ["pkg-config", "--cflags", "libdpdk"], capture_output=True,
-        text=True, check=True).stdout.split() if dpdk else []
-    cmd = (["cc", "-O2", "-o", exe] + dpdk_cflags + [
-            os.path.join(BENCH_C, name + ".c"),
-            "-I" + b, "-I" + s, "-I" + os.path.join(s, "include"),
-            "-I" + os.path.join(b, "include"), "-I" + os.path.join(s, "lib"),
-            "-I" + os.path.join(b, "lib"),
-            "-I" + os.path.join(paths.TOP, "lib"),
-            os.path.join(libs, "libopenvswitch.a")] + deps +
-           [os.path.join(build, "lib", "panda", "libpanda.a"),
-            "-lpthread", "-lm"])
-    subprocess.run(cmd, check=True)
-    return exe
 
 
 def action_cost_ns(exe, frame, conns, reps, histograms=None):

@@ -22,29 +22,10 @@ import tempfile
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..",
                                    ".."))
+sys.path.insert(0, os.path.join(TOP, "bench"))
+from benchnet import build_ovs_bench  # noqa: E402
+
 ITERS = 2000
-
-
-def build_bench(build, out):
-    """bench-sched-glue against BUILD's OVS and lib/panda, as
-    bench/bench-forwarding.py builds it, with debug information."""
-    b = os.path.join(build, "ovs", "build")
-    s = os.path.join(build, "ovs", "src")
-    la = open(os.path.join(b, "lib", "libopenvswitch.la")).read()
-    deps = la.split("dependency_libs='")[1].split("'")[0].split()
-    deps = [d.replace(".la", ".a").replace("/lib/lib", "/lib/.libs/lib")
-            if d.endswith(".la") else d for d in deps]
-    exe = os.path.join(out, "bench-sched-glue")
-    subprocess.run(
-        ["cc", "-O2", "-g", "-o", exe,
-         os.path.join(TOP, "bench", "bench-sched-glue.c"),
-         "-I" + b, "-I" + s, "-I" + os.path.join(s, "include"),
-         "-I" + os.path.join(b, "include"), "-I" + os.path.join(s, "lib"),
-         "-I" + os.path.join(b, "lib"), "-I" + os.path.join(TOP, "lib"),
-         os.path.join(b, "lib", ".libs", "libopenvswitch.a")] + deps +
-        [os.path.join(build, "lib", "panda", "libpanda.a"), "-lpthread",
-         "-lm"], check=True)
-    return exe
 
 
 def table(ann, packets, build):
@@ -68,7 +49,7 @@ def main():
     build, frame, flows, levels = sys.argv[1:5]
     out = sys.argv[5] if len(sys.argv) > 5 else tempfile.mkdtemp()
     os.makedirs(out, exist_ok=True)
-    exe = build_bench(build, out)
+    exe = build_ovs_bench(out, build, "bench-sched-glue", debug=True)
     cg = os.path.join(out, "callgrind.out.%s.%s.%s" % (frame, flows, levels))
     subprocess.run(["valgrind", "--tool=callgrind",
                     "--toggle-collect=dp_sched_exchange",
