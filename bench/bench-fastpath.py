@@ -131,6 +131,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
 from pandaovs import paths  # noqa: E402
 from pandalab.lab import (Lab, LabError, PortConfig,  # noqa: E402
                           PortsUnavailable, dpdk_unavailable, wait_until)
+from pandalab.ovsbench import build_ovs_bench  # noqa: E402
 from pandalab.sandbox import is_root  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -757,7 +758,7 @@ def instructions(args):
     res = {"action": [], "table": [], "sched": []}
     with tempfile.TemporaryDirectory() as tmp:
         action = fwd.build_action_bench(tmp, args.build)
-        glue = fwd.build_ovs_bench(tmp, args.build, "bench-sched-glue")
+        glue = build_ovs_bench(tmp, args.build, "bench-sched-glue")
         for size in ("64", "1500"):
             frame = FRAME[size]
             for conns in (1, 1000, 20000):

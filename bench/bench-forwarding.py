@@ -89,11 +89,11 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                                 "..", "python", "launch.py"),
                    {"SCRIPT": os.path.realpath(__file__)})
 
-from benchnet import (SINK_MAC, build_blaster, build_ovs_bench,  # noqa
-                      cpu_ns, rx_packets)
+from benchnet import SINK_MAC, build_blaster, cpu_ns, rx_packets  # noqa
 from pandaovs import cli  # noqa: E402
 from pandaovs import paths  # noqa: E402
 from pandalab.lab import Lab, PortConfig, PortsUnavailable  # noqa: E402
+from pandalab.ovsbench import build_ovs_bench  # noqa: E402
 from pandalab.sandbox import is_root  # noqa: E402
 
 BENCH_PORTS = ("system", "dpdk")

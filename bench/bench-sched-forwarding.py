@@ -59,6 +59,7 @@ except ImportError:     # run directly: again, with python/ on PYTHONPATH
                    {"SCRIPT": os.path.realpath(__file__)})
 
 from pandaovs import cli  # noqa: E402
+from pandalab.ovsbench import build_ovs_bench  # noqa: E402
 from pandalab.sandbox import is_root  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -198,7 +199,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, \
             fwd.bench_switch(args.build, args.ports) as lab:
         blaster = fwd.build_blaster(tmp)
-        glue_exe = fwd.build_ovs_bench(tmp, args.build, "bench-sched-glue")
+        glue_exe = build_ovs_bench(tmp, args.build, "bench-sched-glue")
         os.chmod(tmp, 0o755)
         sb, src, sink = lab.sb, lab.src, lab.sink
         state = lab.port_state()

@@ -22,8 +22,14 @@ import tempfile
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..",
                                    ".."))
-sys.path.insert(0, os.path.join(TOP, "bench"))
-from benchnet import build_ovs_bench  # noqa: E402
+try:
+    import pandalab  # noqa: F401
+except ImportError:     # run directly: again, with python/ on PYTHONPATH
+    import runpy
+    runpy.run_path(os.path.join(TOP, "python", "launch.py"),
+                   {"SCRIPT": os.path.realpath(__file__)})
+
+from pandalab.ovsbench import build_ovs_bench  # noqa: E402
 
 ITERS = 2000
 
